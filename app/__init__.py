@@ -1,0 +1,3 @@
+"""agent-memory: long-term memory for AI coding agents."""
+
+__version__ = "0.1.0"

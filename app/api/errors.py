@@ -1,0 +1,86 @@
+"""Every error answered one way: RFC 9457 problem details, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.db.session import CONNECTION_ERRORS
+from app.domain.errors import AppError, ServiceUnavailableError
+
+logger = logging.getLogger("agent_memory.errors")
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(
+    request: Request,
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+    }
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _field_of(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+    fields = ", ".join(dict.fromkeys(e["field"] for e in errors))
+    return problem(request, 422, "Unprocessable Content", f"invalid input: {fields}", errors=errors)
+
+
+async def _app_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    headers = None
+    if isinstance(exc, ServiceUnavailableError):
+        headers = {"Retry-After": str(exc.retry_after_s)}
+    errors = [{"field": exc.field, "message": exc.detail}] if exc.field else None
+    return problem(request, exc.status, exc.title, exc.detail, errors=errors, headers=headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return problem(request, exc.status_code, str(exc.detail), str(exc.detail), headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    if isinstance(exc, CONNECTION_ERRORS):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        return problem(
+            request,
+            503,
+            "Service Unavailable",
+            "database unavailable",
+            headers={"Retry-After": "2"},
+        )
+    logger.exception("unhandled error on %s", request.url.path)
+    return problem(request, 500, "Internal Server Error", "internal error; see server logs")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

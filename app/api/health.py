@@ -1,0 +1,39 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from app.api.deps import RuntimeDep
+from app.db.migrations import current_revision
+from app.db.session import CONNECTION_ERRORS
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(runtime: RuntimeDep) -> JSONResponse:
+    """The database answers and its schema is at the migration head."""
+    try:
+        async with runtime.database.pool.acquire(timeout=2) as conn:
+            revision = await current_revision(conn)
+    except CONNECTION_ERRORS:
+        return JSONResponse(
+            {"status": "unavailable", "database": "unreachable"},
+            status_code=503,
+            headers={"Retry-After": "2"},
+        )
+    if revision != runtime.schema_head:
+        return JSONResponse(
+            {"status": "unavailable", "database": "ok", "schema": revision,
+             "expected": runtime.schema_head, "hint": "run `agent-memory migrate`"},
+            status_code=503,
+        )
+    return JSONResponse({"status": "ok", "database": "ok", "schema": revision})

@@ -1,0 +1,150 @@
+"""Request and response bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.domain.memory import MEMORY_TYPE_PATTERN, Memory
+
+TrustLevelField = Literal["user", "agent", "system"]
+ConfidenceField = Literal["high", "medium", "low"]
+
+
+class MemoryIn(BaseModel):
+    """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="The memory itself; required and non-empty.")
+    memory_type: str = Field(default="general", pattern=MEMORY_TYPE_PATTERN)
+    category: str | None = Field(default=None, max_length=200)
+    tags: list[str] = Field(default_factory=list)
+    source_repo: str | None = Field(default=None, max_length=300)
+    task_id: str | None = Field(default=None, max_length=300)
+    trust_level: TrustLevelField = "agent"
+    confidence: ConfidenceField = "medium"
+    pinned: bool = False
+    source: str = Field(default="api", max_length=100)
+    name: str | None = Field(default=None, max_length=300)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class BatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memories: list[MemoryIn] = Field(min_length=1)
+
+
+class MemoryOut(BaseModel):
+    id: UUID
+    tenant_id: str
+    content: str
+    content_hash: str
+    memory_type: str
+    category: str | None
+    tags: list[str]
+    source_repo: str | None
+    task_id: str | None
+    trust_level: str
+    confidence: str
+    pinned: bool
+    source: str
+    name: str | None
+    metadata: dict[str, Any]
+    observation_count: int
+    relevance_score: float
+    access_count: int
+    embedding_state: Literal["ready", "pending"]
+    superseded_by: UUID | None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    archived_at: datetime | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls(
+            id=memory.id,
+            tenant_id=memory.tenant_id,
+            content=memory.content,
+            content_hash=memory.content_hash,
+            memory_type=memory.memory_type,
+            category=memory.category,
+            tags=memory.tags,
+            source_repo=memory.source_repo,
+            task_id=memory.task_id,
+            trust_level=memory.trust_level,
+            confidence=memory.confidence,
+            pinned=memory.pinned,
+            source=memory.source,
+            name=memory.name,
+            metadata=memory.metadata,
+            observation_count=memory.observation_count,
+            relevance_score=memory.relevance_score,
+            access_count=memory.access_count,
+            embedding_state="ready" if memory.has_embedding else "pending",
+            superseded_by=memory.superseded_by,
+            created_at=memory.created_at,
+            updated_at=memory.updated_at,
+            last_accessed_at=memory.last_accessed_at,
+            archived_at=memory.archived_at,
+        )
+
+
+class StoreOut(BaseModel):
+    status: Literal["stored", "reinforced"]
+    memory: MemoryOut
+
+
+class BatchOut(BaseModel):
+    results: list[StoreOut]
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    q: str
+    source_repo: str | None = None
+    memory_type: list[str] | None = None
+    tags: list[str] | None = None
+    min_trust: TrustLevelField | None = None
+    min_relevance: float | None = None
+    limit: int = Field(default=10, ge=1, le=100)
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
+    include_archived: bool = False
+    track_access: bool = True
+
+
+class SearchResultOut(BaseModel):
+    memory: MemoryOut
+    score: float = Field(description="Rank order: similarity adjusted by decay.")
+    similarity: float = Field(description="alpha * vector_similarity + (1 - alpha) * keyword")
+    vector_similarity: float = Field(description="Cosine similarity, 0 if not a vector hit.")
+    keyword_score: float = Field(description="BM25-style keyword rank / best in this query.")
+    decayed_score: float = Field(description="similarity * retention (forgetting curve).")
+
+
+class SearchOut(BaseModel):
+    results: list[SearchResultOut]
+    alpha: float
+    took_ms: float
+
+
+class Problem(BaseModel):
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None

@@ -1,0 +1,82 @@
+"""/search: hybrid keyword + vector search (GET for short queries, POST for long ones)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import RuntimeDep, SearchServiceDep
+from app.api.schemas import MemoryOut, SearchIn, SearchOut, SearchResultOut, TrustLevelField
+from app.domain.memory import trust_at_least
+from app.domain.validation import clean_text
+from app.repository.search import SearchFilter
+from app.services.search import SearchRequest, SearchResponse
+
+router = APIRouter(tags=["search"])
+
+
+def _request(body: SearchIn, runtime: RuntimeDep) -> SearchRequest:
+    query = clean_text(body.q, "q", max_chars=runtime.settings.max_query_chars)
+    filters = SearchFilter(
+        source_repo=body.source_repo,
+        memory_types=body.memory_type,
+        tags=body.tags,
+        trust_levels=trust_at_least(body.min_trust) if body.min_trust else None,
+        min_relevance=body.min_relevance,
+        include_archived=body.include_archived,
+    )
+    return SearchRequest(query, filters, body.limit, body.alpha, body.track_access)
+
+
+def _render(response: SearchResponse) -> SearchOut:
+    return SearchOut(
+        results=[
+            SearchResultOut(
+                memory=MemoryOut.of(hit.memory),
+                score=hit.score,
+                similarity=hit.similarity,
+                vector_similarity=hit.vector_similarity,
+                keyword_score=hit.keyword_score,
+                decayed_score=hit.decayed_score,
+            )
+            for hit in response.hits
+        ],
+        alpha=response.alpha,
+        took_ms=response.took_ms,
+    )
+
+
+@router.get("/search", response_model=SearchOut)
+async def search_get(
+    service: SearchServiceDep,
+    runtime: RuntimeDep,
+    q: str,
+    source_repo: str | None = None,
+    memory_type: Annotated[list[str] | None, Query()] = None,
+    tags: Annotated[list[str] | None, Query()] = None,
+    min_trust: TrustLevelField | None = None,
+    min_relevance: float | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    alpha: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
+    include_archived: bool = False,
+    track_access: bool = True,
+) -> SearchOut:
+    body = SearchIn(
+        q=q,
+        source_repo=source_repo,
+        memory_type=memory_type,
+        tags=tags,
+        min_trust=min_trust,
+        min_relevance=min_relevance,
+        limit=limit,
+        alpha=alpha,
+        include_archived=include_archived,
+        track_access=track_access,
+    )
+    return _render(await service.search(_request(body, runtime)))
+
+
+@router.post("/search", response_model=SearchOut)
+async def search_post(body: SearchIn, service: SearchServiceDep, runtime: RuntimeDep) -> SearchOut:
+    return _render(await service.search(_request(body, runtime)))

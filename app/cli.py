@@ -1,0 +1,95 @@
+"""The `agent-memory` command: serve, migrate."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from app.config import Settings
+from app.logging import configure_logging
+
+logger = logging.getLogger("agent_memory.cli")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, object] = {}
+    if getattr(args, "data_dir", None):
+        overrides["AGENT_MEMORY_DATA_DIR"] = Path(args.data_dir)
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from app.db.migrations import upgrade_head
+    from app.main import resolve_database_url
+
+    settings = _settings(args)
+    url, embedded = resolve_database_url(settings)
+    try:
+        upgrade_head(url)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.db.migrations import upgrade_head
+    from app.main import create_app, resolve_database_url
+
+    settings = _settings(args)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    url, embedded = resolve_database_url(settings)
+    try:
+        if embedded is not None or args.migrate:
+            upgrade_head(url)
+        app = create_app(settings, database_url=url)
+        logger.info(
+            "serving",
+            extra={
+                "url": f"http://{host}:{port}",
+                "database": "embedded" if embedded else "external",
+                "data_dir": str(settings.data_dir) if embedded else None,
+            },
+        )
+        uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (embedded Postgres by default)")
+    serve.add_argument("--host", help="bind address (default HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default PORT or 8080)")
+    serve.add_argument("--data-dir", help="where the embedded database lives")
+    serve.add_argument(
+        "--migrate",
+        action="store_true",
+        help="also migrate an external DATABASE_URL before serving (embedded: always)",
+    )
+    serve.set_defaults(func=cmd_serve)
+
+    migrate = sub.add_parser("migrate", help="alembic upgrade head")
+    migrate.add_argument("--data-dir", help="where the embedded database lives")
+    migrate.set_defaults(func=cmd_migrate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(Settings().log_level)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

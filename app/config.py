@@ -1,0 +1,69 @@
+"""All configuration, read once from the environment (see the README's table)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("agent-memory"))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", case_sensitive=False)
+
+    # Database: an external server when set, else the embedded one under data_dir.
+    database_url: str | None = None
+    data_dir: Path = Field(default_factory=_default_data_dir, alias="AGENT_MEMORY_DATA_DIR")
+    db_pool_min: int = Field(default=2, ge=1)
+    db_pool_max: int = Field(default=10, ge=1)
+    db_command_timeout_s: float = Field(default=30.0, gt=0)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    log_level: str = "INFO"
+
+    # Embeddings.
+    embedding_provider: Literal["local", "openai", "hash"] = "local"
+    embedding_dim: int = Field(default=384, ge=8, le=4000)
+    embedding_model_path: Path | None = None
+    embedding_threads: int = Field(default=0, ge=0)
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: str | None = None
+    openai_embedding_model: str = "text-embedding-3-small"
+    openai_timeout_s: float = Field(default=10.0, gt=0)
+
+    # Search and ranking.
+    hybrid_alpha: float = Field(default=0.6, ge=0.0, le=1.0)
+    search_candidates: int = Field(default=100, ge=10, le=2000)
+    keyword_term_cap: int = Field(default=2000, ge=10)
+    hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
+    decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
+    decay_strength_days: float = Field(default=30.0, gt=0)
+
+    # Input limits.
+    max_content_chars: int = Field(default=20_000, ge=1)
+    max_tags: int = Field(default=32, ge=0)
+    max_tag_chars: int = Field(default=64, ge=1)
+    max_metadata_bytes: int = Field(default=16_384, ge=2)
+    max_batch: int = Field(default=500, ge=1)
+    max_query_chars: int = Field(default=2_000, ge=1)
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Settings:
+        if self.db_pool_min > self.db_pool_max:
+            raise ValueError("DB_POOL_MIN must not exceed DB_POOL_MAX")
+        if self.embedding_provider == "openai" and not self.openai_base_url:
+            raise ValueError("EMBEDDING_PROVIDER=openai needs OPENAI_BASE_URL")
+        return self
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

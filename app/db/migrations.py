@@ -1,0 +1,59 @@
+"""Alembic, driven from code: upgrade to head, and tell whether a database is at head."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    config.attributes["database_url"] = database_url
+    return config
+
+
+def upgrade_head(database_url: str) -> None:
+    """Blocking: call from a thread or before the event loop starts."""
+    command.upgrade(alembic_config(database_url), "head")
+
+
+async def upgrade_head_async(database_url: str) -> None:
+    """Alembic's env runs its own event loop: give it a thread of its own."""
+    await asyncio.to_thread(upgrade_head, database_url)
+
+
+def downgrade(database_url: str, revision: str) -> None:
+    command.downgrade(alembic_config(database_url), revision)
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config("unused")).get_current_head()
+    assert head is not None
+    return head
+
+
+async def current_revision(conn: Any) -> str | None:
+    exists = await conn.fetchval("SELECT to_regclass('alembic_version') IS NOT NULL")
+    if not exists:
+        return None
+    value: str | None = await conn.fetchval("SELECT version_num FROM alembic_version")
+    return value
+
+
+async def embedding_dimension(conn: Any) -> int | None:
+    """The dimension the memories.embedding column was created with."""
+    value: int | None = await conn.fetchval(
+        """
+        SELECT a.atttypmod FROM pg_attribute a
+        WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'
+        """
+    )
+    return value

@@ -1,0 +1,37 @@
+"""The asyncpg pool: pgvector types registered on every connection."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+
+async def create_pool(
+    dsn: str, min_size: int, max_size: int, command_timeout: float, ef_search: int = 100
+) -> Any:
+    async def init(conn: asyncpg.Connection) -> None:
+        await register_vector(conn)
+        await conn.set_type_codec(
+            "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+        )
+        # Iterative index scans: a filtered HNSW search keeps scanning until it has
+        # enough rows that pass the filter, instead of returning a short list.
+        await conn.execute(
+            f"SET hnsw.ef_search = {int(ef_search)}; SET hnsw.iterative_scan = relaxed_order"
+        )
+
+    return await asyncpg.create_pool(
+        dsn=dsn,
+        min_size=min_size,
+        max_size=max_size,
+        command_timeout=command_timeout,
+        init=init,
+        server_settings={
+            # Filters decide between the HNSW path and an exact scan: plan with real values.
+            "plan_cache_mode": "force_custom_plan",
+            "application_name": "agent-memory",
+        },
+    )

@@ -1,0 +1,1 @@
+"""Pure functions and value types: no I/O here."""

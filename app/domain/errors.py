@@ -1,0 +1,42 @@
+"""Typed errors raised anywhere below the API; the API renders each one way (RFC 9457)."""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    status: int = 500
+    title: str = "Internal Server Error"
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class NotFoundError(AppError):
+    status = 404
+    title = "Not Found"
+
+
+class InvalidInputError(AppError):
+    status = 422
+    title = "Unprocessable Content"
+
+
+class PayloadTooLargeError(AppError):
+    status = 413
+    title = "Content Too Large"
+
+
+class ConflictError(AppError):
+    status = 409
+    title = "Conflict"
+
+
+class ServiceUnavailableError(AppError):
+    status = 503
+    title = "Service Unavailable"
+
+    def __init__(self, detail: str, *, retry_after_s: int = 2) -> None:
+        super().__init__(detail)
+        self.retry_after_s = retry_after_s

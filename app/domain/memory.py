@@ -1,0 +1,91 @@
+"""The memory value type and its vocabularies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+DEFAULT_TENANT = "default"
+
+TrustLevel = Literal["user", "agent", "system"]
+Confidence = Literal["high", "medium", "low"]
+
+# Built-in types; any lower_snake_case name is accepted (the vocabulary is extensible).
+KNOWN_MEMORY_TYPES = (
+    "general",
+    "decision",
+    "error_pattern",
+    "code_pattern",
+    "strategy",
+    "anti_pattern",
+    "pattern",
+    "heuristic",
+    "learning",
+)
+MEMORY_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+
+# Ordered from least to most trusted: what an agent wrote, what a person said, what ops set.
+TRUST_ORDER: tuple[TrustLevel, ...] = ("agent", "user", "system")
+
+
+def trust_at_least(minimum: TrustLevel) -> list[str]:
+    return list(TRUST_ORDER[TRUST_ORDER.index(minimum) :])
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a client may set; everything else is the server's."""
+
+    content: str
+    memory_type: str = "general"
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    source_repo: str | None = None
+    task_id: str | None = None
+    trust_level: TrustLevel = "agent"
+    confidence: Confidence = "medium"
+    pinned: bool = False
+    source: str = "api"
+    name: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def embedding_text(self) -> str:
+        """What the vector side sees: the content, with its name and category as context."""
+        parts = [p for p in (self.name, self.category) if p]
+        return f"{' · '.join(parts)}: {self.content}" if parts else self.content
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    tenant_id: str
+    id: UUID
+    content: str
+    content_hash: str
+    memory_type: str
+    category: str | None
+    tags: list[str]
+    source_repo: str | None
+    task_id: str | None
+    trust_level: str
+    confidence: str
+    pinned: bool
+    source: str
+    name: str | None
+    metadata: dict[str, Any]
+    observation_count: int
+    relevance_score: float
+    superseded_by: UUID | None
+    access_count: int
+    last_accessed_at: datetime | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    has_embedding: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOutcome:
+    status: Literal["stored", "reinforced"]
+    memory: Memory

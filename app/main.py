@@ -1,0 +1,101 @@
+"""The FastAPI application: wiring only."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api import health, memories, metrics, search
+from app.api.errors import install_error_handlers
+from app.config import Settings, get_settings
+from app.db.embedded import EmbeddedPostgres
+from app.db.migrations import current_revision, embedding_dimension, head_revision
+from app.db.pool import create_pool
+from app.db.session import Database
+from app.embeddings.base import Embedder
+from app.embeddings.factory import build_embedder
+from app.runtime import Runtime
+from app.services.telemetry import Telemetry
+
+logger = logging.getLogger("agent_memory")
+
+
+class StartupError(RuntimeError):
+    """The service cannot start as configured; the message says what to change."""
+
+
+async def check_schema(database: Database, embedder: Embedder, head: str) -> None:
+    async with database.pool.acquire() as conn:
+        revision = await current_revision(conn)
+        if revision != head:
+            raise StartupError(
+                f"database schema is at {revision or 'nothing'}, expected {head}: "
+                "run `agent-memory migrate` (or `alembic upgrade head`)"
+            )
+        dim = await embedding_dimension(conn)
+    if dim != embedder.dim:
+        raise StartupError(
+            f"the database stores {dim}-dimensional embeddings but the {embedder.name} provider "
+            f"produces {embedder.dim}: use a provider of dimension {dim}, or a new database "
+            f"created with EMBEDDING_DIM={embedder.dim}"
+        )
+
+
+def resolve_database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+    if settings.database_url:
+        return settings.database_url, None
+    embedded = EmbeddedPostgres(settings.data_dir)
+    return embedded.start(), embedded
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    database_url: str | None = None,
+) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        embedded = None
+        url = database_url
+        if url is None:
+            url, embedded = resolve_database_url(settings)
+        pool = await create_pool(
+            url,
+            settings.db_pool_min,
+            settings.db_pool_max,
+            settings.db_command_timeout_s,
+            settings.hnsw_ef_search,
+        )
+        database = Database(pool)
+        the_embedder = embedder or build_embedder(settings)
+        try:
+            head = head_revision()
+            await check_schema(database, the_embedder, head)
+            app.state.runtime = Runtime(settings, database, the_embedder, Telemetry(), head)
+            logger.info("agent-memory ready", extra={"embedder": the_embedder.name})
+            yield
+        finally:
+            await database.close()
+            if embedder is None:
+                await the_embedder.aclose()
+            if embedded is not None:
+                embedded.stop()
+
+    app = FastAPI(
+        title="agent-memory",
+        version=__version__,
+        summary="Long-term memory for AI coding agents: hybrid search over PostgreSQL + pgvector.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(metrics.MetricsMiddleware)
+    for module in (health, memories, search, metrics):
+        app.include_router(module.router)
+    return app

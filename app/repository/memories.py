@@ -1,0 +1,145 @@
+"""Store, read, list and delete memories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from app.db.session import UnitOfWork
+from app.domain.memory import Memory, NewMemory
+from app.repository.rows import MEMORY_COLUMNS, to_memory
+
+# One statement per memory: a new row, or (same tenant, repo and normalised content)
+# the existing row reinforced. ON CONFLICT makes this atomic under concurrency.
+# Reinforcing keeps the original confidence and trust, merges tags (order kept,
+# no duplicates) and brings an archived memory back, since it was just observed again.
+_UPSERT = f"""
+INSERT INTO memories AS m (
+    tenant_id, content, content_hash, memory_type, category, tags, source_repo, task_id,
+    trust_level, confidence, pinned, source, name, metadata, embedding
+)
+VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
+    observation_count = m.observation_count + 1,
+    tags = ARRAY(
+        SELECT t FROM unnest(m.tags || EXCLUDED.tags) WITH ORDINALITY AS u(t, n)
+        GROUP BY t ORDER BY min(n)
+    ),
+    embedding = coalesce(m.embedding, EXCLUDED.embedding),
+    archived_at = NULL,
+    updated_at = now()
+RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    memory: Memory
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilter:
+    memory_types: Sequence[str] | None = None
+    source_repo: str | None = None
+    tags: Sequence[str] | None = None
+    include_archived: bool = False
+    include_superseded: bool = False
+
+
+class MemoryRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    @property
+    def tenant_id(self) -> str:
+        return self._uow.tenant_id
+
+    def _upsert_args(self, new: NewMemory, embedding: Sequence[float] | None) -> tuple[Any, ...]:
+        return (
+            self.tenant_id,
+            new.content,
+            new.memory_type,
+            new.category,
+            list(new.tags),
+            new.source_repo,
+            new.task_id,
+            new.trust_level,
+            new.confidence,
+            new.pinned,
+            new.source,
+            new.name,
+            new.metadata,
+            embedding,
+        )
+
+    async def upsert(self, new: NewMemory, embedding: Sequence[float] | None) -> UpsertResult:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(_UPSERT, *self._upsert_args(new, embedding))
+        return UpsertResult(to_memory(row), row["inserted"])
+
+    async def upsert_many(
+        self, items: Sequence[tuple[NewMemory, Sequence[float] | None]]
+    ) -> list[UpsertResult]:
+        """In input order, in the caller's transaction. One prepared statement, reused:
+        a duplicate inside the batch must see the row its twin just wrote, which a
+        single multi-row INSERT ... ON CONFLICT cannot do."""
+        conn = await self._uow.connection()
+        statement = await conn.prepare(_UPSERT)
+        results = []
+        for new, embedding in items:
+            row = await statement.fetchrow(*self._upsert_args(new, embedding))
+            results.append(UpsertResult(to_memory(row), row["inserted"]))
+        return results
+
+    async def get(self, memory_id: UUID) -> Memory | None:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = $1 AND m.id = $2",
+            self.tenant_id,
+            memory_id,
+        )
+        return to_memory(row) if row else None
+
+    async def delete(self, memory_id: UUID) -> bool:
+        conn = await self._uow.connection()
+        deleted = await conn.fetchval(
+            "DELETE FROM memories WHERE tenant_id = $1 AND id = $2 RETURNING true",
+            self.tenant_id,
+            memory_id,
+        )
+        return bool(deleted)
+
+    async def list(
+        self, filters: ListFilter, limit: int, after: tuple[datetime, UUID] | None
+    ) -> list[Memory]:
+        """Newest first, keyset-paginated on (created_at, id)."""
+        conn = await self._uow.connection()
+        clauses = ["m.tenant_id = $1"]
+        args: list[Any] = [self.tenant_id]
+
+        def bind(value: Any) -> str:
+            args.append(value)
+            return f"${len(args)}"
+
+        if filters.source_repo is not None:
+            clauses.append(f"m.source_repo = {bind(filters.source_repo)}")
+        if filters.memory_types:
+            clauses.append(f"m.memory_type = ANY({bind(list(filters.memory_types))}::text[])")
+        if filters.tags:
+            clauses.append(f"m.tags @> {bind(list(filters.tags))}::text[]")
+        if not filters.include_archived:
+            clauses.append("m.archived_at IS NULL")
+        if not filters.include_superseded:
+            clauses.append("m.superseded_by IS NULL")
+        if after is not None:
+            created_at, last_id = after
+            clauses.append(f"(m.created_at, m.id) < ({bind(created_at)}, {bind(last_id)})")
+        sql = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {' AND '.join(clauses)}"
+            f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit)}"
+        )
+        return [to_memory(row) for row in await conn.fetch(sql, *args)]

@@ -1,0 +1,45 @@
+"""Mapping between memories rows and the domain type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.domain.memory import Memory
+
+# Every column a client may see; embeddings and search vectors never leave the database.
+MEMORY_COLUMNS = """
+    m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
+    m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
+    m.metadata, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
+    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at,
+    (m.embedding IS NOT NULL) AS has_embedding
+"""
+
+
+def to_memory(row: Any) -> Memory:
+    return Memory(
+        tenant_id=row["tenant_id"],
+        id=row["id"],
+        content=row["content"],
+        content_hash=row["content_hash"],
+        memory_type=row["memory_type"],
+        category=row["category"],
+        tags=list(row["tags"]),
+        source_repo=row["source_repo"],
+        task_id=row["task_id"],
+        trust_level=row["trust_level"],
+        confidence=row["confidence"],
+        pinned=row["pinned"],
+        source=row["source"],
+        name=row["name"],
+        metadata=row["metadata"],
+        observation_count=row["observation_count"],
+        relevance_score=float(row["relevance_score"]),
+        superseded_by=row["superseded_by"],
+        access_count=row["access_count"],
+        last_accessed_at=row["last_accessed_at"],
+        archived_at=row["archived_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        has_embedding=row["has_embedding"],
+    )

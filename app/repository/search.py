@@ -1,0 +1,266 @@
+"""Hybrid search: keyword (BM25-weighted full text) and vector (HNSW cosine) candidates,
+fused, filtered, decayed, ranked and access-counted in ONE statement.
+
+Keyword side. The query's lexemes (english stemming, stop words dropped) are matched
+any-term, not all-terms: conversational questions rarely contain every word of the
+memory they are after. Each term's document frequency is counted in the query's scope,
+capped at `term_cap` rows, so a common word costs at most `term_cap` index hits; its
+IDF, ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers, error codes)
+count for more than common ones. Candidates are drawn term by term, rarest first,
+from a shared budget of `term_cap` rows, plus the rows that hold every term, so the
+work per query is bounded however many rows match a common word. Each candidate
+scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
+(content A 1.0, category B 0.4, tags C 0.4) saturated BM25-style against document
+length; an exact phrase match (identifier or error string) doubles the score.
+keyword_score is that score divided by the best candidate's: 0..1 within the query.
+
+Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
+iterative scan (set per connection), so filtered queries still fill up; the planner
+takes an exact scan through a b-tree when the filter is selective enough.
+
+similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side
+missing contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for
+pinned (app/domain/decay.py); decayed_score = similarity * retention;
+score = similarity * ((1 - decay_weight) + decay_weight * retention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.db.session import UnitOfWork
+from app.domain.memory import Memory
+from app.repository.rows import MEMORY_COLUMNS, to_memory
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    source_repo: str | None = None
+    memory_types: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    trust_levels: Sequence[str] | None = None
+    min_relevance: float | None = None
+    include_archived: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    query: str
+    embedding: Sequence[float] | None
+    alpha: float
+    limit: int
+    candidates: int
+    term_cap: int
+    decay_weight: float
+    strength_days: float
+    track_access: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    memory: Memory
+    score: float
+    similarity: float
+    vector_similarity: float
+    keyword_score: float
+    decayed_score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    hits: list[SearchHit]
+    keyword_candidates: int
+    vector_candidates: int
+
+
+def _filter_sql(f: SearchFilter, bind: Any) -> str:
+    clauses = [
+        "m.tenant_id = $1",
+        "m.superseded_by IS NULL",
+        # A row edited behind the API's back no longer matches its hash: never serve it.
+        "m.content_hash = memory_content_hash(m.content)",
+    ]
+    if not f.include_archived:
+        clauses.append("m.archived_at IS NULL")
+    if f.source_repo is not None:
+        clauses.append(f"m.source_repo = {bind(f.source_repo)}")
+    if f.memory_types:
+        clauses.append(f"m.memory_type = ANY({bind(list(f.memory_types))}::text[])")
+    if f.tags:
+        clauses.append(f"m.tags @> {bind(list(f.tags))}::text[]")
+    if f.trust_levels:
+        clauses.append(f"m.trust_level = ANY({bind(list(f.trust_levels))}::text[])")
+    if f.min_relevance is not None:
+        clauses.append(f"m.relevance_score >= {bind(f.min_relevance)}::real")
+    return " AND ".join(clauses)
+
+
+def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
+    args: list[Any] = []
+
+    def bind(value: Any) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    bind(None)  # $1 is the tenant, filled by the caller
+    where = _filter_sql(f, bind)
+    q = bind(p.query)
+    embedding = bind(p.embedding)
+    alpha = bind(p.alpha)
+    cap = bind(p.term_cap)
+    vec_limit = bind(p.candidates if p.alpha > 0 and p.embedding is not None else 0)
+    limit = bind(p.limit)
+    decay_w = bind(p.decay_weight)
+    strength = bind(p.strength_days)
+    track = bind(p.track_access)
+    kw_on = "true" if p.alpha < 1 else "false"
+
+    sql = f"""
+WITH
+query_terms AS (
+    SELECT t.lexeme,
+           ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq
+    FROM unnest(to_tsvector('english'::regconfig, {q})) AS t
+    WHERE {kw_on}
+),
+corpus AS (
+    SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class WHERE oid = 'memories'::regclass
+),
+term_stats AS (
+    SELECT qt.lexeme, qt.tsq, d.df
+    FROM query_terms qt
+    CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS df
+        FROM (SELECT 1 FROM memories m WHERE {where} AND m.search_vector @@ qt.tsq
+              LIMIT {cap}) hits
+    ) d
+    WHERE d.df > 0
+),
+term_budget AS (
+    SELECT ts.*,
+           ln(1 + (greatest(c.n, ts.df) - ts.df + 0.5) / (ts.df + 0.5)) AS idf,
+           greatest(0, least(ts.df, {cap} - (sum(ts.df) OVER (ORDER BY ts.df, ts.lexeme) - ts.df)))
+               AS take
+    FROM term_stats ts CROSS JOIN corpus c
+),
+all_terms AS (
+    SELECT CASE WHEN count(*) > 1
+                THEN string_agg(tsq::text, ' & ')::tsquery END AS tsq
+    FROM query_terms
+),
+kw_pool AS (
+    SELECT h.id, h.search_vector
+    FROM term_budget tb
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.search_vector FROM memories m
+        WHERE {where} AND m.search_vector @@ tb.tsq
+        LIMIT tb.take::int
+    ) h
+    WHERE tb.take > 0
+    UNION
+    (SELECT m.id, m.search_vector FROM memories m, all_terms a
+     WHERE a.tsq IS NOT NULL AND {where} AND m.search_vector @@ a.tsq
+     LIMIT {cap})
+),
+kw_lengths AS (
+    SELECT p.id, p.search_vector, length(p.search_vector)::float8 AS dl,
+           avg(length(p.search_vector)) OVER ()::float8 AS avgdl
+    FROM kw_pool p
+),
+kw_raw AS (
+    SELECT k.id,
+           sum(tb.idf * (tf.v * ({BM25_K1} + 1))
+               / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * k.dl / greatest(k.avgdl, 1))))
+           * CASE WHEN numnode(phraseto_tsquery('english'::regconfig, {q})) > 1
+                   AND k.search_vector @@ phraseto_tsquery('english'::regconfig, {q})
+                  THEN 2 ELSE 1 END AS raw
+    FROM kw_lengths k
+    JOIN term_budget tb ON k.search_vector @@ tb.tsq
+    CROSS JOIN LATERAL (
+        SELECT ts_rank('{{0.1, 0.4, 0.4, 1.0}}'::float4[], k.search_vector, tb.tsq, 0)::float8 * 1.6449
+               AS v
+    ) tf
+    GROUP BY k.id, k.search_vector
+),
+kw AS (
+    SELECT id, raw / nullif(max(raw) OVER (), 0) AS keyword_score FROM kw_raw
+),
+vec AS (
+    SELECT m.id, greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity
+    FROM memories m
+    WHERE {where} AND m.embedding IS NOT NULL
+    ORDER BY m.embedding <=> {embedding}::vector
+    LIMIT {vec_limit}
+),
+fused AS (
+    SELECT coalesce(kw.id, vec.id) AS id,
+           coalesce(vec.vector_similarity, 0) AS vector_similarity,
+           coalesce(kw.keyword_score, 0) AS keyword_score
+    FROM kw FULL OUTER JOIN vec ON kw.id = vec.id
+),
+scored AS (
+    SELECT f.*, {alpha}::float8 * f.vector_similarity + (1 - {alpha}::float8) * f.keyword_score
+               AS similarity,
+           CASE WHEN m.pinned THEN 1.0::float8 ELSE exp(
+               -greatest(extract(epoch FROM now() - coalesce(m.last_accessed_at, m.created_at)), 0)
+               / 86400.0 / ({strength}::float8 * (1 + m.access_count))) END AS retention
+    FROM fused f JOIN memories m ON m.tenant_id = $1 AND m.id = f.id
+),
+ranked AS (
+    SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,
+           s.similarity * s.retention AS decayed_score,
+           s.similarity * ((1 - {decay_w}::float8) + {decay_w}::float8 * s.retention) AS score
+    FROM scored s
+    WHERE s.similarity > 0
+    ORDER BY score DESC, s.id
+    LIMIT {limit}
+),
+touched AS (
+    UPDATE memories m
+    SET access_count = m.access_count + 1, last_accessed_at = now()
+    FROM ranked r
+    WHERE {track} AND m.tenant_id = $1 AND m.id = r.id
+    RETURNING m.id, m.access_count, m.last_accessed_at
+)
+SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
+       coalesce(t.access_count, m.access_count) AS access_count,
+       coalesce(t.last_accessed_at, m.last_accessed_at) AS last_accessed_at,
+       r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
+       (SELECT count(*) FROM kw) AS keyword_candidates,
+       (SELECT count(*) FROM vec) AS vector_candidates
+FROM ranked r
+JOIN memories m ON m.tenant_id = $1 AND m.id = r.id
+LEFT JOIN touched t ON t.id = r.id
+ORDER BY r.score DESC, r.id
+"""
+    return sql, args
+
+
+class SearchRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def search(self, f: SearchFilter, p: SearchParams) -> SearchOutcome:
+        sql, args = build_search_sql(f, p)
+        args[0] = self._uow.tenant_id
+        conn = await self._uow.connection()
+        rows = await conn.fetch(sql, *args)
+        hits = [
+            SearchHit(
+                memory=to_memory(row),
+                score=float(row["score"]),
+                similarity=float(row["similarity"]),
+                vector_similarity=float(row["vector_similarity"]),
+                keyword_score=float(row["keyword_score"]),
+                decayed_score=float(row["decayed_score"]),
+            )
+            for row in rows
+        ]
+        kw_count = rows[0]["keyword_candidates"] if rows else 0
+        vec_count = rows[0]["vector_candidates"] if rows else 0
+        return SearchOutcome(hits, int(kw_count), int(vec_count))

@@ -1,0 +1,1 @@
+"""What the product does; called by the HTTP routes and the MCP tools alike."""

@@ -1,0 +1,68 @@
+"""Counters the services report to; /metrics reads them."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from app.domain.memory import StoreOutcome
+
+
+class Telemetry:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.requests = Counter(
+            "agent_memory_http_requests",
+            "HTTP requests by route, method and status",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.request_seconds = Histogram(
+            "agent_memory_http_request_duration_seconds",
+            "HTTP request latency by route",
+            ["route", "method"],
+            buckets=(0.002, 0.005, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
+        )
+        self.store_outcomes = Counter(
+            "agent_memory_store_outcomes",
+            "Memories stored, reinforced or rejected",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.search_results = Histogram(
+            "agent_memory_search_results",
+            "Results returned per search",
+            buckets=(0, 1, 2, 5, 10, 20, 50, 100),
+            registry=self.registry,
+        )
+        self.embed_seconds = Histogram(
+            "agent_memory_embedding_duration_seconds",
+            "Time spent embedding one call (query or batch)",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5),
+            registry=self.registry,
+        )
+        self.embedded_texts = Counter(
+            "agent_memory_embedded_texts", "Texts embedded", registry=self.registry
+        )
+        self.pool_size = Gauge(
+            "agent_memory_db_pool_connections", "Open pool connections", registry=self.registry
+        )
+        self.pool_idle = Gauge(
+            "agent_memory_db_pool_idle_connections", "Idle pool connections", registry=self.registry
+        )
+        self.pool_max = Gauge(
+            "agent_memory_db_pool_max_connections", "Pool capacity", registry=self.registry
+        )
+
+    def stored(self, outcome: StoreOutcome) -> None:
+        self.store_outcomes.labels(outcome.status).inc()
+
+    def rejected(self) -> None:
+        self.store_outcomes.labels("rejected").inc()
+
+    def searched(self, results: int) -> None:
+        self.search_results.observe(results)
+
+    def embedding_seconds(self, seconds: float, texts: int) -> None:
+        self.embed_seconds.observe(seconds)
+        self.embedded_texts.inc(texts)

@@ -1,0 +1,124 @@
+"""A real PostgreSQL for every test: TEST_DATABASE_URL, else testcontainers when a Docker
+engine answers, else the embedded server (PostgreSQL 18 + pgvector from the wheel)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.config import Settings
+from app.db.embedded import EmbeddedPostgres
+from app.db.migrations import upgrade_head_async
+from app.embeddings.base import Embedder
+from app.embeddings.local import LocalOnnxEmbedder
+from app.main import create_app
+
+
+def _docker_engine_answers() -> bool:
+    try:
+        import docker
+
+        docker.from_env(timeout=2).ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A URL of a database we may create and drop databases on."""
+    if url := os.environ.get("TEST_DATABASE_URL"):
+        yield url
+        return
+    if os.environ.get("TEST_USE_DOCKER", "1") == "1" and _docker_engine_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("pgvector/pgvector:pg17", driver=None) as container:
+            yield container.get_connection_url()
+        return
+    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("pg"))
+    embedded.start()
+    yield embedded.dsn()
+    embedded.stop()
+
+
+async def _recreate_database(server_url: str, name: str) -> str:
+    conn = await asyncpg.connect(server_url)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return with_database(server_url, name)
+
+
+def with_database(url: str, name: str) -> str:
+    base, sep, query = url.partition("?")
+    prefix = base.rsplit("/", 1)[0]
+    return f"{prefix}/{name}{sep}{query}"
+
+
+@pytest.fixture(scope="session")
+async def database_url(server_url: str) -> str:
+    """The test database, built with the real migrations."""
+    url = await _recreate_database(server_url, "agent_memory_test")
+    await upgrade_head_async(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+async def scratch_database(server_url: str) -> AsyncIterator[Any]:
+    """Factory for a fresh, empty database (for migration tests)."""
+
+    async def make(name: str) -> str:
+        return await _recreate_database(server_url, name)
+
+    yield make
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return LocalOnnxEmbedder()
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, db_pool_min=1, db_pool_max=20)
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings, embedder: Embedder, database_url: str) -> AsyncIterator[FastAPI]:
+    application = create_app(settings, embedder=embedder, database_url=database_url)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture(scope="session")
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        yield http
+
+
+@pytest.fixture(scope="session")
+async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """A direct connection for arranging and inspecting rows behind the API."""
+    from pgvector.asyncpg import register_vector
+
+    conn = await asyncpg.connect(database_url)
+    await register_vector(conn)
+    yield conn
+    await conn.close()
+
+
+@pytest.fixture
+async def api(client: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[httpx.AsyncClient]:
+    """The HTTP client, with the tables emptied after the test."""
+    yield client
+    await db.execute("TRUNCATE memories")

@@ -1,0 +1,216 @@
+"""POST /memories, batch, read, list, delete: stored vs reinforced, dedup, validation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+
+async def store(api: httpx.AsyncClient, **body: Any) -> httpx.Response:
+    return await api.post("/memories", json=body)
+
+
+async def test_new_content_is_stored_with_every_field(api: httpx.AsyncClient) -> None:
+    response = await store(
+        api,
+        content="Always run migrations inside a transaction",
+        memory_type="decision",
+        category="database",
+        tags=["migrations", "postgres"],
+        source_repo="acme/api",
+        task_id="T-1",
+        trust_level="user",
+        confidence="high",
+        pinned=True,
+        source="import",
+        name="transactional migrations",
+        metadata={"why": "half-applied DDL"},
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "stored"
+    memory = body["memory"]
+    assert memory["content"] == "Always run migrations inside a transaction"
+    assert memory["memory_type"] == "decision"
+    assert memory["tags"] == ["migrations", "postgres"]
+    assert memory["trust_level"] == "user"
+    assert memory["confidence"] == "high"
+    assert memory["pinned"] is True
+    assert memory["metadata"] == {"why": "half-applied DDL"}
+    assert memory["observation_count"] == 1
+    assert memory["access_count"] == 0
+    assert memory["embedding_state"] == "ready"
+    assert len(memory["content_hash"]) == 64
+    for key in ("id", "created_at", "last_accessed_at", "archived_at", "superseded_by"):
+        assert key in memory
+    assert "embedding" not in memory
+
+    fetched = await api.get(f"/memories/{memory['id']}")
+    assert fetched.status_code == 200
+    assert fetched.json()["content"] == memory["content"]
+
+
+async def test_same_content_reinforces_merging_tags_and_keeping_confidence(
+    api: httpx.AsyncClient,
+) -> None:
+    first = await store(api, content="Prefer  httpx over requests", tags=["python"], confidence="high")
+    # Whitespace differences normalise to the same content.
+    second = await store(
+        api, content="Prefer httpx over requests ", tags=["http", "python"], confidence="low"
+    )
+    assert first.status_code == 201
+    assert second.status_code == 200
+    body = second.json()
+    assert body["status"] == "reinforced"
+    assert body["memory"]["id"] == first.json()["memory"]["id"]
+    assert body["memory"]["observation_count"] == 2
+    assert body["memory"]["tags"] == ["python", "http"]
+    assert body["memory"]["confidence"] == "high"
+
+
+async def test_same_content_in_another_repo_is_a_separate_memory(api: httpx.AsyncClient) -> None:
+    a = await store(api, content="Cache the JWKS for ten minutes", source_repo="acme/a")
+    b = await store(api, content="Cache the JWKS for ten minutes", source_repo="acme/b")
+    assert a.status_code == b.status_code == 201
+    assert a.json()["memory"]["id"] != b.json()["memory"]["id"]
+
+
+async def test_fifty_concurrent_identical_posts_leave_one_row(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    body = {"content": "Retry idempotent requests with jitter", "source_repo": "acme/api"}
+    responses = await asyncio.gather(*(api.post("/memories", json=body) for _ in range(50)))
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [200] * 49 + [201]
+    rows = await db.fetch("SELECT observation_count FROM memories")
+    assert [r["observation_count"] for r in rows] == [50]
+
+
+async def test_batch_answers_in_input_order_and_reinforces_duplicates(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    contents = [f"Batch memory number {i} about topic {i % 3}" for i in range(20)]
+    contents.append(contents[3])
+    response = await api.post("/memories/batch", json={"memories": [{"content": c} for c in contents]})
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["memory"]["content"] for r in results] == contents
+    assert [r["status"] for r in results] == ["stored"] * 20 + ["reinforced"]
+    assert results[20]["memory"]["id"] == results[3]["memory"]["id"]
+    assert await db.fetchval("SELECT count(*) FROM memories") == 20
+
+
+async def test_a_bad_item_rejects_the_whole_batch(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    response = await api.post(
+        "/memories/batch",
+        json={"memories": [{"content": "fine memory"}, {"content": "   "}, {"content": "also fine"}]},
+    )
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "memories.1.content"
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_batch_over_the_limit_is_413(api: httpx.AsyncClient) -> None:
+    response = await api.post(
+        "/memories/batch", json={"memories": [{"content": f"m{i}"} for i in range(501)]}
+    )
+    assert response.status_code == 413
+    assert response.headers["content-type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": ""}, "content"),
+        ({"content": "   \n "}, "content"),
+        ({"content": "x", "trust_level": "root"}, "trust_level"),
+        ({"content": "x", "confidence": "certain"}, "confidence"),
+        ({"content": "x" * 20_001}, "content"),
+        ({"content": "x", "tags": ["t"] * 33}, "tags"),
+        ({"content": "x", "tags": ["t" * 65]}, "tags"),
+        ({"content": "nul \x00 byte"}, "content"),
+        ({"content": "x", "memory_type": "Not A Type"}, "memory_type"),
+        ({"content": "x", "id": "00000000-0000-0000-0000-000000000000"}, "id"),
+        ({"content": "x", "access_count": 99}, "access_count"),
+        ({"tags": ["no content"]}, "content"),
+    ],
+)
+async def test_bad_input_is_422_naming_the_field_and_stores_nothing(
+    api: httpx.AsyncClient, db: asyncpg.Connection, body: dict[str, Any], field: str
+) -> None:
+    response = await api.post("/memories", json=body)
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["status"] == 422
+    assert field in [e["field"] for e in problem["errors"]]
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_malformed_json_is_a_problem_not_a_500(api: httpx.AsyncClient) -> None:
+    response = await api.post(
+        "/memories", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["title"] == "Unprocessable Content"
+
+
+async def test_unknown_id_is_404_problem(api: httpx.AsyncClient) -> None:
+    missing = "01a20000-0000-7000-8000-000000000000"
+    for response in (
+        await api.get(f"/memories/{missing}"),
+        await api.delete(f"/memories/{missing}"),
+    ):
+        assert response.status_code == 404
+        assert response.json()["detail"] == f"memory {missing} not found"
+
+
+async def test_delete_removes_the_memory(api: httpx.AsyncClient) -> None:
+    memory_id = (await store(api, content="short-lived note")).json()["memory"]["id"]
+    assert (await api.delete(f"/memories/{memory_id}")).status_code == 204
+    assert (await api.get(f"/memories/{memory_id}")).status_code == 404
+
+
+async def test_list_filters_and_paginates_newest_first(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    for i in range(7):
+        await store(api, content=f"note {i}", source_repo="r", memory_type="learning", tags=["t"])
+    await store(api, content="other repo note", source_repo="elsewhere")
+    await store(api, content="archived note", source_repo="r", memory_type="learning", tags=["t"])
+    await db.execute("UPDATE memories SET archived_at = now() WHERE content = 'archived note'")
+
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"source_repo": "r", "memory_type": "learning", "tags": "t", "limit": 3}
+        if cursor:
+            params["cursor"] = cursor
+        page = (await api.get("/memories", params=params)).json()
+        seen += [m["content"] for m in page["memories"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"note {i}" for i in reversed(range(7))]
+
+    with_archived = await api.get("/memories", params={"source_repo": "r", "include_archived": True})
+    assert "archived note" in [m["content"] for m in with_archived.json()["memories"]]
+
+
+async def test_bad_cursor_is_422(api: httpx.AsyncClient) -> None:
+    response = await api.get("/memories", params={"cursor": "not-a-cursor"})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "cursor"
+
+
+async def test_health_and_readiness(api: httpx.AsyncClient) -> None:
+    assert (await api.get("/healthz")).json() == {"status": "ok"}
+    ready = await api.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["schema"] == "0004"
