@@ -16,7 +16,9 @@ config = context.config
 def database_url() -> str:
     url = config.attributes.get("database_url") or os.environ.get("DATABASE_URL")
     if not url:
-        raise SystemExit("DATABASE_URL is not set (or run `agent-memory migrate` for the embedded server)")
+        raise SystemExit(
+            "DATABASE_URL is not set (or run `agent-memory migrate` for the embedded server)"
+        )
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url[len(prefix) :]

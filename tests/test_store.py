@@ -57,7 +57,9 @@ async def test_new_content_is_stored_with_every_field(api: httpx.AsyncClient) ->
 async def test_same_content_reinforces_merging_tags_and_keeping_confidence(
     api: httpx.AsyncClient,
 ) -> None:
-    first = await store(api, content="Prefer  httpx over requests", tags=["python"], confidence="high")
+    first = await store(
+        api, content="Prefer  httpx over requests", tags=["python"], confidence="high"
+    )
     # Whitespace differences normalise to the same content.
     second = await store(
         api, content="Prefer httpx over requests ", tags=["http", "python"], confidence="low"
@@ -95,7 +97,9 @@ async def test_batch_answers_in_input_order_and_reinforces_duplicates(
 ) -> None:
     contents = [f"Batch memory number {i} about topic {i % 3}" for i in range(20)]
     contents.append(contents[3])
-    response = await api.post("/memories/batch", json={"memories": [{"content": c} for c in contents]})
+    response = await api.post(
+        "/memories/batch", json={"memories": [{"content": c} for c in contents]}
+    )
     assert response.status_code == 200
     results = response.json()["results"]
     assert [r["memory"]["content"] for r in results] == contents
@@ -109,7 +113,9 @@ async def test_a_bad_item_rejects_the_whole_batch(
 ) -> None:
     response = await api.post(
         "/memories/batch",
-        json={"memories": [{"content": "fine memory"}, {"content": "   "}, {"content": "also fine"}]},
+        json={
+            "memories": [{"content": "fine memory"}, {"content": "   "}, {"content": "also fine"}]
+        },
     )
     assert response.status_code == 422
     assert response.json()["errors"][0]["field"] == "memories.1.content"
@@ -189,7 +195,12 @@ async def test_list_filters_and_paginates_newest_first(
     seen: list[str] = []
     cursor = None
     while True:
-        params: dict[str, Any] = {"source_repo": "r", "memory_type": "learning", "tags": "t", "limit": 3}
+        params: dict[str, Any] = {
+            "source_repo": "r",
+            "memory_type": "learning",
+            "tags": "t",
+            "limit": 3,
+        }
         if cursor:
             params["cursor"] = cursor
         page = (await api.get("/memories", params=params)).json()
@@ -199,7 +210,9 @@ async def test_list_filters_and_paginates_newest_first(
             break
     assert seen == [f"note {i}" for i in reversed(range(7))]
 
-    with_archived = await api.get("/memories", params={"source_repo": "r", "include_archived": True})
+    with_archived = await api.get(
+        "/memories", params={"source_repo": "r", "include_archived": True}
+    )
     assert "archived note" in [m["content"] for m in with_archived.json()["memories"]]
 
 

@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.db.session import CONNECTION_ERRORS
 from app.domain.errors import AppError, ServiceUnavailableError
+from app.embeddings.base import EmbeddingError
 
 logger = logging.getLogger("agent_memory.errors")
 
@@ -62,7 +63,20 @@ async def _app_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return problem(request, exc.status_code, str(exc.detail), str(exc.detail), headers=exc.headers)
+    headers = dict(exc.headers) if exc.headers else None
+    return problem(request, exc.status_code, str(exc.detail), str(exc.detail), headers=headers)
+
+
+async def _embedding_error(request: Request, exc: Exception) -> JSONResponse:
+    # The provider's own text stays in the log: it may carry keys or internal hosts.
+    logger.warning("embedding provider failed: %s", exc)
+    return problem(
+        request,
+        503,
+        "Service Unavailable",
+        "embedding provider unavailable; nothing was stored",
+        headers={"Retry-After": "5"},
+    )
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -83,4 +97,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(EmbeddingError, _embedding_error)
     app.add_exception_handler(Exception, _unexpected)

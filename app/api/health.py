@@ -32,8 +32,13 @@ async def readyz(runtime: RuntimeDep) -> JSONResponse:
         )
     if revision != runtime.schema_head:
         return JSONResponse(
-            {"status": "unavailable", "database": "ok", "schema": revision,
-             "expected": runtime.schema_head, "hint": "run `agent-memory migrate`"},
+            {
+                "status": "unavailable",
+                "database": "ok",
+                "schema": revision,
+                "expected": runtime.schema_head,
+                "hint": "run `agent-memory migrate`",
+            },
             status_code=503,
         )
     return JSONResponse({"status": "ok", "database": "ok", "schema": revision})

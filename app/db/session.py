@@ -7,6 +7,7 @@ rolls back on any error, so a rejected request leaves nothing half-written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -67,10 +68,9 @@ class UnitOfWork:
 
     async def rollback(self) -> None:
         if self._tx is not None:
-            try:
+            # If the connection is gone, the server has rolled back for us.
+            with contextlib.suppress(*CONNECTION_ERRORS):
                 await self._tx.rollback()
-            except CONNECTION_ERRORS:
-                pass  # the connection is gone; the server rolled back for us
 
     async def release(self) -> None:
         if self._conn is not None:

@@ -6,6 +6,7 @@ For tests and bulk synthetic loads that need no model. Never the default.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ class HashEmbedder(Embedder):
 
     def _vector(self, text: str) -> list[float]:
         words = [w.lower() for w in _WORD.findall(text)]
-        features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+        features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
         vec = [0.0] * self.dim
         for feature in features:
             digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()

@@ -51,20 +51,30 @@ class LocalOnnxEmbedder(Embedder):
         self._tokenizer = tokenizer
 
     def _embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), BATCH_SIZE):
-            encodings = self._tokenizer.encode_batch(list(texts[start : start + BATCH_SIZE]))
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._input_names:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            (hidden,) = self._session.run(["last_hidden_state"], feeds)
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out.extend((pooled / np.clip(norms, 1e-12, None)).tolist())
-        return out
+        # Batches of similar length waste little on padding (2x faster on chat-length text).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            for index, vector in zip(
+                chunk, self._embed_batch([texts[i] for i in chunk]), strict=True
+            ):
+                vectors[index] = vector
+        return vectors
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: list[list[float]] = (pooled / np.clip(norms, 1e-12, None)).tolist()
+        return result
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -12,14 +12,20 @@ from app.embeddings.base import Embedder, EmbeddingError
 
 class OpenAIEmbedder(Embedder):
     def __init__(
-        self, base_url: str, model: str, dim: int, api_key: str | None, timeout_s: float
+        self,
+        base_url: str,
+        model: str,
+        dim: int,
+        api_key: str | None,
+        timeout_s: float,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.name = f"openai:{model}"
         self.dim = dim
         self._model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport
         )
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -20,15 +20,21 @@ LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 def upgrade() -> None:
     op.execute(LOCK_TIMEOUT)
     op.execute("ALTER TABLE memories ADD COLUMN search_vector tsvector")
-    # A = content, B = category, C = tags.
+    # A = content, B = category, C = tags; D = the words inside camelCase identifiers
+    # (checkRateLimit -> check rate limit), so "rate limit" finds them too, while the
+    # whole identifier stays one A lexeme for exact queries.
     op.execute(
-        """
+        r"""
         CREATE FUNCTION memories_search_vector(content text, category text, tags text[])
         RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
         RETURN setweight(to_tsvector('english'::regconfig, coalesce(content, '')), 'A')
             || setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B')
             || setweight(to_tsvector('english'::regconfig,
                                      coalesce(array_to_string(tags, ' '), '')), 'C')
+            || setweight(to_tsvector('english'::regconfig, coalesce((
+                   SELECT string_agg(regexp_replace(w[1], '([a-z0-9])([A-Z])', '\1 \2', 'g'), ' ')
+                   FROM regexp_matches(content, '([A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*)', 'g') AS w
+               ), '')), 'D')
         """
     )
     op.execute(

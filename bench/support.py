@@ -1,0 +1,44 @@
+"""Shared by the benchmarks: a throwaway database (embedded unless DATABASE_URL is set)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+
+from app.db.embedded import EmbeddedPostgres
+from app.db.migrations import upgrade_head_async
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
+    """Create database `name` (dropping an old one unless `reuse`), migrate it, yield its URL."""
+    embedded = None
+    server_url = os.environ.get("DATABASE_URL")
+    if not server_url:
+        data_dir = Path(os.environ.get("BENCH_DATA_DIR") or tempfile.mkdtemp(prefix="am-bench-"))
+        embedded = EmbeddedPostgres(data_dir)
+        await asyncio.to_thread(embedded.start)
+        server_url = embedded.dsn()
+    conn = await asyncpg.connect(server_url)
+    try:
+        exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+        if exists and not reuse:
+            await conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        if not exists or not reuse:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    base, sep, query = server_url.partition("?")
+    url = f"{base.rsplit('/', 1)[0]}/{name}{sep}{query}"
+    await upgrade_head_async(url)
+    try:
+        yield url
+    finally:
+        if embedded is not None:
+            embedded.stop()

@@ -1,0 +1,86 @@
+"""The three providers: the real local model, the OpenAI-compatible client, feature hashing."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+from app.config import Settings
+from app.embeddings.base import Embedder, EmbeddingError
+from app.embeddings.factory import build_embedder
+from app.embeddings.hashing import HashEmbedder
+from app.embeddings.openai import OpenAIEmbedder
+
+
+async def test_local_model_puts_paraphrases_close_and_keeps_order(embedder: Embedder) -> None:
+    texts = [
+        "The deploy failed because the database migration timed out",
+        "Shipping broke: the schema change took too long",
+        "My favourite pasta is carbonara",
+    ]
+    vectors = np.array(await embedder.embed(texts))
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    # Batching (and the length sort inside it) does not change a text's vector.
+    single = np.array(await embedder.embed_one(texts[2]))
+    assert np.allclose(single, vectors[2], atol=1e-4)
+
+
+def test_the_default_provider_is_the_local_model() -> None:
+    assert Settings().embedding_provider == "local"
+
+
+def test_a_dimension_other_than_the_models_is_refused() -> None:
+    with pytest.raises(ValueError, match="EMBEDDING_DIM=128"):
+        build_embedder(Settings(embedding_provider="local", embedding_dim=128))
+
+
+async def test_hash_embedder_is_deterministic_and_unit_length() -> None:
+    embedder = HashEmbedder(64)
+    a, b, c = await embedder.embed(["rate limit", "rate limit", "unrelated words"])
+    assert a == b
+    assert np.isclose(np.linalg.norm(a), 1.0)
+    assert a != c
+
+
+def _fake_endpoint(status: int = 200, dim: int = 8) -> httpx.MockTransport:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/embeddings"
+        assert request.headers["authorization"] == "Bearer secret"
+        inputs = json.loads(request.content)["input"]
+        if status != 200:
+            return httpx.Response(status, json={"error": "provider says no, key=secret"})
+        data = [
+            {"index": i, "embedding": [float(len(text))] + [1.0] * (dim - 1)}
+            for i, text in reversed(list(enumerate(inputs)))
+        ]
+        return httpx.Response(200, json={"data": data})
+
+    return httpx.MockTransport(handler)
+
+
+async def test_openai_provider_normalises_and_orders_by_index() -> None:
+    embedder = OpenAIEmbedder("http://x/v1", "m", 8, "secret", 5, transport=_fake_endpoint())
+    first, second = await embedder.embed(["ab", "abcd"])
+    assert np.isclose(np.linalg.norm(first), 1.0)
+    assert first[0] < second[0]  # index 0 is "ab", though the endpoint answered in reverse
+
+
+@pytest.mark.parametrize("status", [429, 500])
+async def test_openai_provider_failure_is_an_embedding_error_without_provider_text(
+    status: int,
+) -> None:
+    embedder = OpenAIEmbedder("http://x/v1", "m", 8, "secret", 5, transport=_fake_endpoint(status))
+    with pytest.raises(EmbeddingError) as failure:
+        await embedder.embed(["x"])
+    assert "secret" not in str(failure.value)
+
+
+async def test_openai_provider_rejects_a_wrong_dimension() -> None:
+    embedder = OpenAIEmbedder("http://x/v1", "m", 16, "secret", 5, transport=_fake_endpoint(dim=8))
+    with pytest.raises(EmbeddingError, match="dimension 8"):
+        await embedder.embed(["x"])

@@ -1,0 +1,123 @@
+"""Migrations up/down/up on a live database, the search_vector trigger, start-up checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from app.config import Settings
+from app.db.migrations import downgrade, upgrade_head_async
+from app.embeddings.hashing import HashEmbedder
+from app.main import StartupError, create_app
+
+
+async def _tables(url: str) -> set[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        return {r["tablename"] for r in rows}
+    finally:
+        await conn.close()
+
+
+async def test_upgrade_downgrade_upgrade_on_a_live_database(scratch_database: Any) -> None:
+    import asyncio
+
+    url = await scratch_database("agent_memory_migrations")
+    await upgrade_head_async(url)
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO memories (content, content_hash)"
+            " VALUES ('kept', memory_content_hash('kept'))"
+        )
+    finally:
+        await conn.close()
+    assert "memories" in await _tables(url)
+
+    await asyncio.to_thread(downgrade, url, "base")
+    assert await _tables(url) == {"alembic_version"}
+
+    await upgrade_head_async(url)
+    conn = await asyncpg.connect(url)
+    try:
+        assert await conn.fetchval("SELECT version_num FROM alembic_version") == "0004"
+        indexes = {
+            r["indexname"]
+            for r in await conn.fetch(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memories'"
+            )
+        }
+    finally:
+        await conn.close()
+    assert {
+        "memories_dedup_key",
+        "memories_search_vector_key",
+        "memories_embedding_hnsw",
+        "memories_archived_key",
+    } <= indexes
+
+
+async def test_backfill_fills_search_vector_for_existing_rows(scratch_database: Any) -> None:
+    import asyncio
+
+    url = await scratch_database("agent_memory_backfill")
+    await upgrade_head_async(url)
+    await asyncio.to_thread(downgrade, url, "0001")
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO memories (content, content_hash, category)"
+            " VALUES ('Running migrations', memory_content_hash('Running migrations'), 'ops')"
+        )
+    finally:
+        await conn.close()
+    await upgrade_head_async(url)
+    conn = await asyncpg.connect(url)
+    try:
+        vector = await conn.fetchval("SELECT search_vector::text FROM memories")
+    finally:
+        await conn.close()
+    assert vector == "'migrat':2A 'op':3B 'run':1A"
+
+
+async def test_trigger_keeps_weighted_stemmed_search_vector(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    response = await api.post(
+        "/memories",
+        json={"content": "Running checkRateLimit", "category": "Throttling", "tags": ["APIs"]},
+    )
+    memory_id = response.json()["memory"]["id"]
+    vector = await db.fetchval(
+        "SELECT search_vector::text FROM memories WHERE id = $1::uuid", memory_id
+    )
+    # A = content (stemmed: running -> run), B = category, C = tags, D = camelCase words.
+    assert vector == (
+        "'api':4C 'check':5 'checkratelimit':2A 'limit':7 'rate':6 'run':1A 'throttl':3B"
+    )
+    await db.execute("UPDATE memories SET tags = '{pagination}' WHERE id = $1::uuid", memory_id)
+    updated = await db.fetchval(
+        "SELECT search_vector::text FROM memories WHERE id = $1::uuid", memory_id
+    )
+    assert "'pagin':4C" in updated and "'api'" not in updated
+
+
+async def test_start_up_refuses_a_provider_of_another_dimension(database_url: str) -> None:
+    settings = Settings(database_url=database_url, embedding_provider="hash", embedding_dim=64)
+    app = create_app(settings, embedder=HashEmbedder(64), database_url=database_url)
+    with pytest.raises(StartupError, match="stores 384-dimensional embeddings"):
+        async with app.router.lifespan_context(app):
+            pass
+
+
+async def test_start_up_refuses_an_unmigrated_database(scratch_database: Any) -> None:
+    url = await scratch_database("agent_memory_unmigrated")
+    settings = Settings(database_url=url, embedding_provider="hash")
+    app = create_app(settings, embedder=HashEmbedder(384), database_url=url)
+    with pytest.raises(Exception, match=r"vector|agent-memory migrate"):
+        async with app.router.lifespan_context(app):
+            pass
