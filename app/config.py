@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     # Search and ranking.
     hybrid_alpha: float = Field(default=0.6, ge=0.0, le=1.0)
     search_candidates: int = Field(default=200, ge=10, le=2000)
-    keyword_term_cap: int = Field(default=500, ge=10)
+    keyword_term_cap: int = Field(default=200, ge=10)
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)

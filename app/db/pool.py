@@ -30,8 +30,6 @@ async def create_pool(
         command_timeout=command_timeout,
         init=init,
         server_settings={
-            # Filters decide between the HNSW path and an exact scan: plan with real values.
-            "plan_cache_mode": "force_custom_plan",
             "application_name": "agent-memory",
         },
     )

@@ -3,12 +3,13 @@ fused, filtered, decayed, ranked and access-counted in ONE statement.
 
 Keyword side. The query's lexemes (english stemming, stop words dropped) are matched
 any-term, not all-terms: conversational questions rarely contain every word of the
-memory they are after. Each term's document frequency is counted in the query's scope,
-capped at `term_cap` rows, so a common word costs at most `term_cap` index hits; its
-IDF, ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers, error codes)
-count for more than common ones. Candidates are drawn term by term, rarest first,
-from a shared budget of `term_cap` rows, plus the rows that hold every term, so the
-work per query is bounded however many rows match a common word. Each candidate
+memory they are after. Each term's matching rows are read once, at most `term_cap` of
+them, which gives its document frequency in the query's scope; a term that fills the
+cap takes its frequency from ANALYZE's most-common-lexeme statistics instead. Its IDF,
+ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers, error codes) count
+for more than common ones. Candidates are drawn term by term, rarest first, from a
+shared budget of `term_cap` rows, plus up to `term_cap` rows that hold every term, so
+the work per query is bounded however many rows match a common word. Each candidate
 scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
 (content A 1.0, category B 0.4, tags C 0.4) saturated BM25-style against document
 length; an exact phrase match (identifier or error string) doubles the score.
@@ -123,7 +124,7 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
     if f.source_repo or f.memory_types or f.tags or f.trust_levels:
         corpus_sql = (
             f"SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
-            f" WHERE {where} LIMIT 20 * {cap}) scope"
+            f" WHERE {where} LIMIT 10 * {cap}) scope"
         )
     else:
         corpus_sql = (
@@ -142,68 +143,86 @@ query_terms AS (
 corpus AS (
     {corpus_sql}
 ),
-term_stats AS (
-    SELECT qt.lexeme, qt.tsq, d.df
+term_hits AS (
+    -- One bounded pass per term: its matching rows (at most term_cap) give both its
+    -- document frequency and its candidates.
+    SELECT qt.lexeme, h.id, h.nth
     FROM query_terms qt
     CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS df
-        FROM (SELECT 1 FROM memories m WHERE {where} AND m.search_vector @@ qt.tsq
-              LIMIT {cap}) hits
-    ) d
-    WHERE d.df > 0
+        SELECT m.id, row_number() OVER () AS nth FROM memories m
+        WHERE {where} AND m.search_vector @@ qt.tsq
+        LIMIT {cap}
+    ) h
+),
+term_counts AS (
+    SELECT lexeme, count(*)::float8 AS hits FROM term_hits GROUP BY lexeme
+),
+common_terms AS (
+    -- A term that filled its cap is common: ANALYZE's most-common-lexeme frequencies
+    -- estimate its document frequency without counting its rows.
+    SELECT e.lexeme, e.freq
+    FROM pg_stats ps,
+         unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs) AS e(lexeme, freq)
+    WHERE ps.schemaname = current_schema() AND ps.tablename = 'memories'
+      AND ps.attname = 'search_vector'
+      AND EXISTS (SELECT 1 FROM term_counts WHERE hits >= {cap})
 ),
 term_budget AS (
-    SELECT ts.*,
-           ln(1 + (greatest(c.n, ts.df) - ts.df + 0.5) / (ts.df + 0.5)) AS idf,
-           greatest(0, least(ts.df, {cap} - (sum(ts.df) OVER (ORDER BY ts.df, ts.lexeme) - ts.df)))
+    SELECT tc.lexeme, qt.tsq, d.df,
+           ln(1 + (greatest(c.n, d.df) - d.df + 0.5) / (d.df + 0.5)) AS idf,
+           -- Rarest terms first draw candidates from a shared budget of term_cap rows.
+           greatest(0, least(tc.hits,
+                             {cap} - (sum(tc.hits) OVER (ORDER BY d.df, tc.lexeme) - tc.hits)))
                AS take
-    FROM term_stats ts CROSS JOIN corpus c
+    FROM term_counts tc
+    JOIN query_terms qt USING (lexeme)
+    CROSS JOIN corpus c
+    LEFT JOIN common_terms ct ON ct.lexeme = tc.lexeme AND tc.hits >= {cap}
+    CROSS JOIN LATERAL (
+        SELECT greatest(tc.hits, coalesce(ct.freq * c.n, 0))::float8 AS df
+    ) d
 ),
 all_terms AS (
     SELECT CASE WHEN count(*) > 1
                 THEN string_agg(tsq::text, ' & ')::tsquery END AS tsq
     FROM query_terms
 ),
-kw_pool AS (
-    SELECT h.id, h.search_vector
-    FROM term_budget tb
-    CROSS JOIN LATERAL (
-        SELECT m.id, m.search_vector FROM memories m
-        WHERE {where} AND m.search_vector @@ tb.tsq
-        LIMIT tb.take::int
-    ) h
-    WHERE tb.take > 0
+kw_ids AS (
+    SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
     UNION
-    (SELECT m.id, m.search_vector FROM memories m, all_terms a
+    (SELECT m.id FROM memories m, all_terms a
      WHERE a.tsq IS NOT NULL AND {where} AND m.search_vector @@ a.tsq
      LIMIT {cap})
 ),
-kw_lengths AS (
-    SELECT p.id, p.search_vector, length(p.search_vector)::float8 AS dl,
-           avg(length(p.search_vector)) OVER ()::float8 AS avgdl
-    FROM kw_pool p
+kw_docs AS (
+    SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,
+           m.pinned, m.last_accessed_at, m.created_at, m.access_count
+    FROM kw_ids k JOIN memories m ON m.tenant_id = $1 AND m.id = k.id
 ),
 kw_raw AS (
-    SELECT k.id,
-           sum(tb.idf * (tf.v * ({BM25_K1} + 1))
-               / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * k.dl / greatest(k.avgdl, 1))))
+    SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count,
+           (SELECT sum(tb.idf * (tf.v * ({BM25_K1} + 1))
+                       / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * d.dl / a.avgdl)))
+            FROM term_budget tb
+            CROSS JOIN LATERAL (
+                -- x 1.6449 undoes ts_rank's scaling: one content (A) occurrence counts 1.0.
+                SELECT ts_rank('{{0.1, 0.4, 0.4, 1.0}}'::float4[], d.search_vector, tb.tsq, 0)
+                       ::float8 * 1.6449 AS v
+            ) tf
+            WHERE d.search_vector @@ tb.tsq)
            * CASE WHEN numnode(phraseto_tsquery('english'::regconfig, {q})) > 1
-                   AND k.search_vector @@ phraseto_tsquery('english'::regconfig, {q})
+                   AND d.search_vector @@ phraseto_tsquery('english'::regconfig, {q})
                   THEN 2 ELSE 1 END AS raw
-    FROM kw_lengths k
-    JOIN term_budget tb ON k.search_vector @@ tb.tsq
-    CROSS JOIN LATERAL (
-        -- x 1.6449 undoes ts_rank's scaling: one content (A) occurrence counts 1.0.
-        SELECT ts_rank('{{0.1, 0.4, 0.4, 1.0}}'::float4[], k.search_vector, tb.tsq, 0)::float8
-               * 1.6449 AS v
-    ) tf
-    GROUP BY k.id, k.search_vector
+    FROM kw_docs d
+    CROSS JOIN (SELECT greatest(avg(dl), 1) AS avgdl FROM kw_docs) a
 ),
 kw AS (
-    SELECT id, power(raw / nullif(max(raw) OVER (), 0), 2) AS keyword_score FROM kw_raw
+    SELECT k.*, power(k.raw / nullif(max(k.raw) OVER (), 0), 2) AS keyword_score
+    FROM kw_raw k
 ),
 vec AS (
-    SELECT m.id, greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity
+    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count,
+           greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity
     FROM memories m
     WHERE {where} AND m.embedding IS NOT NULL
     ORDER BY m.embedding <=> {embedding}::vector
@@ -212,16 +231,21 @@ vec AS (
 fused AS (
     SELECT coalesce(kw.id, vec.id) AS id,
            coalesce(vec.vector_similarity, 0) AS vector_similarity,
-           coalesce(kw.keyword_score, 0) AS keyword_score
+           coalesce(kw.keyword_score, 0) AS keyword_score,
+           coalesce(kw.pinned, vec.pinned) AS pinned,
+           coalesce(kw.access_count, vec.access_count) AS access_count,
+           coalesce(kw.last_accessed_at, vec.last_accessed_at, kw.created_at, vec.created_at)
+               AS last_seen
     FROM kw FULL OUTER JOIN vec ON kw.id = vec.id
 ),
 scored AS (
-    SELECT f.*, {alpha}::float8 * f.vector_similarity + (1 - {alpha}::float8) * f.keyword_score
+    SELECT f.id, f.vector_similarity, f.keyword_score,
+           {alpha}::float8 * f.vector_similarity + (1 - {alpha}::float8) * f.keyword_score
                AS similarity,
-           CASE WHEN m.pinned THEN 1.0::float8 ELSE exp(
-               -greatest(extract(epoch FROM now() - coalesce(m.last_accessed_at, m.created_at)), 0)
-               / 86400.0 / ({strength}::float8 * (1 + m.access_count))) END AS retention
-    FROM fused f JOIN memories m ON m.tenant_id = $1 AND m.id = f.id
+           CASE WHEN f.pinned THEN 1.0::float8 ELSE exp(
+               -greatest(extract(epoch FROM now() - f.last_seen), 0)
+               / 86400.0 / ({strength}::float8 * (1 + f.access_count))) END AS retention
+    FROM fused f
 ),
 top AS (
     SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,

@@ -1,0 +1,187 @@
+"""Search latency and ingest throughput through the real HTTP server, at 10k and 100k memories.
+
+Bulk rows are synthetic (bench/synthetic.py) with vectors from the `hash` provider so the
+load takes minutes, not hours; every query and every store below goes through the running
+server with the default local embedder. Reports server-side took_ms (which includes the
+query embedding) and client-side round trips, per mode, side by side.
+
+    .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+import asyncpg
+import httpx
+from pgvector.asyncpg import register_vector
+
+from app.embeddings.hashing import HashEmbedder
+from bench.support import fresh_database
+from bench.synthetic import QUERIES, memory_text
+
+MODES = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": 0.6}
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+async def bulk_load(url: str, start: int, count: int, repos: int) -> float:
+    """COPY `count` synthetic rows (HNSW dropped during the load, rebuilt after)."""
+    rng = random.Random(start)
+    embedder = HashEmbedder(384)
+    conn = await asyncpg.connect(url)
+    await register_vector(conn)
+    began = time.perf_counter()
+    await conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+    chunk = 5000
+    for offset in range(0, count, chunk):
+        texts = [memory_text(rng) for _ in range(min(chunk, count - offset))]
+        vectors = await embedder.embed([t for t, _ in texts])
+        rows = [
+            (f"{t} (#{start + offset + i})", kind, f"repo-{(start + offset + i) % repos}", v)
+            for i, ((t, kind), v) in enumerate(zip(texts, vectors, strict=True))
+        ]
+        await conn.executemany(
+            "INSERT INTO memories (content, content_hash, memory_type, source_repo, embedding)"
+            " VALUES ($1, memory_content_hash($1), $2, $3, $4)",
+            rows,
+        )
+    await conn.execute("SET maintenance_work_mem = '512MB'")
+    await conn.execute(
+        "CREATE INDEX memories_embedding_hnsw ON memories"
+        " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+    )
+    await conn.execute("VACUUM ANALYZE memories")
+    await conn.close()
+    return time.perf_counter() - began
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_ready(client: httpx.AsyncClient, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if (await client.get("/readyz")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.2)
+    raise RuntimeError("server did not become ready")
+
+
+async def measure_search(client: httpx.AsyncClient, n: int, repos: int) -> dict[str, dict[str, float]]:
+    rng = random.Random(1)
+    plan = []
+    for i in range(n):
+        q = QUERIES[i % len(QUERIES)]
+        # A third of the queries are filtered to one repository (1% of the rows).
+        repo = f"repo-{rng.randrange(repos)}" if i % 3 == 0 else None
+        plan.append((q, repo))
+    out: dict[str, dict[str, float]] = {}
+    for mode, alpha in MODES.items():
+        server, client_ms, counts = [], [], []
+        for q, repo in plan[:20]:  # warm-up
+            await client.get("/search", params={"q": q, "alpha": alpha, "track_access": False})
+        for q, repo in plan:
+            params: dict[str, Any] = {"q": q, "alpha": alpha, "limit": 10}
+            if repo:
+                params["source_repo"] = repo
+            began = time.perf_counter()
+            response = await client.get("/search", params=params)
+            client_ms.append((time.perf_counter() - began) * 1000)
+            response.raise_for_status()
+            body = response.json()
+            server.append(body["took_ms"])
+            counts.append(len(body["results"]))
+        out[mode] = {
+            "p50": pct(server, 50), "p95": pct(server, 95), "p99": pct(server, 99),
+            "client_p50": pct(client_ms, 50), "client_p99": pct(client_ms, 99),
+            "mean_results": statistics.mean(counts),
+        }
+    return out
+
+
+async def measure_store(client: httpx.AsyncClient, n: int, batch: int, batches: int) -> dict[str, float]:
+    rng = random.Random(99)
+    single = []
+    for i in range(n):
+        text, kind = memory_text(rng)
+        began = time.perf_counter()
+        r = await client.post("/memories", json={"content": f"{text} [s{i}]", "memory_type": kind})
+        single.append((time.perf_counter() - began) * 1000)
+        r.raise_for_status()
+    began = time.perf_counter()
+    for b in range(batches):
+        items = []
+        for i in range(batch):
+            text, kind = memory_text(rng)
+            items.append({"content": f"{text} [b{b}-{i}]", "memory_type": kind})
+        r = await client.post("/memories/batch", json={"memories": items}, timeout=300)
+        r.raise_for_status()
+    elapsed = time.perf_counter() - began
+    return {
+        "store_p50": pct(single, 50), "store_p99": pct(single, 99),
+        "batch_per_s": batch * batches / elapsed,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    repos = 100
+    async with fresh_database("agent_memory_bench_latency") as url:
+        loaded = 0
+        report = []
+        for size in sizes:
+            took = await bulk_load(url, loaded, size - loaded, repos)
+            loaded = size
+            print(f"loaded {size} memories ({took:.0f}s incl. HNSW build)", flush=True)
+            port = free_port()
+            env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+            server = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
+            )
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                    await wait_ready(client)
+                    searches = await measure_search(client, args.queries, repos)
+                    stores = await measure_store(client, 100, 200, 5)
+            finally:
+                server.terminate()
+                server.wait(30)
+            loaded += 100 + 200 * 5
+            report.append((size, searches, stores))
+            print(f"\n### {size:,} memories", flush=True)
+            print("| mode | p50 ms | p95 ms | p99 ms | client p50 | client p99 | results |")
+            print("|---|---|---|---|---|---|---|")
+            for mode, m in searches.items():
+                print(f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
+                      f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |")
+            ratio = searches["hybrid"]["p50"] / searches["vector-only"]["p50"]
+            print(f"\nhybrid / vector-only (p50): {ratio:.2f}")
+            print(f"single store: p50 {stores['store_p50']:.1f} ms, p99 {stores['store_p99']:.1f} ms;"
+                  f" batch ingest: {stores['batch_per_s']:.0f} memories/s (local model)", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
