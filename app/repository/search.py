@@ -3,13 +3,16 @@ fused, filtered, decayed, ranked and access-counted in ONE statement.
 
 Keyword side. The query's lexemes (english stemming, stop words dropped) are matched
 any-term, not all-terms: conversational questions rarely contain every word of the
-memory they are after. Each term's matching rows are read once, at most `term_cap` of
-them, which gives its document frequency in the query's scope; a term that fills the
-cap takes its frequency from ANALYZE's most-common-lexeme statistics instead. Its IDF,
+memory they are after. A term that ANALYZE's statistics call common (more than
+5 x `term_cap` rows) takes its document frequency from those statistics and its
+posting list is never read: a GIN bitmap scan costs in proportion to the rows it
+matches. Every other term's matching rows are read once, at most `term_cap` of them,
+which gives its document frequency in the query's scope and its candidates. IDF,
 ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers, error codes) count
 for more than common ones. Candidates are drawn term by term, rarest first, from a
-shared budget of `term_cap` rows, plus up to `term_cap` rows that hold every term, so
-the work per query is bounded however many rows match a common word. Each candidate
+shared budget of `term_cap` rows; when only common terms match, the rows holding all
+of them (at most `term_cap`) are the candidates. The work per query is bounded however
+many rows match a common word. Each candidate
 scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
 (content A 1.0, category B 0.4, tags C 0.4) saturated BM25-style against document
 length; an exact phrase match (identifier or error string) doubles the score.
@@ -143,47 +146,58 @@ query_terms AS (
 corpus AS (
     {corpus_sql}
 ),
-term_hits AS (
-    -- One bounded pass per term: its matching rows (at most term_cap) give both its
-    -- document frequency and its candidates.
-    SELECT qt.lexeme, h.id, h.nth
+term_class AS (
+    -- ANALYZE's most-common-lexeme frequencies: a term matching more than 5 x term_cap
+    -- rows of the table is "common". Its document frequency comes from the statistics
+    -- and its posting list is never read, so no query pays for a word every row has.
+    SELECT qt.lexeme, qt.tsq, s.freq,
+           coalesce(s.freq * (SELECT reltuples FROM pg_class
+                               WHERE oid = 'memories'::regclass), 0) > 5 * {cap} AS common
     FROM query_terms qt
+    LEFT JOIN (
+        SELECT e.lexeme, e.freq
+        FROM pg_stats ps,
+             unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs)
+                 AS e(lexeme, freq)
+        WHERE ps.schemaname = current_schema() AND ps.tablename = 'memories'
+          AND ps.attname = 'search_vector'
+    ) s USING (lexeme)
+),
+term_hits AS (
+    -- One bounded pass per other term: its matching rows (at most term_cap) give both
+    -- its document frequency in the query's scope and its candidates.
+    SELECT tc.lexeme, h.id, h.nth
+    FROM term_class tc
     CROSS JOIN LATERAL (
         SELECT m.id, row_number() OVER () AS nth FROM memories m
-        WHERE {where} AND m.search_vector @@ qt.tsq
+        WHERE {where} AND m.search_vector @@ tc.tsq
         LIMIT {cap}
     ) h
+    WHERE NOT tc.common
 ),
-term_counts AS (
-    SELECT lexeme, count(*)::float8 AS hits FROM term_hits GROUP BY lexeme
-),
-common_terms AS (
-    -- A term that filled its cap is common: ANALYZE's most-common-lexeme frequencies
-    -- estimate its document frequency without counting its rows.
-    SELECT e.lexeme, e.freq
-    FROM pg_stats ps,
-         unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs) AS e(lexeme, freq)
-    WHERE ps.schemaname = current_schema() AND ps.tablename = 'memories'
-      AND ps.attname = 'search_vector'
-      AND EXISTS (SELECT 1 FROM term_counts WHERE hits >= {cap})
+term_stats AS (
+    SELECT tc.lexeme, tc.tsq, tc.common, count(th.id)::float8 AS hits,
+           CASE WHEN tc.common OR count(th.id) >= {cap}
+                THEN greatest(count(th.id), coalesce(tc.freq, 0) * c.n)
+                ELSE count(th.id) END::float8 AS df
+    FROM term_class tc
+    LEFT JOIN term_hits th USING (lexeme)
+    CROSS JOIN corpus c
+    GROUP BY tc.lexeme, tc.tsq, tc.common, tc.freq, c.n
 ),
 term_budget AS (
-    SELECT tc.lexeme, qt.tsq, d.df,
-           ln(1 + (greatest(c.n, d.df) - d.df + 0.5) / (d.df + 0.5)) AS idf,
+    SELECT ts.*,
+           ln(1 + (greatest(c.n, ts.df) - ts.df + 0.5) / (ts.df + 0.5)) AS idf,
            -- Rarest terms first draw candidates from a shared budget of term_cap rows.
-           greatest(0, least(tc.hits,
-                             {cap} - (sum(tc.hits) OVER (ORDER BY d.df, tc.lexeme) - tc.hits)))
+           greatest(0, least(ts.hits,
+                             {cap} - (sum(ts.hits) OVER (ORDER BY ts.df, ts.lexeme) - ts.hits)))
                AS take
-    FROM term_counts tc
-    JOIN query_terms qt USING (lexeme)
-    CROSS JOIN corpus c
-    LEFT JOIN common_terms ct ON ct.lexeme = tc.lexeme AND tc.hits >= {cap}
-    CROSS JOIN LATERAL (
-        SELECT greatest(tc.hits, coalesce(ct.freq * c.n, 0))::float8 AS df
-    ) d
+    FROM term_stats ts CROSS JOIN corpus c
+    WHERE ts.df > 0
 ),
 all_terms AS (
-    SELECT CASE WHEN count(*) > 1
+    -- When only common terms match, the rows holding all of them are the candidates.
+    SELECT CASE WHEN count(*) > 1 AND NOT EXISTS (SELECT 1 FROM term_stats WHERE hits > 0)
                 THEN string_agg(tsq::text, ' & ')::tsquery END AS tsq
     FROM query_terms
 ),
@@ -270,6 +284,11 @@ touched AS (
     FROM ranked r
     WHERE {track} AND m.tenant_id = $1 AND m.id = r.id
     RETURNING m.id, m.access_count, m.last_accessed_at
+),
+relaxed_commit AS (
+    -- Access counters are statistics, not data: the search's commit need not wait for
+    -- the WAL flush (a crash may lose the last moments of counts, never a memory).
+    SELECT set_config('synchronous_commit', 'off', true) AS setting
 )
 SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
        coalesce(t.access_count, m.access_count) AS access_count,
@@ -280,6 +299,7 @@ SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_a
 FROM ranked r
 JOIN memories m ON m.tenant_id = $1 AND m.id = r.id
 LEFT JOIN touched t ON t.id = r.id
+CROSS JOIN relaxed_commit
 ORDER BY r.score DESC, r.id
 """
     return sql, args
