@@ -1,0 +1,19 @@
+# agent-memory: the service only. Point DATABASE_URL at a PostgreSQL with pgvector
+# (see docker-compose.yml); the embedded server is for machines without Docker.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /srv/agent-memory
+
+COPY pyproject.toml README.md alembic.ini ./
+COPY app ./app
+COPY migrations ./migrations
+RUN pip install -e .
+
+RUN useradd --system --uid 10001 agent && chown -R agent /srv/agent-memory
+USER agent
+
+EXPOSE 8080
+# Migrate, then serve. HOST=0.0.0.0 because the container's network is the boundary.
+ENV HOST=0.0.0.0 PORT=8080
+CMD ["agent-memory", "serve", "--migrate"]
