@@ -47,6 +47,13 @@ class Settings(BaseSettings):
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
 
+    # Learning.
+    strategy_min_quality: float = Field(default=7.0, ge=0)
+    strategy_hint_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    feedback_helpful_step: float = Field(default=0.1, ge=0.0, le=1.0)
+    feedback_unhelpful_step: float = Field(default=0.25, ge=0.0, le=1.0)
+    relevance_ceiling: float = Field(default=1.5, ge=1.0, le=10.0)
+
     # Input limits.
     max_content_chars: int = Field(default=20_000, ge=1)
     max_tags: int = Field(default=32, ge=0)

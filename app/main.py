@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from starlette.routing import Route
 
 from app import __version__
-from app.api import health, memories, metrics, search
+from app.api import health, learning, memories, metrics, search
 from app.api.errors import install_error_handlers
 from app.config import Settings, get_settings
 from app.db.embedded import EmbeddedPostgres
@@ -18,6 +20,7 @@ from app.db.pool import create_pool
 from app.db.session import Database
 from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
+from app.mcp.server import build_mcp_server
 from app.runtime import Runtime
 from app.services.telemetry import Telemetry
 
@@ -80,7 +83,8 @@ def create_app(
             await check_schema(database, the_embedder, head)
             app.state.runtime = Runtime(settings, database, the_embedder, Telemetry(), head)
             logger.info("agent-memory ready", extra={"embedder": the_embedder.name})
-            yield
+            async with mcp_server.session_manager.run():
+                yield
         finally:
             await database.close()
             if embedder is None:
@@ -95,7 +99,13 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # MCP over streamable HTTP at /mcp, in this app, calling the same services.
+    mcp_server = build_mcp_server(lambda: app.state.runtime)
+    mcp_server.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.host
+    )
+    app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(mcp_server.session_manager)))
     app.add_middleware(metrics.MetricsMiddleware)
-    for module in (health, memories, search, metrics):
+    for module in (health, memories, search, learning, metrics):
         app.include_router(module.router)
     return app

@@ -3,9 +3,11 @@ engine answers, else the embedded server (PostgreSQL 18 + pgvector from the whee
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -98,8 +100,32 @@ def settings(database_url: str) -> Settings:
 @pytest.fixture(scope="session")
 async def app(settings: Settings, embedder: Embedder, database_url: str) -> AsyncIterator[FastAPI]:
     application = create_app(settings, embedder=embedder, database_url=database_url)
-    async with application.router.lifespan_context(application):
+    async with running(application):
         yield application
+
+
+@asynccontextmanager
+async def running(application: FastAPI) -> AsyncIterator[None]:
+    """Run the app's lifespan in a task of its own: it holds anyio task groups (the MCP
+    session manager) that must be left from the task that entered them."""
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def lifespan() -> None:
+        async with application.router.lifespan_context(application):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(lifespan())
+    waiter = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        waiter.cancel()
+        task.result()  # start-up failed: raise its error here
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
 
 
 @pytest.fixture(scope="session")

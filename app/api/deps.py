@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.memory import DEFAULT_TENANT
 from app.runtime import Runtime
+from app.services.learning import LearningService
 from app.services.memories import MemoryService
 from app.services.search import SearchService
 
@@ -41,4 +42,11 @@ def get_search_service(runtime: RuntimeDep, uow: UowDep) -> SearchService:
 
 
 MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service, scope="function")]
+
+
+def get_learning_service(runtime: RuntimeDep, memories: MemoryServiceDep) -> LearningService:
+    return LearningService(memories, runtime.settings, runtime.limits)
+
+
+LearningServiceDep = Annotated[LearningService, Depends(get_learning_service, scope="function")]
 SearchServiceDep = Annotated[SearchService, Depends(get_search_service, scope="function")]

@@ -148,3 +148,104 @@ class Problem(BaseModel):
     detail: str
     instance: str | None = None
     errors: list[dict[str, Any]] | None = None
+
+
+class AttemptIn(BaseModel):
+    step_index: int | None = None
+    action: str | None = None
+    result: Literal["success", "failure"]
+    error: str | None = None
+
+
+class StrategyLearnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_description: str = Field(min_length=1, max_length=2_000)
+    plan_steps: list[str] | None = Field(default=None, max_length=100)
+    plan_summary: str | None = Field(default=None, max_length=20_000)
+    attempt_history: list[AttemptIn] = Field(default_factory=list, max_length=500)
+    total_attempts: int = Field(ge=0)
+    quality_score: float
+    files_changed: list[str] = Field(default_factory=list, max_length=500)
+    model: str | None = Field(default=None, max_length=200)
+    source_repo: str | None = Field(default=None, max_length=300)
+    task_id: str | None = Field(default=None, max_length=300)
+
+
+class StrategyLearnOut(BaseModel):
+    status: Literal["stored", "reinforced", "skipped"]
+    reason: str | None = None
+    memory: MemoryOut | None = None
+
+
+class HintOut(BaseModel):
+    hint: str
+    similarity: float
+    strategy: MemoryOut | None
+
+
+class FeedbackIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Literal["helpful", "unhelpful"]
+
+
+class RememberIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    source_repo: str | None = Field(default=None, max_length=300)
+    category: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=300)
+    reasoning: str | None = Field(default=None, max_length=5_000)
+    # Checked by the service, so the answer carries the exact wording agents expect.
+    confidence: str | None = None
+    references: list[str] = Field(default_factory=list, max_length=50)
+
+
+class RememberOut(BaseModel):
+    status: Literal["stored", "reinforced"]
+    message: str
+    observation_count: int | None = None
+    memory: MemoryOut
+
+
+class FileIn(BaseModel):
+    path: str = Field(max_length=1_000)
+    content: str = Field(default="", max_length=1_000_000)
+
+
+class DiagnosisIn(BaseModel):
+    root_cause: str | None = None
+    reason: str | None = None
+    suggested_action: str | None = None
+
+
+class RetryContextIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_description: str = Field(max_length=100_000)
+    plan_summary: str = Field(default="", max_length=100_000)
+    current_files: list[FileIn] = Field(default_factory=list, max_length=500)
+    previous_files: list[FileIn] = Field(default_factory=list, max_length=500)
+    validation_output: str = Field(default="", max_length=1_000_000)
+    diagnosis: DiagnosisIn | None = None
+    attempt_number: int = Field(default=1, ge=1)
+    full_context_tokens: int | None = Field(default=None, ge=0)
+
+
+class FileDeltaOut(BaseModel):
+    path: str
+    diff: str
+
+
+class RetryContextOut(BaseModel):
+    task_summary: str
+    plan_summary: str
+    latest_error: str
+    changed_files: list[FileDeltaOut]
+    diagnosis: dict[str, Any] | None
+    attempt_number: int
+    estimated_tokens: int
+    saved_tokens: int
+    saved_percent: float

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import RuntimeDep, SearchServiceDep
 from app.api.schemas import MemoryOut, SearchIn, SearchOut, SearchResultOut, TrustLevelField
+from app.config import Settings
 from app.domain.memory import trust_at_least
 from app.domain.validation import clean_text
 from app.repository.search import SearchFilter
@@ -16,8 +17,8 @@ from app.services.search import SearchRequest, SearchResponse
 router = APIRouter(tags=["search"])
 
 
-def _request(body: SearchIn, runtime: RuntimeDep) -> SearchRequest:
-    query = clean_text(body.q, "q", max_chars=runtime.settings.max_query_chars)
+def search_request(body: SearchIn, settings: Settings) -> SearchRequest:
+    query = clean_text(body.q, "q", max_chars=settings.max_query_chars)
     filters = SearchFilter(
         source_repo=body.source_repo,
         memory_types=body.memory_type,
@@ -29,7 +30,7 @@ def _request(body: SearchIn, runtime: RuntimeDep) -> SearchRequest:
     return SearchRequest(query, filters, body.limit, body.alpha, body.track_access)
 
 
-def _render(response: SearchResponse) -> SearchOut:
+def render_search(response: SearchResponse) -> SearchOut:
     return SearchOut(
         results=[
             SearchResultOut(
@@ -74,9 +75,9 @@ async def search_get(
         include_archived=include_archived,
         track_access=track_access,
     )
-    return _render(await service.search(_request(body, runtime)))
+    return render_search(await service.search(search_request(body, runtime.settings)))
 
 
 @router.post("/search", response_model=SearchOut)
 async def search_post(body: SearchIn, service: SearchServiceDep, runtime: RuntimeDep) -> SearchOut:
-    return _render(await service.search(_request(body, runtime)))
+    return render_search(await service.search(search_request(body, runtime.settings)))

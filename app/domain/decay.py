@@ -18,6 +18,8 @@ def retention(age_days: float, access_count: int, pinned: bool, strength_days: f
     return math.exp(-max(age_days, 0.0) / stability)
 
 
-def ranked_score(similarity: float, retention_value: float, decay_weight: float) -> float:
-    """score = similarity * ((1 - w) + w * R); w = 0 turns decay off."""
-    return similarity * ((1.0 - decay_weight) + decay_weight * retention_value)
+def ranked_score(
+    similarity: float, retention_value: float, decay_weight: float, relevance: float = 1.0
+) -> float:
+    """score = similarity * ((1 - w) + w * R) * relevance; w = 0 turns decay off."""
+    return similarity * ((1.0 - decay_weight) + decay_weight * retention_value) * relevance

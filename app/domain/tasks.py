@@ -20,10 +20,6 @@ TASK_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("performance optimization", ("performance", "optimize", "cache", "speed")),
 )
 
-_COMPILED = tuple(
-    (name, re.compile(r"(?<![\w])(?:" + "|".join(re.escape(k) for k in keys) + ")", re.IGNORECASE))
-    for name, keys in TASK_PATTERNS
-)
 _WORD = re.compile(r"[\w-]+", re.UNICODE)
 # A keyword must start a word, and a short one must not be the start of an unrelated
 # longer word: "latest" is no test, "docker" is no doc, but "SQL-migrasjon" is a migration

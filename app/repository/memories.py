@@ -143,3 +143,32 @@ class MemoryRepository:
             f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit)}"
         )
         return [to_memory(row) for row in await conn.fetch(sql, *args)]
+
+
+class FeedbackRepository:
+    """Relevance moves within [floor, ceiling]; every feedback counts one reuse."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def apply(
+        self, memory_id: UUID, delta: float, floor: float, ceiling: float
+    ) -> Memory | None:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"""
+            UPDATE memories AS m SET
+                relevance_score = least(greatest(m.relevance_score + $3, $4), $5),
+                metadata = jsonb_set(m.metadata, '{{reuse_count}}',
+                                     to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1)),
+                updated_at = now()
+            WHERE m.tenant_id = $1 AND m.id = $2
+            RETURNING {MEMORY_COLUMNS}
+            """,
+            self._uow.tenant_id,
+            memory_id,
+            delta,
+            floor,
+            ceiling,
+        )
+        return to_memory(row) if row else None

@@ -27,7 +27,8 @@ takes an exact scan through a b-tree when the filter is selective enough.
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side
 missing contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for
 pinned (app/domain/decay.py); decayed_score = similarity * retention;
-score = similarity * ((1 - decay_weight) + decay_weight * retention).
+score = similarity * ((1 - decay_weight) + decay_weight * retention) * relevance_score,
+where relevance_score (default 1) is what agents' feedback has made of the memory.
 """
 
 from __future__ import annotations
@@ -210,11 +211,11 @@ kw_ids AS (
 ),
 kw_docs AS (
     SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,
-           m.pinned, m.last_accessed_at, m.created_at, m.access_count
+           m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score
     FROM kw_ids k JOIN memories m ON m.tenant_id = $1 AND m.id = k.id
 ),
 kw_raw AS (
-    SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count,
+    SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count, d.relevance_score,
            (SELECT sum(tb.idf * (tf.v * ({BM25_K1} + 1))
                        / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * d.dl / a.avgdl)))
             FROM term_budget tb
@@ -235,7 +236,7 @@ kw AS (
     FROM kw_raw k
 ),
 vec AS (
-    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count,
+    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score,
            greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity
     FROM memories m
     WHERE {where} AND m.embedding IS NOT NULL
@@ -248,12 +249,13 @@ fused AS (
            coalesce(kw.keyword_score, 0) AS keyword_score,
            coalesce(kw.pinned, vec.pinned) AS pinned,
            coalesce(kw.access_count, vec.access_count) AS access_count,
+           coalesce(kw.relevance_score, vec.relevance_score)::float8 AS relevance,
            coalesce(kw.last_accessed_at, vec.last_accessed_at, kw.created_at, vec.created_at)
                AS last_seen
     FROM kw FULL OUTER JOIN vec ON kw.id = vec.id
 ),
 scored AS (
-    SELECT f.id, f.vector_similarity, f.keyword_score,
+    SELECT f.id, f.vector_similarity, f.keyword_score, f.relevance,
            {alpha}::float8 * f.vector_similarity + (1 - {alpha}::float8) * f.keyword_score
                AS similarity,
            CASE WHEN f.pinned THEN 1.0::float8 ELSE exp(
@@ -264,7 +266,8 @@ scored AS (
 top AS (
     SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,
            s.similarity * s.retention AS decayed_score,
-           s.similarity * ((1 - {decay_w}::float8) + {decay_w}::float8 * s.retention) AS score
+           s.similarity * ((1 - {decay_w}::float8) + {decay_w}::float8 * s.retention)
+               * s.relevance AS score
     FROM scored s
     WHERE s.similarity > 0
     ORDER BY score DESC, s.id

@@ -1,0 +1,1 @@
+"""The same capabilities as MCP tools, over streamable HTTP (/mcp) and stdio."""

@@ -1,0 +1,106 @@
+"""End to end: the official MCP client connects to /mcp on a real HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from mcp import Client
+
+TOOLS = {
+    "store_memory",
+    "search_memories",
+    "remember",
+    "learn_strategy",
+    "get_strategy_hint",
+    "retry_context",
+}
+
+
+@pytest.fixture
+async def mcp_url(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # The app's lifespan (pool, embedder, MCP session manager) is already running.
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
+        assert not task.done(), "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.should_exit = True
+    await task
+    await db.execute("TRUNCATE memories")
+
+
+def payload(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    data: dict[str, Any] = json.loads(result.content[0].text)
+    return data
+
+
+async def test_client_lists_tools_stores_and_finds(mcp_url: str) -> None:
+    async with Client(mcp_url) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert tools >= TOOLS
+
+        stored = payload(
+            await client.call_tool(
+                "store_memory",
+                {
+                    "content": "Use pgvector iterative scans for filtered HNSW queries",
+                    "memory_type": "decision",
+                    "source_repo": "acme/api",
+                    "name": "iterative scans",
+                },
+            )
+        )
+        assert stored["status"] == "stored"
+        assert stored["message"] == "Stored: iterative scans (decision)"
+
+        again = payload(
+            await client.call_tool(
+                "store_memory",
+                {
+                    "content": "Use pgvector iterative scans for filtered HNSW queries",
+                    "source_repo": "acme/api",
+                    "name": "iterative scans",
+                },
+            )
+        )
+        assert again["status"] == "reinforced"
+        assert again["message"].startswith("Reinforced: iterative scans")
+
+        found = payload(
+            await client.call_tool(
+                "search_memories", {"query": "filtered vector search", "source_repo": "acme/api"}
+            )
+        )
+        assert found["results"][0]["memory"]["id"] == stored["memory"]["id"]
+        assert set(found["results"][0]) >= {"score", "similarity", "keyword_score"}
+
+
+async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> None:
+    async with Client(mcp_url) as client:
+        remembered = payload(
+            await client.call_tool(
+                "remember", {"text": "Always pin the Postgres major version in CI images"}
+            )
+        )
+        assert remembered["message"] == (
+            "Stored: Always pin the Postgres major version in CI images (patterns)"
+        )
+        short = await client.call_tool("remember", {"text": "too short"})
+        assert short.is_error
+        assert "Learning too short" in short.content[0].text
