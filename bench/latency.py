@@ -34,7 +34,7 @@ MODES = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": 0.6}
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 async def bulk_load(url: str, start: int, count: int, repos: int) -> float:
@@ -86,7 +86,9 @@ async def wait_ready(client: httpx.AsyncClient, timeout_s: float = 60) -> None:
     raise RuntimeError("server did not become ready")
 
 
-async def measure_search(client: httpx.AsyncClient, n: int, repos: int) -> dict[str, dict[str, float]]:
+async def measure_search(
+    client: httpx.AsyncClient, n: int, repos: int
+) -> dict[str, dict[str, float]]:
     rng = random.Random(1)
     plan = []
     for i in range(n):
@@ -97,7 +99,7 @@ async def measure_search(client: httpx.AsyncClient, n: int, repos: int) -> dict[
     out: dict[str, dict[str, float]] = {}
     for mode, alpha in MODES.items():
         server, client_ms, counts = [], [], []
-        for q, repo in plan[:20]:  # warm-up
+        for q, _ in plan[:20]:  # warm-up
             await client.get("/search", params={"q": q, "alpha": alpha, "track_access": False})
         for q, repo in plan:
             params: dict[str, Any] = {"q": q, "alpha": alpha, "limit": 10}
@@ -111,14 +113,19 @@ async def measure_search(client: httpx.AsyncClient, n: int, repos: int) -> dict[
             server.append(body["took_ms"])
             counts.append(len(body["results"]))
         out[mode] = {
-            "p50": pct(server, 50), "p95": pct(server, 95), "p99": pct(server, 99),
-            "client_p50": pct(client_ms, 50), "client_p99": pct(client_ms, 99),
+            "p50": pct(server, 50),
+            "p95": pct(server, 95),
+            "p99": pct(server, 99),
+            "client_p50": pct(client_ms, 50),
+            "client_p99": pct(client_ms, 99),
             "mean_results": statistics.mean(counts),
         }
     return out
 
 
-async def measure_store(client: httpx.AsyncClient, n: int, batch: int, batches: int) -> dict[str, float]:
+async def measure_store(
+    client: httpx.AsyncClient, n: int, batch: int, batches: int
+) -> dict[str, float]:
     rng = random.Random(99)
     single = []
     for i in range(n):
@@ -137,7 +144,8 @@ async def measure_store(client: httpx.AsyncClient, n: int, batch: int, batches: 
         r.raise_for_status()
     elapsed = time.perf_counter() - began
     return {
-        "store_p50": pct(single, 50), "store_p99": pct(single, 99),
+        "store_p50": pct(single, 50),
+        "store_p99": pct(single, 99),
         "batch_per_s": batch * batches / elapsed,
     }
 
@@ -158,11 +166,13 @@ async def main() -> None:
             print(f"loaded {size} memories ({took:.0f}s incl. HNSW build)", flush=True)
             port = free_port()
             env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
-            server = subprocess.Popen(
+            server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
                 [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
             )
             try:
-                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                async with httpx.AsyncClient(
+                    base_url=f"http://127.0.0.1:{port}", timeout=30
+                ) as client:
                     await wait_ready(client)
                     searches = await measure_search(client, args.queries, repos)
                     stores = await measure_store(client, 100, 200, 5)
@@ -175,12 +185,17 @@ async def main() -> None:
             print("| mode | p50 ms | p95 ms | p99 ms | client p50 | client p99 | results |")
             print("|---|---|---|---|---|---|---|")
             for mode, m in searches.items():
-                print(f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
-                      f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |")
+                print(
+                    f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
+                    f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |"
+                )
             ratio = searches["hybrid"]["p50"] / searches["vector-only"]["p50"]
             print(f"\nhybrid / vector-only (p50): {ratio:.2f}")
-            print(f"single store: p50 {stores['store_p50']:.1f} ms, p99 {stores['store_p99']:.1f} ms;"
-                  f" batch ingest: {stores['batch_per_s']:.0f} memories/s (local model)", flush=True)
+            print(
+                f"single store: p50 {stores['store_p50']:.1f} ms, p99 {stores['store_p99']:.1f} ms;"
+                f" batch ingest: {stores['batch_per_s']:.0f} memories/s (local model)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
