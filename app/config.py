@@ -47,6 +47,16 @@ class Settings(BaseSettings):
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
 
+    # Forgetting: archive what nobody uses (never deletes).
+    prune_unused_days: int = Field(default=90, ge=1)
+    prune_stale_days: int = Field(default=365, ge=1)
+    prune_stale_min_accesses: int = Field(default=3, ge=1)
+    prune_interval_s: float = Field(default=3600.0, ge=0)
+
+    # Sessions: how clients should capture learnings.
+    capture_mode: Literal["ask-first", "silent", "off"] = "ask-first"
+    silent_capture_budget: int = Field(default=5, ge=0)
+
     # Learning.
     strategy_min_quality: float = Field(default=7.0, ge=0)
     strategy_hint_threshold: float = Field(default=0.3, ge=0.0, le=1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,7 +13,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.routing import Route
 
 from app import __version__
-from app.api import health, learning, memories, metrics, search
+from app.api import health, learning, lifecycle, memories, metrics, search, sessions
 from app.api.errors import install_error_handlers
 from app.config import Settings, get_settings
 from app.db.embedded import EmbeddedPostgres
@@ -22,6 +24,7 @@ from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.mcp.server import build_mcp_server
 from app.runtime import Runtime
+from app.services.sessions import prune_quietly
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory")
@@ -46,6 +49,13 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
             f"produces {embedder.dim}: use a provider of dimension {dim}, or a new database "
             f"created with EMBEDDING_DIM={embedder.dim}"
         )
+
+
+async def prune_periodically(runtime: Runtime) -> None:
+    """Forgetting on a timer; the advisory lock keeps several servers from overlapping."""
+    while True:
+        await asyncio.sleep(runtime.settings.prune_interval_s)
+        await prune_quietly(runtime.database, runtime.settings, runtime.telemetry, None)
 
 
 def resolve_database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
@@ -83,8 +93,17 @@ def create_app(
             await check_schema(database, the_embedder, head)
             app.state.runtime = Runtime(settings, database, the_embedder, Telemetry(), head)
             logger.info("agent-memory ready", extra={"embedder": the_embedder.name})
-            async with mcp_server.session_manager.run():
-                yield
+            pruner = None
+            if settings.prune_interval_s > 0:
+                pruner = asyncio.create_task(prune_periodically(app.state.runtime))
+            try:
+                async with mcp_server.session_manager.run():
+                    yield
+            finally:
+                if pruner is not None:
+                    pruner.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pruner
         finally:
             await database.close()
             if embedder is None:
@@ -106,6 +125,6 @@ def create_app(
     )
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(mcp_server.session_manager)))
     app.add_middleware(metrics.MetricsMiddleware)
-    for module in (health, memories, search, learning, metrics):
+    for module in (health, memories, search, learning, lifecycle, sessions, metrics):
         app.include_router(module.router)
     return app

@@ -152,4 +152,4 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute("TRUNCATE memories")
+    await db.execute("TRUNCATE memories, sessions")

@@ -33,13 +33,13 @@ async def mcp_url(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
+    while not server.started:
         assert not task.done(), "uvicorn did not start"
         await asyncio.sleep(0.01)
     yield f"http://127.0.0.1:{port}/mcp"
     server.should_exit = True
     await task
-    await db.execute("TRUNCATE memories")
+    await db.execute("TRUNCATE memories, sessions")
 
 
 def payload(result: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.db.migrations import downgrade, upgrade_head_async
+from app.db.migrations import downgrade, head_revision, upgrade_head_async
 from app.embeddings.hashing import HashEmbedder
 from app.main import StartupError, create_app
 
@@ -44,7 +44,7 @@ async def test_upgrade_downgrade_upgrade_on_a_live_database(scratch_database: An
     await upgrade_head_async(url)
     conn = await asyncpg.connect(url)
     try:
-        assert await conn.fetchval("SELECT version_num FROM alembic_version") == "0004"
+        assert await conn.fetchval("SELECT version_num FROM alembic_version") == head_revision()
         indexes = {
             r["indexname"]
             for r in await conn.fetch(

@@ -9,6 +9,8 @@ import asyncpg
 import httpx
 import pytest
 
+from app.db.migrations import head_revision
+
 
 async def store(api: httpx.AsyncClient, **body: Any) -> httpx.Response:
     return await api.post("/memories", json=body)
@@ -226,4 +228,4 @@ async def test_health_and_readiness(api: httpx.AsyncClient) -> None:
     assert (await api.get("/healthz")).json() == {"status": "ok"}
     ready = await api.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json()["schema"] == "0004"
+    assert ready.json()["schema"] == head_revision()

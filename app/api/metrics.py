@@ -6,7 +6,6 @@ import time
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.deps import RuntimeDep
@@ -24,14 +23,12 @@ async def metrics(runtime: RuntimeDep) -> Response:
     return Response(generate_latest(runtime.telemetry.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def _route_template(request_scope: Scope) -> str:
-    app = request_scope.get("app")
-    router_ = getattr(app, "router", None)
-    for route in getattr(router_, "routes", []):
-        match, _ = route.matches(request_scope)
-        if match == Match.FULL:
-            return str(getattr(route, "path", "unmatched"))
-    return "unmatched"
+def _route_template(scope: Scope) -> str:
+    """The matched route's path template (/memories/{memory_id}), set in the scope by the
+    router; never the raw path, so ids do not explode the label set."""
+    route = scope.get("route")
+    path = getattr(route, "path", None) or getattr(route, "path_format", None)
+    return str(path) if path else "unmatched"
 
 
 class MetricsMiddleware:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.domain.memory import MEMORY_TYPE_PATTERN, Memory
 
@@ -64,6 +64,9 @@ class MemoryOut(BaseModel):
     updated_at: datetime
     last_accessed_at: datetime | None
     archived_at: datetime | None
+    quarantined_at: datetime | None = Field(
+        description="Set when the content was found altered behind the API's back."
+    )
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
@@ -92,6 +95,7 @@ class MemoryOut(BaseModel):
             updated_at=memory.updated_at,
             last_accessed_at=memory.last_accessed_at,
             archived_at=memory.archived_at,
+            quarantined_at=memory.quarantined_at,
         )
 
 
@@ -249,3 +253,91 @@ class RetryContextOut(BaseModel):
     estimated_tokens: int
     saved_tokens: int
     saved_percent: float
+
+
+class PruneIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = False
+    source_repo: str | None = None
+
+
+class PruneOut(BaseModel):
+    archived: dict[str, int]
+    total_archived: int
+    message: str
+    dry_run: bool = False
+    would_archive_ids: list[UUID] | None = None
+
+
+class MemoryPatch(BaseModel):
+    """Only these fields change in place; new content is a supersede."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tags: list[str] | None = None
+    pinned: bool | None = None
+    confidence: ConfidenceField | None = None
+    category: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _content_is_immutable(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "content" in data:
+            raise ValueError(
+                "content never changes in place: POST /memories/{id}/supersede with the new memory"
+            )
+        return data
+
+
+class SupersedeOut(BaseModel):
+    superseded: MemoryOut
+    replacement: StoreOut
+
+
+class SessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_repo: str | None = Field(default=None, max_length=300)
+    agent: str | None = Field(default=None, max_length=200)
+    task: str | None = Field(default=None, max_length=2_000)
+
+
+class KeyChange(BaseModel):
+    file: str = Field(max_length=1_000)
+    action: str | None = Field(default=None, max_length=100)
+    description: str | None = Field(default=None, max_length=1_000)
+
+
+class SessionEndIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["completed", "failed"]
+    summary: str | None = Field(default=None, max_length=10_000)
+    key_changes: list[KeyChange] = Field(default_factory=list, max_length=100)
+
+
+class SessionOut(BaseModel):
+    id: UUID
+    source_repo: str | None
+    agent: str | None
+    task: str | None
+    status: str
+    summary: str | None
+    key_changes: list[dict[str, Any]]
+    started_at: datetime
+    ended_at: datetime | None
+
+
+class CaptureSettings(BaseModel):
+    capture_mode: str
+    silent_capture_budget: int
+    tip: str
+
+
+class SessionStartOut(BaseModel):
+    session_id: UUID
+    session: SessionOut
+    pruning: PruneOut | None = Field(description="null when pruning failed; the session started")
+    capture: CaptureSettings

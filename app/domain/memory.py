@@ -82,6 +82,7 @@ class Memory:
     archived_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    quarantined_at: datetime | None
     has_embedding: bool
 
 

@@ -8,23 +8,37 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from uuid import UUID
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from app import __version__
+from app.api.lifecycle import render_prune
 from app.api.memories import to_new_memory
-from app.api.schemas import MemoryIn, MemoryOut, SearchIn
+from app.api.schemas import (
+    CaptureSettings,
+    MemoryIn,
+    MemoryOut,
+    SearchIn,
+    SessionEndIn,
+    SessionStartOut,
+)
 from app.api.search import render_search, search_request
+from app.api.sessions import render_session
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.diffs import retry_context as build_retry_context
 from app.domain.errors import AppError
 from app.domain.memory import DEFAULT_TENANT
+from app.domain.snapshot import render_markdown
 from app.runtime import Runtime
 from app.services.learning import LearningService, StrategyAttempt, strategy_hint
+from app.services.lifecycle import LifecycleService
 from app.services.memories import MemoryService
 from app.services.search import SearchService
+from app.services.sessions import SessionService, prune_quietly
+from app.services.stats import StatsService
 
 INSTRUCTIONS = (
     "agent-memory: long-term memory for coding agents. Search before planning "
@@ -235,5 +249,66 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
             attempt_number=attempt_number,
             full_context_tokens=full_context_tokens,
         )
+
+    @server.tool()
+    async def start_session(
+        source_repo: str | None = None, agent: str | None = None, task: str | None = None
+    ) -> dict[str, Any]:
+        """Start a work session: runs pruning, answers with the capture settings.
+        Load get_snapshot next for the context to start from."""
+        runtime = get_runtime()
+        report = await prune_quietly(
+            runtime.database, runtime.settings, runtime.telemetry, source_repo
+        )
+        async with work() as (runtime, uow):
+            service = SessionService(uow, runtime.settings)
+            session = await service.start(source_repo, agent, task)
+        return SessionStartOut(
+            session_id=session.id,
+            session=render_session(session),
+            pruning=render_prune(report) if report else None,
+            capture=CaptureSettings(**service.capture_settings()),
+        ).model_dump(mode="json")
+
+    @server.tool()
+    async def end_session(
+        session_id: str,
+        status: str,
+        summary: str | None = None,
+        key_changes: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """End a session as completed or failed, with a summary and up to 3 key changes
+        ({file, action, description}) that the next snapshot will show."""
+        async with work() as (runtime, uow):
+            body = SessionEndIn.model_validate(
+                {"status": status, "summary": summary, "key_changes": key_changes or []}
+            )
+            changes = [c.model_dump(exclude_none=True) for c in body.key_changes]
+            ended = await SessionService(uow, runtime.settings).end(
+                UUID(session_id), body.status, body.summary, changes
+            )
+        return render_session(ended).model_dump(mode="json")
+
+    @server.tool()
+    async def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> str:
+        """The recency-graded context to load at the start of work, as markdown."""
+        async with work() as (runtime, uow):
+            built = await SessionService(uow, runtime.settings).snapshot(source_repo, max_chars)
+        return render_markdown(built)
+
+    @server.tool()
+    async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """Archive what nobody uses (Ebbinghaus forgetting curve). Never deletes."""
+        async with work() as (runtime, uow):
+            report = await LifecycleService(uow, runtime.settings, runtime.telemetry).prune(
+                source_repo, dry_run
+            )
+        return render_prune(report).model_dump(mode="json")
+
+    @server.tool()
+    async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
+        """Counts, health signals, the most used memories per type, and the next prune."""
+        async with work() as (runtime, uow):
+            return await StatsService(uow, runtime.settings).stats(source_repo)
 
     return server

@@ -273,13 +273,21 @@ top AS (
     ORDER BY score DESC, s.id
     LIMIT 2 * {limit}
 ),
-ranked AS (
+checked AS (
     -- A row edited behind the API's back no longer matches its hash: never serve it.
     -- Checked here, on the few rows that could be returned, not on every candidate.
-    SELECT t.* FROM top t JOIN memories m ON m.tenant_id = $1 AND m.id = t.id
-    WHERE m.content_hash = memory_content_hash(m.content)
-    ORDER BY t.score DESC, t.id
-    LIMIT {limit}
+    SELECT t.*, m.content_hash = memory_content_hash(m.content) AS intact
+    FROM top t JOIN memories m ON m.tenant_id = $1 AND m.id = t.id
+),
+ranked AS (
+    SELECT * FROM checked WHERE intact ORDER BY score DESC, id LIMIT {limit}
+),
+quarantined AS (
+    -- ... and mark it, so /stats counts it.
+    UPDATE memories m SET quarantined_at = now()
+    FROM checked c
+    WHERE NOT c.intact AND m.tenant_id = $1 AND m.id = c.id AND m.quarantined_at IS NULL
+    RETURNING m.id
 ),
 touched AS (
     UPDATE memories m

@@ -44,6 +44,12 @@ class Telemetry:
         self.embedded_texts = Counter(
             "agent_memory_embedded_texts", "Texts embedded", registry=self.registry
         )
+        self.prune_runs = Counter(
+            "agent_memory_prune_runs", "Pruning runs that took the lock", registry=self.registry
+        )
+        self.pruned_memories = Counter(
+            "agent_memory_pruned_memories", "Memories archived by pruning", registry=self.registry
+        )
         self.pool_size = Gauge(
             "agent_memory_db_pool_connections", "Open pool connections", registry=self.registry
         )
@@ -59,6 +65,10 @@ class Telemetry:
 
     def rejected(self) -> None:
         self.store_outcomes.labels("rejected").inc()
+
+    def pruned(self, archived: int) -> None:
+        self.prune_runs.inc()
+        self.pruned_memories.inc(archived)
 
     def searched(self, results: int) -> None:
         self.search_results.observe(results)

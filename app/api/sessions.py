@@ -1,0 +1,74 @@
+"""/sessions and /snapshot: what an agent is handed when it starts work."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import PlainTextResponse
+
+from app.api.deps import RuntimeDep, UowDep
+from app.api.lifecycle import render_prune
+from app.api.schemas import CaptureSettings, SessionEndIn, SessionIn, SessionOut, SessionStartOut
+from app.domain.snapshot import render_json, render_markdown
+from app.repository.sessions import Session
+from app.services.sessions import SessionService, prune_quietly
+
+router = APIRouter(tags=["sessions"])
+
+
+def get_sessions(runtime: RuntimeDep, uow: UowDep) -> SessionService:
+    return SessionService(uow, runtime.settings)
+
+
+SessionsDep = Annotated[SessionService, Depends(get_sessions, scope="function")]
+
+
+def render_session(session: Session) -> SessionOut:
+    return SessionOut(
+        id=session.id,
+        source_repo=session.source_repo,
+        agent=session.agent,
+        task=session.task,
+        status=session.status,
+        summary=session.summary,
+        key_changes=session.key_changes,
+        started_at=session.started_at,
+        ended_at=session.ended_at,
+    )
+
+
+@router.post("/sessions", response_model=SessionStartOut, status_code=201)
+async def start_session(
+    body: SessionIn, service: SessionsDep, runtime: RuntimeDep
+) -> SessionStartOut:
+    report = await prune_quietly(
+        runtime.database, runtime.settings, runtime.telemetry, body.source_repo
+    )
+    session = await service.start(body.source_repo, body.agent, body.task)
+    return SessionStartOut(
+        session_id=session.id,
+        session=render_session(session),
+        pruning=render_prune(report) if report else None,
+        capture=CaptureSettings(**service.capture_settings()),
+    )
+
+
+@router.post("/sessions/{session_id}/end", response_model=SessionOut)
+async def end_session(session_id: UUID, body: SessionEndIn, service: SessionsDep) -> SessionOut:
+    changes = [c.model_dump(exclude_none=True) for c in body.key_changes]
+    return render_session(await service.end(session_id, body.status, body.summary, changes))
+
+
+@router.get("/snapshot", response_model=None)
+async def snapshot(
+    service: SessionsDep,
+    source_repo: str | None = None,
+    format: Literal["markdown", "json"] = "markdown",
+    max_chars: Annotated[int | None, Query(ge=100, le=200_000)] = None,
+) -> PlainTextResponse | dict[str, Any]:
+    built = await service.snapshot(source_repo, max_chars)
+    if format == "json":
+        return render_json(built)
+    return PlainTextResponse(render_markdown(built), media_type="text/markdown; charset=utf-8")

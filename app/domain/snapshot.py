@@ -1,0 +1,170 @@
+"""The session-start snapshot: what an agent should know, graded by recency.
+
+- the 3 most recent completed sessions in full, with up to 3 key changes each;
+- sessions 4 to 10 as their summary cut to 80 characters;
+- decisions of the last 7 days in full (at most 5, reasoning cut to 100 characters),
+  then "(+ N older decisions)";
+- pinned guardrails always: "NEVER: ... -- DO: ..." where the memory carries both;
+- learnings and error patterns of the last 7 days (at most 5 each), then a count of older ones.
+
+`max_chars` drops whole lines, least recent first (counts of older items, then earlier
+sessions, then the oldest memories, then the recent sessions' key changes and the sessions
+themselves); guardrails are never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+FULL_SESSIONS = 3
+MAX_SESSIONS = 10
+KEY_CHANGES = 3
+SUMMARY_CHARS = 80
+REASONING_CHARS = 100
+PER_KIND = 5
+RECENT_DAYS = 7
+
+NEVER_DROPPED = (99, "")
+
+
+def cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+@dataclass(slots=True)
+class Line:
+    section: str
+    text: str
+    item: dict[str, Any] | None
+    drop_order: tuple[int, str]  # smaller is dropped first
+    older: int = 0  # for "(+ N older ...)" lines
+
+
+@dataclass(slots=True)
+class Snapshot:
+    source_repo: str | None
+    lines: list[Line] = field(default_factory=list)
+
+    def add(
+        self,
+        section: str,
+        text: str,
+        item: dict[str, Any] | None,
+        order: tuple[int, str],
+        older: int = 0,
+    ) -> None:
+        self.lines.append(Line(section, text, item, order, older))
+
+
+SECTION_TITLES = {
+    "guardrails": "Guardrails (always apply)",
+    "recent_sessions": "Recent sessions",
+    "earlier_sessions": "Earlier sessions",
+    "decisions": f"Decisions (last {RECENT_DAYS} days)",
+    "learnings": f"Learnings (last {RECENT_DAYS} days)",
+    "error_patterns": f"Error patterns (last {RECENT_DAYS} days)",
+}
+KIND_SECTION = {"decision": "decisions", "learning": "learnings", "error_pattern": "error_patterns"}
+OLDER_LABEL = {
+    "decisions": "decisions",
+    "learnings": "learnings",
+    "error_patterns": "error patterns",
+}
+
+
+def guardrail_text(memory: Mapping[str, Any]) -> str:
+    metadata = memory.get("metadata") or {}
+    do = metadata.get("do") or metadata.get("instead")
+    content = " ".join(str(memory["content"]).split())
+    if memory.get("memory_type") == "anti_pattern" or memory.get("category") == "anti-patterns":
+        return f"NEVER: {content} -- DO: {do}" if do else f"NEVER: {content}"
+    return f"MUST: {content} -- DO: {do}" if do else f"MUST: {content}"
+
+
+def build_snapshot(
+    source_repo: str | None,
+    sessions: Sequence[Mapping[str, Any]],
+    guardrails: Sequence[Mapping[str, Any]],
+    recent: Sequence[Mapping[str, Any]],
+    older: Mapping[str, int],
+) -> Snapshot:
+    snap = Snapshot(source_repo)
+    for memory in guardrails:
+        snap.add("guardrails", f"- {guardrail_text(memory)}", dict(memory), NEVER_DROPPED)
+
+    for index, session in enumerate(sessions[:MAX_SESSIONS]):
+        ended = str(session.get("ended_at") or "")
+        what = " · ".join(str(p) for p in (session.get("agent"), session.get("task")) if p)
+        summary = " ".join(str(session.get("summary") or "").split())
+        if index < FULL_SESSIONS:
+            head = f"- {ended[:10]} {what}: {summary}" if what else f"- {ended[:10]}: {summary}"
+            snap.add("recent_sessions", head, dict(session), (4, ended))
+            for change in list(session.get("key_changes") or [])[:KEY_CHANGES]:
+                action = f" ({change['action']})" if change.get("action") else ""
+                text = f"  - {change.get('file', '?')}{action}: {change.get('description', '')}"
+                snap.add("recent_sessions", text.rstrip(": "), None, (3, ended))
+        else:
+            text = f"- {ended[:10]}: {cut(summary, SUMMARY_CHARS)}"
+            snap.add("earlier_sessions", text, dict(session), (1, ended))
+
+    for memory in recent:
+        section = KIND_SECTION[memory["kind"]]
+        content = " ".join(str(memory["content"]).split())
+        created = str(memory.get("created_at") or "")
+        if section == "decisions":
+            reasoning = (memory.get("metadata") or {}).get("reasoning")
+            text = f"- {content}" + (
+                f" (why: {cut(str(reasoning), REASONING_CHARS)})" if reasoning else ""
+            )
+        else:
+            label = memory.get("category") or memory.get("memory_type")
+            text = f"- [{label}] {content}" if section == "learnings" else f"- {content}"
+        snap.add(section, text, dict(memory), (2, created))
+
+    for kind, section in KIND_SECTION.items():
+        if older.get(kind):
+            text = f"(+ {older[kind]} older {OLDER_LABEL[section]})"
+            snap.add(section, text, None, (0, ""), older=older[kind])
+    return snap
+
+
+def trim(snapshot: Snapshot, max_chars: int | None) -> Snapshot:
+    """Drop whole lines, least recent first, until the markdown fits."""
+    if max_chars is None:
+        return snapshot
+    kept = list(snapshot.lines)
+    candidates = sorted(
+        (line for line in kept if line.drop_order != NEVER_DROPPED),
+        key=lambda line: line.drop_order,
+    )
+    trimmed = Snapshot(snapshot.source_repo, kept)
+    for line in candidates:
+        if len(render_markdown(trimmed)) <= max_chars:
+            break
+        kept.remove(line)
+    return trimmed
+
+
+def render_markdown(snapshot: Snapshot) -> str:
+    out = [f"# Memory snapshot{f': {snapshot.source_repo}' if snapshot.source_repo else ''}"]
+    for section, title in SECTION_TITLES.items():
+        lines = [line.text for line in snapshot.lines if line.section == section]
+        if lines:
+            out += ["", f"## {title}", *lines]
+    return "\n".join(out) + "\n"
+
+
+def render_json(snapshot: Snapshot) -> dict[str, Any]:
+    body: dict[str, Any] = {"source_repo": snapshot.source_repo}
+    for section in SECTION_TITLES:
+        body[section] = [
+            line.item for line in snapshot.lines if line.section == section and line.item
+        ]
+    for section in KIND_SECTION.values():
+        body[f"older_{section}"] = sum(
+            line.older for line in snapshot.lines if line.section == section
+        )
+    return body

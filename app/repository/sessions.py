@@ -1,0 +1,139 @@
+"""Sessions, and the rows a session-start snapshot is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from app.db.session import UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: UUID
+    source_repo: str | None
+    agent: str | None
+    task: str | None
+    status: str
+    summary: str | None
+    key_changes: list[dict[str, Any]]
+    started_at: datetime
+    ended_at: datetime | None
+
+
+_SESSION_COLUMNS = (
+    "id, source_repo, agent, task, status, summary, key_changes, started_at, ended_at"
+)
+
+
+def _session(row: Any) -> Session:
+    return Session(**{key: row[key] for key in _SESSION_COLUMNS.split(", ")})
+
+
+# Everything the snapshot shows, in one round trip: each part as a JSON array.
+_SNAPSHOT = """
+WITH scope AS (
+    SELECT m.id, m.memory_type, m.category, m.name, m.content, m.metadata, m.pinned,
+           m.created_at
+    FROM memories m
+    WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+      AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
+),
+recent AS (
+    SELECT s.*, row_number() OVER (PARTITION BY s.kind ORDER BY s.created_at DESC, s.id DESC)
+               AS nth
+    FROM (
+        SELECT scope.*, CASE WHEN memory_type = 'decision' THEN 'decision'
+                             WHEN memory_type = 'error_pattern' THEN 'error_pattern'
+                             ELSE 'learning' END AS kind
+        FROM scope
+        WHERE NOT pinned AND memory_type IN ('decision', 'error_pattern', 'learning', 'pattern',
+                                             'heuristic', 'anti_pattern')
+    ) s
+)
+SELECT
+    (SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ended_at DESC), '[]'::jsonb) FROM (
+        SELECT id, agent, task, summary, key_changes, ended_at FROM sessions
+        WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2) AND status = 'completed'
+        ORDER BY ended_at DESC LIMIT 10) x) AS sessions,
+    (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.created_at DESC), '[]'::jsonb) FROM (
+        SELECT id, memory_type, category, name, content, metadata, created_at FROM scope
+        WHERE pinned AND memory_type <> 'decision') g) AS guardrails,
+    (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.kind, r.nth), '[]'::jsonb) FROM (
+        SELECT kind, nth, id, memory_type, category, name, content, metadata, created_at
+        FROM recent WHERE nth <= $4 AND created_at >= now() - make_interval(days => $3)) r)
+        AS recent,
+    (SELECT coalesce(jsonb_object_agg(kind, n), '{}'::jsonb) FROM (
+        SELECT kind, count(*) AS n FROM recent
+        WHERE nth > $4 OR created_at < now() - make_interval(days => $3)
+        GROUP BY kind) o) AS older
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRows:
+    sessions: list[dict[str, Any]]
+    guardrails: list[dict[str, Any]]
+    recent: list[dict[str, Any]]
+    older: dict[str, int]
+
+
+class SessionRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def start(self, source_repo: str | None, agent: str | None, task: str | None) -> Session:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"INSERT INTO sessions (tenant_id, source_repo, agent, task) VALUES ($1, $2, $3, $4)"
+            f" RETURNING {_SESSION_COLUMNS}",
+            self._uow.tenant_id,
+            source_repo,
+            agent,
+            task,
+        )
+        return _session(row)
+
+    async def get(self, session_id: UUID) -> Session | None:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2",
+            self._uow.tenant_id,
+            session_id,
+        )
+        return _session(row) if row else None
+
+    async def end(
+        self, session_id: UUID, status: str, summary: str | None, key_changes: list[dict[str, Any]]
+    ) -> Session | None:
+        """Ends an active session; None when it is unknown or already ended."""
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"""
+            UPDATE sessions SET status = $3, summary = $4, key_changes = $5, ended_at = now()
+            WHERE tenant_id = $1 AND id = $2 AND status = 'active'
+            RETURNING {_SESSION_COLUMNS}
+            """,
+            self._uow.tenant_id,
+            session_id,
+            status,
+            summary,
+            key_changes,
+        )
+        return _session(row) if row else None
+
+    async def snapshot_rows(
+        self, source_repo: str | None, recent_days: int, per_kind: int
+    ) -> SnapshotRows:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            _SNAPSHOT, self._uow.tenant_id, source_repo, recent_days, per_kind
+        )
+        return SnapshotRows(
+            sessions=row["sessions"],
+            guardrails=row["guardrails"],
+            recent=row["recent"],
+            older={k: int(v) for k, v in row["older"].items()},
+        )

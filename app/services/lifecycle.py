@@ -1,0 +1,108 @@
+"""The life of a memory: forgetting (prune), restore, supersede, edit."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from app.config import Settings
+from app.db.session import UnitOfWork
+from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.repository.lifecycle import LifecycleRepository, PruneRules
+from app.repository.memories import MemoryRepository
+from app.services.memories import MemoryService
+from app.services.telemetry import Telemetry
+
+logger = logging.getLogger("agent_memory.prune")
+
+
+def prune_rules(settings: Settings) -> PruneRules:
+    return PruneRules(
+        settings.prune_unused_days, settings.prune_stale_days, settings.prune_stale_min_accesses
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    archived: dict[str, int]
+    total_archived: int
+    message: str
+    dry_run: bool = False
+    ids: list[UUID] = field(default_factory=list)
+    skipped: bool = False
+
+
+class LifecycleService:
+    def __init__(self, uow: UnitOfWork, settings: Settings, telemetry: Telemetry) -> None:
+        self._repo = LifecycleRepository(uow)
+        self._memories = MemoryRepository(uow)
+        self._settings = settings
+        self._telemetry = telemetry
+
+    async def prune(self, source_repo: str | None = None, dry_run: bool = False) -> PruneReport:
+        if not await self._repo.try_prune_lock():
+            return PruneReport(
+                {}, 0, "Pruning is already running elsewhere; skipped.", dry_run, skipped=True
+            )
+        candidates = await self._repo.prune(prune_rules(self._settings), source_repo, dry_run)
+        by_type = dict(Counter(c.memory_type for c in candidates))
+        total = len(candidates)
+        if total:
+            verb = "would be archived" if dry_run else "archived"
+            message = f"{total} item(s) {verb} based on Ebbinghaus forgetting curve."
+        else:
+            message = "Nothing to archive -- all items are fresh or recently accessed."
+        if not dry_run:
+            self._telemetry.pruned(total)
+        logger.info(
+            "prune",
+            extra={
+                "source_repo": source_repo,
+                "dry_run": dry_run,
+                "archived": by_type,
+                "total": total,
+            },
+        )
+        ids = [c.id for c in candidates] if dry_run else []
+        return PruneReport(by_type, total, message, dry_run, ids)
+
+    async def restore(self, memory_id: UUID) -> Memory:
+        memory = await self._repo.restore(memory_id)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        return memory
+
+    async def supersede(
+        self, memory_id: UUID, replacement: NewMemory, store: MemoryService
+    ) -> tuple[Memory, StoreOutcome]:
+        """Store the replacement and point the old memory at it, in the caller's transaction:
+        either both happen or neither does."""
+        old = await self._memories.get(memory_id)
+        if old is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        if old.superseded_by is not None:
+            raise ConflictError(f"memory {memory_id} is already superseded by {old.superseded_by}")
+        if replacement.source_repo is None and old.source_repo is not None:
+            replacement = dataclasses.replace(replacement, source_repo=old.source_repo)
+        outcome = await store.store(replacement)
+        if outcome.memory.id == memory_id:
+            raise InvalidInputError(
+                "the replacement has the same content as the memory it supersedes",
+                field="content",
+            )
+        if not await self._repo.mark_superseded(memory_id, outcome.memory.id):
+            raise ConflictError(f"memory {memory_id} was superseded concurrently")
+        updated = await self._memories.get(memory_id)
+        assert updated is not None
+        return updated, outcome
+
+    async def edit(self, memory_id: UUID, fields: dict[str, Any]) -> Memory:
+        memory = await self._repo.update_fields(memory_id, fields)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        return memory

@@ -1,0 +1,260 @@
+"""Forgetting (prune), restore, supersede, edit, stats and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import asyncpg
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+
+async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
+    response = await api.post("/memories", json={"content": content, **fields})
+    assert response.status_code == 201, response.text
+    memory: dict[str, Any] = response.json()["memory"]
+    return memory
+
+
+async def age(db: asyncpg.Connection, memory: dict[str, Any], days: int, accesses: int = 0) -> None:
+    """Ages are written, never waited for."""
+    await db.execute(
+        "UPDATE memories SET created_at = now() - make_interval(days => $2), access_count = $3"
+        " WHERE id = $1",
+        uuid.UUID(memory["id"]),
+        days,
+        accesses,
+    )
+
+
+async def archived_contents(db: asyncpg.Connection) -> set[str]:
+    rows = await db.fetch("SELECT content FROM memories WHERE archived_at IS NOT NULL")
+    return {r["content"] for r in rows}
+
+
+async def test_each_pruning_rule_and_exemption(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    cases = {
+        "unused for 91 days": (91, 0, {}),
+        "unused for 89 days": (89, 0, {}),
+        "used once, 100 days": (100, 1, {}),
+        "used twice in 366 days": (366, 2, {}),
+        "used three times in 366 days": (366, 3, {}),
+        "pinned and unused for a year": (400, 0, {"pinned": True}),
+        "decision unused for 120 days": (120, 0, {"memory_type": "decision"}),
+    }
+    memories = {}
+    for content, (days, accesses, fields) in cases.items():
+        memories[content] = await store(api, content, **fields)
+        await age(db, memories[content], days, accesses)
+    superseded = await store(api, "superseded and unused for 200 days")
+    await age(db, superseded, 200)
+    await db.execute(
+        "UPDATE memories SET superseded_by = $2 WHERE id = $1",
+        uuid.UUID(superseded["id"]),
+        uuid.UUID(memories["unused for 89 days"]["id"]),
+    )
+    already = await store(api, "archived long ago")
+    await age(db, already, 500)
+    await db.execute(
+        "UPDATE memories SET archived_at = now() - interval '1 day' WHERE id = $1",
+        uuid.UUID(already["id"]),
+    )
+
+    response = await api.post("/prune")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["archived"] == {"general": 2, "decision": 1}
+    assert body["total_archived"] == 3
+    assert body["message"] == "3 item(s) archived based on Ebbinghaus forgetting curve."
+    assert await archived_contents(db) == {
+        "unused for 91 days",
+        "used twice in 366 days",
+        "decision unused for 120 days",
+        "archived long ago",
+    }
+    again = (await api.post("/prune")).json()
+    assert again["total_archived"] == 0
+    assert again["message"] == "Nothing to archive -- all items are fresh or recently accessed."
+
+
+async def test_dry_run_lists_ids_and_changes_nothing(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    old = await store(api, "forgotten note", source_repo="a")
+    other = await store(api, "forgotten elsewhere", source_repo="b")
+    await age(db, old, 200)
+    await age(db, other, 200)
+    dry = (await api.post("/prune", json={"dry_run": True, "source_repo": "a"})).json()
+    assert dry["dry_run"] is True
+    assert dry["would_archive_ids"] == [old["id"]]
+    assert dry["message"] == "1 item(s) would be archived based on Ebbinghaus forgetting curve."
+    assert await archived_contents(db) == set()
+    scoped = (await api.post("/prune", json={"source_repo": "a"})).json()
+    assert scoped["total_archived"] == 1
+    assert await archived_contents(db) == {"forgotten note"}
+
+
+async def test_prune_lock_is_exclusive(
+    api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
+) -> None:
+    for i in range(20):
+        await age(db, await store(api, f"stale memory {i}"), 120)
+    holder = await asyncpg.connect(database_url)
+    try:
+        async with holder.transaction():
+            await holder.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('agent-memory:prune:' || 'default', 0))"
+            )
+            blocked = (await api.post("/prune")).json()
+            assert blocked["total_archived"] == 0
+            assert "already running" in blocked["message"]
+            assert await archived_contents(db) == set()
+    finally:
+        await holder.close()
+    results = await asyncio.gather(*(api.post("/prune") for _ in range(4)))
+    assert sum(r.json()["total_archived"] for r in results) == 20
+    assert len(await archived_contents(db)) == 20
+
+
+async def test_restore_brings_an_archived_memory_back(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    memory = await store(api, "restorable")
+    await age(db, memory, 100)
+    await api.post("/prune")
+    assert (await api.get(f"/memories/{memory['id']}")).json()["archived_at"] is not None
+    restored = await api.post(f"/memories/{memory['id']}/restore")
+    assert restored.status_code == 200
+    assert restored.json()["archived_at"] is None
+    assert (await api.post(f"/memories/{uuid.uuid4()}/restore")).status_code == 404
+
+
+async def test_supersede_is_atomic_and_hides_the_old_memory(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    old = await store(api, "Deploys run on Jenkins", source_repo="acme/api", memory_type="decision")
+    response = await api.post(
+        f"/memories/{old['id']}/supersede",
+        json={"content": "Deploys run on GitHub Actions", "memory_type": "decision"},
+    )
+    assert response.status_code == 201
+    body = response.json()
+    new = body["replacement"]["memory"]
+    assert body["superseded"]["superseded_by"] == new["id"]
+    assert new["source_repo"] == "acme/api"  # inherited
+
+    results = (
+        await api.get("/search", params={"q": "deploys run on", "track_access": False})
+    ).json()
+    assert [r["memory"]["id"] for r in results["results"]] == [new["id"]]
+    listed = (await api.get("/memories")).json()["memories"]
+    assert [m["id"] for m in listed] == [new["id"]]
+    assert (await api.get(f"/memories/{old['id']}")).status_code == 200
+
+    # Superseding again: 409, and the would-be replacement is not left behind.
+    twice = await api.post(
+        f"/memories/{old['id']}/supersede", json={"content": "Deploys run on Buildkite"}
+    )
+    assert twice.status_code == 409
+    missing = await api.post(f"/memories/{uuid.uuid4()}/supersede", json={"content": "orphan"})
+    assert missing.status_code == 404
+    contents = {r["content"] for r in await db.fetch("SELECT content FROM memories")}
+    assert contents == {"Deploys run on Jenkins", "Deploys run on GitHub Actions"}
+
+
+async def test_patch_edits_metadata_fields_but_never_content(api: httpx.AsyncClient) -> None:
+    memory = await store(api, "Editable memory", tags=["a"], category="x")
+    response = await api.patch(
+        f"/memories/{memory['id']}",
+        json={
+            "tags": ["b", "c"],
+            "pinned": True,
+            "confidence": "high",
+            "category": None,
+            "metadata": {"k": 1},
+        },
+    )
+    assert response.status_code == 200
+    edited = response.json()
+    assert (edited["tags"], edited["pinned"], edited["confidence"]) == (["b", "c"], True, "high")
+    assert edited["category"] is None and edited["metadata"] == {"k": 1}
+    assert edited["content"] == "Editable memory"
+    content = await api.patch(f"/memories/{memory['id']}", json={"content": "changed"})
+    assert content.status_code == 422
+    assert "supersede" in content.json()["errors"][0]["message"]
+    assert (await api.patch(f"/memories/{uuid.uuid4()}", json={"pinned": True})).status_code == 404
+
+
+async def test_stats_against_a_known_fixture(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    a = await store(
+        api, "decision one", memory_type="decision", trust_level="user", source_repo="r"
+    )
+    b = await store(api, "decision two", memory_type="decision", confidence="high", source_repo="r")
+    c = await store(
+        api, "an error pattern", memory_type="error_pattern", pinned=True, source_repo="r"
+    )
+    d = await store(api, "archived learning", memory_type="learning", source_repo="r")
+    await store(api, "other repo", source_repo="elsewhere")
+    await db.execute("UPDATE memories SET archived_at = now() WHERE id = $1", uuid.UUID(d["id"]))
+    await db.execute(
+        "UPDATE memories SET access_count = 5, last_accessed_at = now() WHERE id = $1",
+        uuid.UUID(b["id"]),
+    )
+    await db.execute(
+        "UPDATE memories SET access_count = 2, last_accessed_at = now() WHERE id = $1",
+        uuid.UUID(a["id"]),
+    )
+    await db.execute("UPDATE memories SET embedding = NULL WHERE id = $1", uuid.UUID(c["id"]))
+    stale = await store(api, "stale general", source_repo="r")
+    await age(db, stale, 100)
+
+    stats = (await api.get("/stats", params={"source_repo": "r"})).json()
+    assert stats["total"] == 5
+    assert stats["by_memory_type"] == {
+        "decision": 2,
+        "error_pattern": 1,
+        "learning": 1,
+        "general": 1,
+    }
+    assert stats["by_trust_level"] == {"user": 1, "agent": 4}
+    assert stats["by_confidence"] == {"medium": 4, "high": 1}
+    assert (stats["active"], stats["archived"], stats["superseded"], stats["pinned"]) == (
+        4,
+        1,
+        0,
+        1,
+    )
+    assert stats["health"]["missing_embedding"] == 1
+    assert stats["health"]["missing_search_vector"] == 0
+    assert stats["health"]["integrity_failures"] == 0
+    assert stats["health"]["hint"]
+    assert [m["id"] for m in stats["top_accessed"]["decision"]] == [b["id"], a["id"]]
+    assert stats["top_accessed"]["decision"][0]["access_count"] == 5
+    assert stats["next_prune"]["would_archive"] == 1
+
+
+async def test_metrics_are_prometheus_text(api: httpx.AsyncClient) -> None:
+    await store(api, "counted memory")
+    await api.get("/search", params={"q": "counted"})
+    await api.post("/prune")
+    text = (await api.get("/metrics")).text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    for name in (
+        "agent_memory_http_requests",
+        "agent_memory_http_request_duration_seconds",
+        "agent_memory_store_outcomes",
+        "agent_memory_search_results",
+        "agent_memory_prune_runs",
+        "agent_memory_pruned_memories",
+        "agent_memory_embedding_duration_seconds",
+        "agent_memory_db_pool_connections",
+    ):
+        assert name in families, name
+    routes = {s.labels.get("route") for s in families["agent_memory_http_requests"].samples}
+    assert {"/memories", "/search", "/prune"} <= routes
