@@ -107,7 +107,8 @@ async def test_prune_lock_is_exclusive(
     try:
         async with holder.transaction():
             await holder.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended('agent-memory:prune:' || 'default', 0))"
+                "SELECT pg_advisory_xact_lock("
+                "hashtextextended('agent-memory:prune:' || 'default', 0))"
             )
             blocked = (await api.post("/prune")).json()
             assert blocked["total_archived"] == 0

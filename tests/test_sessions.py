@@ -141,21 +141,21 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
     assert "- NEVER: Never force-push to main -- DO: open a pull request" in lines
     assert "- MUST: Run the linter before committing" in lines
     # 3 most recent sessions in full, newest first, 3 key changes each.
-    recent = [l for l in lines if l.startswith("- ") and "agent · task" in l]
-    assert [l.split("task ")[1].split(":")[0] for l in recent] == ["11", "10", "9"]
-    assert sum(1 for l in lines if l.startswith("  - f11_")) == 3
+    recent = [line for line in lines if line.startswith("- ") and "agent · task" in line]
+    assert [line.split("task ")[1].split(":")[0] for line in recent] == ["11", "10", "9"]
+    assert sum(1 for line in lines if line.startswith("  - f11_")) == 3
     assert "  - f11_3.py (edit): change 3" not in lines
     # Sessions 4..10 as summaries cut to 80 characters.
     earlier = lines[lines.index("## Earlier sessions") + 1 : lines.index("## Earlier sessions") + 8]
-    assert len(earlier) == 7 and all(l.endswith("...") for l in earlier)
-    assert all(len(l.split(": ", 1)[1]) == 80 for l in earlier)
-    assert not any("session 1 summary" in l or "session 0 summary" in l for l in lines)
+    assert len(earlier) == 7 and all(line.endswith("...") for line in earlier)
+    assert all(len(line.split(": ", 1)[1]) == 80 for line in earlier)
+    assert not any("session 1 summary" in line or "session 0 summary" in line for line in lines)
     # Decisions: the 5 newest of the last 7 days, reasoning cut to 100, then the rest counted.
-    decisions = [l for l in lines if l.startswith("- decision ")]
-    assert [l.split(" (why")[0] for l in decisions] == [f"- decision {i}" for i in range(5)]
-    assert all(len(l.split("(why: ")[1].rstrip(")")) == 100 for l in decisions)
+    decisions = [line for line in lines if line.startswith("- decision ")]
+    assert [line.split(" (why")[0] for line in decisions] == [f"- decision {i}" for i in range(5)]
+    assert all(len(line.split("(why: ")[1].rstrip(")")) == 100 for line in decisions)
     assert "(+ 3 older decisions)" in lines
-    assert sum(1 for l in lines if l.startswith("- [learning] learning")) == 5
+    assert sum(1 for line in lines if line.startswith("- [learning] learning")) == 5
     assert "(+ 1 older learnings)" in lines
     assert "- error pattern recent" in lines and "(+ 1 older error patterns)" in lines
     assert "archived decision" not in text
