@@ -1,9 +1,10 @@
-"""The `agent-memory` command: serve, migrate."""
+"""The `agent-memory` command: serve, migrate, mcp (stdio), remember."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -63,6 +64,54 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio, for clients that spawn the server as a process."""
+    import asyncio
+
+    from app.db.migrations import upgrade_head
+    from app.main import background_pruning, open_runtime, resolve_database_url
+    from app.mcp.server import build_mcp_server
+
+    settings = _settings(args)
+    url, embedded = resolve_database_url(settings)
+    try:
+        if embedded is not None:
+            upgrade_head(url)
+
+        async def serve() -> None:
+            async with open_runtime(settings, database_url=url) as runtime:
+                server = build_mcp_server(lambda: runtime)
+                async with background_pruning(runtime):
+                    await server.run_stdio_async()
+
+        asyncio.run(serve())
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    """Record a learning in a running server."""
+    import httpx
+
+    body = {"text": args.text}
+    for field in ("source_repo", "category", "name", "reasoning", "confidence"):
+        if getattr(args, field):
+            body[field] = getattr(args, field)
+    try:
+        response = httpx.post(f"{args.url.rstrip('/')}/remember", json=body, timeout=30)
+    except httpx.HTTPError as exc:
+        print(f"agent-memory is not reachable at {args.url}: {exc}", file=sys.stderr)
+        return 2
+    payload = response.json()
+    if response.is_success:
+        print(payload["message"])
+        return 0
+    print(payload.get("detail", response.text), file=sys.stderr)
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,12 +130,31 @@ def build_parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="alembic upgrade head")
     migrate.add_argument("--data-dir", help="where the embedded database lives")
     migrate.set_defaults(func=cmd_migrate)
+
+    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
+    mcp.add_argument("--data-dir", help="where the embedded database lives")
+    mcp.set_defaults(func=cmd_mcp)
+
+    remember = sub.add_parser("remember", help="record a learning in a running server")
+    remember.add_argument("text", help="the learning, at least 20 characters")
+    remember.add_argument("--source-repo", dest="source_repo")
+    remember.add_argument("--category")
+    remember.add_argument("--name")
+    remember.add_argument("--reasoning")
+    remember.add_argument("--confidence", choices=["high", "medium", "low"])
+    remember.add_argument(
+        "--url",
+        default=os.environ.get("AGENT_MEMORY_URL", "http://127.0.0.1:8080"),
+        help="the server (default AGENT_MEMORY_URL or http://127.0.0.1:8080)",
+    )
+    remember.set_defaults(func=cmd_remember)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(Settings().log_level)
+    if args.command != "remember":  # a client command prints its answer, nothing else
+        configure_logging(Settings().log_level)
     result: int = args.func(args)
     return result
 

@@ -65,20 +65,17 @@ def resolve_database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | No
     return embedded.start(), embedded
 
 
-def create_app(
-    settings: Settings | None = None,
-    *,
-    embedder: Embedder | None = None,
-    database_url: str | None = None,
-) -> FastAPI:
-    settings = settings or get_settings()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        embedded = None
-        url = database_url
-        if url is None:
-            url, embedded = resolve_database_url(settings)
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings, embedder: Embedder | None = None, database_url: str | None = None
+) -> AsyncIterator[Runtime]:
+    """Database (embedded unless configured), pool, embedder, schema check: what a running
+    service holds, whether it speaks HTTP or MCP over stdio."""
+    embedded = None
+    url = database_url
+    if url is None:
+        url, embedded = resolve_database_url(settings)
+    try:
         pool = await create_pool(
             url,
             settings.db_pool_min,
@@ -91,25 +88,45 @@ def create_app(
         try:
             head = head_revision()
             await check_schema(database, the_embedder, head)
-            app.state.runtime = Runtime(settings, database, the_embedder, Telemetry(), head)
-            logger.info("agent-memory ready", extra={"embedder": the_embedder.name})
-            pruner = None
-            if settings.prune_interval_s > 0:
-                pruner = asyncio.create_task(prune_periodically(app.state.runtime))
-            try:
-                async with mcp_server.session_manager.run():
-                    yield
-            finally:
-                if pruner is not None:
-                    pruner.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await pruner
+            yield Runtime(settings, database, the_embedder, Telemetry(), head)
         finally:
             await database.close()
             if embedder is None:
                 await the_embedder.aclose()
-            if embedded is not None:
-                embedded.stop()
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+@asynccontextmanager
+async def background_pruning(runtime: Runtime) -> AsyncIterator[None]:
+    pruner = None
+    if runtime.settings.prune_interval_s > 0:
+        pruner = asyncio.create_task(prune_periodically(runtime))
+    try:
+        yield
+    finally:
+        if pruner is not None:
+            pruner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pruner
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    database_url: str | None = None,
+) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with open_runtime(settings, embedder, database_url) as runtime:
+            app.state.runtime = runtime
+            logger.info("agent-memory ready", extra={"embedder": runtime.embedder.name})
+            async with background_pruning(runtime), mcp_server.session_manager.run():
+                yield
 
     app = FastAPI(
         title="agent-memory",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +14,9 @@ import asyncpg
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from mcp import Client
+from mcp import Client, StdioServerParameters
+
+from app.cli import main as cli_main
 
 TOOLS = {
     "store_memory",
@@ -21,11 +25,17 @@ TOOLS = {
     "learn_strategy",
     "get_strategy_hint",
     "retry_context",
+    "start_session",
+    "end_session",
+    "snapshot",
+    "run_pruning",
+    "get_access_stats",
 }
 
 
 @pytest.fixture
-async def mcp_url(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
+async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
+    """The test app on a real loopback port."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -36,10 +46,15 @@ async def mcp_url(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     while not server.started:
         assert not task.done(), "uvicorn did not start"
         await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}/mcp"
+    yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     await task
     await db.execute("TRUNCATE memories, sessions")
+
+
+@pytest.fixture
+def mcp_url(served: str) -> str:
+    return f"{served}/mcp"
 
 
 def payload(result: Any) -> dict[str, Any]:
@@ -104,3 +119,53 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
         short = await client.call_tool("remember", {"text": "too short"})
         assert short.is_error
         assert "Learning too short" in short.content[0].text
+
+
+async def test_lifecycle_tools(mcp_url: str) -> None:
+    async with Client(mcp_url) as client:
+        started = payload(await client.call_tool("start_session", {"source_repo": "r"}))
+        assert started["capture"]["capture_mode"] == "ask-first"
+        ended = payload(
+            await client.call_tool(
+                "end_session",
+                {"session_id": started["session_id"], "status": "completed", "summary": "done"},
+            )
+        )
+        assert ended["status"] == "completed"
+        snap = await client.call_tool("snapshot", {"source_repo": "r"})
+        assert "done" in snap.content[0].text
+        pruned = payload(await client.call_tool("run_pruning", {"dry_run": True}))
+        assert pruned["message"].startswith("Nothing to archive")
+        stats = payload(await client.call_tool("get_access_stats", {}))
+        assert stats["total"] == 0
+
+
+async def test_stdio_server_serves_the_same_tools(database_url: str) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp"],
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "LOG_LEVEL": "WARNING",
+            "PRUNE_INTERVAL_S": "0",
+        },
+    )
+    async with Client(params) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert tools >= TOOLS
+        hint = payload(
+            await client.call_tool("get_strategy_hint", {"task": "anything", "source_repo": "none"})
+        )
+        assert hint["hint"] == ""
+
+
+async def test_cli_remember_against_a_running_server(served: str, db: asyncpg.Connection) -> None:
+    text = "Avoid mocking the database in tests of SQL behaviour"
+    code = await asyncio.to_thread(cli_main, ["remember", text, "--url", served])
+    assert code == 0
+    assert await db.fetchval("SELECT category FROM memories WHERE content = $1", text) == (
+        "anti-patterns"
+    )
+    short = await asyncio.to_thread(cli_main, ["remember", "too short", "--url", served])
+    assert short == 1
