@@ -9,25 +9,17 @@ from app.repository.lifecycle import PruneRules
 
 _STATS = """
 WITH counts AS (
+    -- One hash aggregate over one scan; the service rolls the combinations up by type,
+    -- trust and confidence (at most a few dozen rows).
     SELECT m.memory_type, m.trust_level, m.confidence,
-           GROUPING(m.memory_type) AS by_type, GROUPING(m.trust_level) AS by_trust,
-           GROUPING(m.confidence) AS by_confidence,
            count(*) AS total,
            count(*) FILTER (WHERE m.archived_at IS NULL AND m.superseded_by IS NULL) AS active,
            count(*) FILTER (WHERE m.archived_at IS NOT NULL) AS archived,
            count(*) FILTER (WHERE m.superseded_by IS NOT NULL) AS superseded,
-           count(*) FILTER (WHERE m.pinned) AS pinned,
-           count(*) FILTER (WHERE m.embedding IS NULL) AS missing_embedding,
-           count(*) FILTER (WHERE m.search_vector IS NULL) AS missing_search_vector,
-           count(*) FILTER (WHERE m.quarantined_at IS NOT NULL) AS quarantined,
-           count(*) FILTER (
-               WHERE m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-                 AND (   (m.created_at < now() - make_interval(days => $3) AND m.access_count = 0)
-                      OR (m.created_at < now() - make_interval(days => $4)
-                          AND m.access_count < $5))) AS prunable
+           count(*) FILTER (WHERE m.pinned) AS pinned
     FROM memories m
     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
-    GROUP BY GROUPING SETS ((m.memory_type), (m.trust_level), (m.confidence), ())
+    GROUP BY m.memory_type, m.trust_level, m.confidence
 ),
 top_accessed AS (
     SELECT t.memory_type, t.id, t.name, t.content, t.access_count, t.last_accessed_at
@@ -44,6 +36,23 @@ top_accessed AS (
 )
 SELECT
     (SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) FROM counts c) AS counts,
+    -- Health signals and the next prune read their own partial indexes, not the table.
+    (SELECT jsonb_build_object(
+        'missing_embedding', count(*) FILTER (WHERE m.embedding IS NULL),
+        'missing_search_vector', count(*) FILTER (WHERE m.search_vector IS NULL))
+     FROM memories m
+     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+       AND (m.embedding IS NULL OR m.search_vector IS NULL)) AS incomplete,
+    (SELECT count(*) FROM memories m
+     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+       AND m.quarantined_at IS NOT NULL) AS quarantined,
+    (SELECT count(*) FROM memories m
+     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
+       AND m.created_at < now() - make_interval(days => least($3::int, $4::int))
+       AND (   (m.created_at < now() - make_interval(days => $3) AND m.access_count = 0)
+            OR (m.created_at < now() - make_interval(days => $4) AND m.access_count < $5)))
+        AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),
                      '[]'::jsonb) FROM top_accessed t) AS top_accessed
 """
@@ -63,4 +72,10 @@ class StatsRepository:
             rules.stale_days,
             rules.stale_min_accesses,
         )
-        return {"counts": row["counts"], "top_accessed": row["top_accessed"]}
+        return {
+            "counts": row["counts"],
+            "top_accessed": row["top_accessed"],
+            "incomplete": row["incomplete"],
+            "quarantined": row["quarantined"],
+            "prunable": row["prunable"],
+        }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from app.config import Settings
@@ -23,26 +24,27 @@ class StatsService:
 
     async def stats(self, source_repo: str | None) -> dict[str, Any]:
         raw = await self._repo.collect(source_repo, prune_rules(self._settings))
-        counts = raw["counts"]
-        total = next(
-            (c for c in counts if c["by_type"] and c["by_trust"] and c["by_confidence"]), None
-        )
-
-        def grouped(flag: str, key: str) -> dict[str, int]:
-            return {c[key]: c["total"] for c in counts if not c[flag] and c[key] is not None}
-
-        totals = total or {}
+        combos = raw["counts"]
+        totals: Counter[str] = Counter()
+        by_type: Counter[str] = Counter()
+        by_trust: Counter[str] = Counter()
+        by_confidence: Counter[str] = Counter()
+        for combo in combos:
+            by_type[combo["memory_type"]] += combo["total"]
+            by_trust[combo["trust_level"]] += combo["total"]
+            by_confidence[combo["confidence"]] += combo["total"]
+            totals.update({k: v for k, v in combo.items() if isinstance(v, int)})
         top: dict[str, list[dict[str, Any]]] = {}
         for row in raw["top_accessed"]:
             top.setdefault(row.pop("memory_type"), []).append(row)
-        missing_embedding = totals.get("missing_embedding", 0)
-        missing_search_vector = totals.get("missing_search_vector", 0)
+        missing_embedding = raw["incomplete"]["missing_embedding"]
+        missing_search_vector = raw["incomplete"]["missing_search_vector"]
         return {
             "source_repo": source_repo,
             "total": totals.get("total", 0),
-            "by_memory_type": grouped("by_type", "memory_type"),
-            "by_trust_level": grouped("by_trust", "trust_level"),
-            "by_confidence": grouped("by_confidence", "confidence"),
+            "by_memory_type": dict(by_type),
+            "by_trust_level": dict(by_trust),
+            "by_confidence": dict(by_confidence),
             "active": totals.get("active", 0),
             "archived": totals.get("archived", 0),
             "superseded": totals.get("superseded", 0),
@@ -50,12 +52,12 @@ class StatsService:
             "health": {
                 "missing_embedding": missing_embedding,
                 "missing_search_vector": missing_search_vector,
-                "integrity_failures": totals.get("quarantined", 0),
+                "integrity_failures": raw["quarantined"],
                 "hint": BACKFILL_HINT if missing_embedding or missing_search_vector else None,
             },
             "top_accessed": top,
             "next_prune": {
-                "would_archive": totals.get("prunable", 0),
+                "would_archive": raw["prunable"],
                 "rules": {
                     "unused_days": self._settings.prune_unused_days,
                     "stale_days": self._settings.prune_stale_days,
