@@ -70,7 +70,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     from app.db.migrations import upgrade_head
     from app.main import background_pruning, open_runtime, resolve_database_url
-    from app.mcp.server import build_mcp_server
+    from app.mcp.server import build_mcp_server, current_principal
 
     settings = _settings(args)
     url, embedded = resolve_database_url(settings)
@@ -80,6 +80,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         async def serve() -> None:
             async with open_runtime(settings, database_url=url) as runtime:
+                # The process acts for one key (AGENT_MEMORY_API_KEY), or open when none exist.
+                key = os.environ.get("AGENT_MEMORY_API_KEY") or None
+                current_principal.set(await runtime.authenticator.authenticate(key))
                 server = build_mcp_server(lambda: runtime)
                 async with background_pruning(runtime):
                     await server.run_stdio_async()

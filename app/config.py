@@ -24,6 +24,13 @@ class Settings(BaseSettings):
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=10, ge=1)
     db_command_timeout_s: float = Field(default=30.0, gt=0)
+    # The role queries run as (SET ROLE): neither owner nor superuser, so row-level
+    # security holds. Empty: connect directly as such a role instead.
+    db_app_role: str = "agent_memory_app"
+    # Requests per API key per minute (0: unlimited).
+    rate_limit_per_minute: int = Field(default=1200, ge=0)
+    # With no API keys the server runs open; only on loopback unless this is set.
+    allow_open_network: bool = False
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)

@@ -10,20 +10,27 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from starlette.requests import Request
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api import health, learning, lifecycle, memories, metrics, search, sessions
-from app.api.errors import install_error_handlers
+from app.api.deps import get_principal
+from app.api.errors import app_error_response, install_error_handlers
 from app.config import Settings, get_settings
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
 from app.db.pool import create_pool
 from app.db.session import Database
+from app.domain.errors import AppError
+from app.domain.memory import DEFAULT_TENANT
 from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
-from app.mcp.server import build_mcp_server
+from app.mcp.server import build_mcp_server, current_principal
+from app.repository.keys import KeyRepository
 from app.runtime import Runtime
+from app.services.auth import Authenticator, RateLimiter
 from app.services.sessions import prune_quietly
 from app.services.telemetry import Telemetry
 
@@ -55,7 +62,14 @@ async def prune_periodically(runtime: Runtime) -> None:
     """Forgetting on a timer; the advisory lock keeps several servers from overlapping."""
     while True:
         await asyncio.sleep(runtime.settings.prune_interval_s)
-        await prune_quietly(runtime.database, runtime.settings, runtime.telemetry, None)
+        try:
+            async with runtime.database.pool.acquire() as conn:
+                tenants = {DEFAULT_TENANT, *await KeyRepository(conn).tenants()}
+        except Exception:
+            logger.warning("scheduled pruning could not list tenants", exc_info=True)
+            continue
+        for tenant_id in sorted(tenants):
+            await prune_quietly(runtime, tenant_id, None)
 
 
 def resolve_database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
@@ -82,13 +96,15 @@ async def open_runtime(
             settings.db_pool_max,
             settings.db_command_timeout_s,
             settings.hnsw_ef_search,
+            settings.db_app_role or None,
         )
         database = Database(pool)
         the_embedder = embedder or build_embedder(settings)
         try:
             head = head_revision()
             await check_schema(database, the_embedder, head)
-            yield Runtime(settings, database, the_embedder, Telemetry(), head)
+            authenticator = Authenticator(database, RateLimiter(settings.rate_limit_per_minute))
+            yield Runtime(settings, database, the_embedder, Telemetry(), head, authenticator)
         finally:
             await database.close()
             if embedder is None:
@@ -110,6 +126,28 @@ async def background_pruning(runtime: Runtime) -> AsyncIterator[None]:
             pruner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pruner
+
+
+class AuthenticatedMcp:
+    """/mcp takes the same keys as REST: the tools run for the key's tenant and role.
+    (An ASGI class, so the router hands it the raw scope.)"""
+
+    def __init__(self, mcp_asgi: StreamableHTTPASGIApp) -> None:
+        self._mcp = mcp_asgi
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        try:
+            principal = await get_principal(request, request.app.state.runtime)
+        except AppError as exc:
+            response = await app_error_response(request, exc)
+            await response(scope, receive, send)
+            return
+        token = current_principal.set(principal)
+        try:
+            await self._mcp(scope, receive, send)
+        finally:
+            current_principal.reset(token)
 
 
 def create_app(
@@ -140,7 +178,8 @@ def create_app(
     mcp_server.streamable_http_app(
         streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.host
     )
-    app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(mcp_server.session_manager)))
+    mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
+    app.router.routes.append(Route("/mcp", AuthenticatedMcp(mcp_asgi)))
     app.add_middleware(metrics.MetricsMiddleware)
     for module in (health, memories, search, learning, lifecycle, sessions, metrics):
         app.include_router(module.router)

@@ -8,6 +8,7 @@ from app.config import Settings
 from app.db.session import Database
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder
+from app.services.auth import Authenticator
 from app.services.telemetry import Telemetry
 
 
@@ -18,6 +19,7 @@ class Runtime:
     embedder: Embedder
     telemetry: Telemetry
     schema_head: str
+    authenticator: Authenticator
 
     @property
     def limits(self) -> Limits:

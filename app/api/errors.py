@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.db.session import CONNECTION_ERRORS
-from app.domain.errors import AppError, ServiceUnavailableError
+from app.domain.errors import AppError
 from app.embeddings.base import EmbeddingError
 
 logger = logging.getLogger("agent_memory.errors")
@@ -52,11 +52,14 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     return problem(request, 422, "Unprocessable Content", f"invalid input: {fields}", errors=errors)
 
 
-async def _app_error(request: Request, exc: Exception) -> JSONResponse:
+async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     headers = None
-    if isinstance(exc, ServiceUnavailableError):
-        headers = {"Retry-After": str(exc.retry_after_s)}
+    retry_after = getattr(exc, "retry_after_s", None)
+    if retry_after is not None:
+        headers = {"Retry-After": str(retry_after)}
+    if exc.status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
     errors = [{"field": exc.field, "message": exc.detail}] if exc.field else None
     return problem(request, exc.status, exc.title, exc.detail, errors=errors, headers=headers)
 
@@ -95,7 +98,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
-    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(AppError, app_error_response)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(EmbeddingError, _embedding_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -6,7 +6,14 @@ from uuid import UUID
 
 from fastapi import APIRouter, Response, status
 
-from app.api.deps import LearningServiceDep, RuntimeDep, UowDep
+from app.api.deps import (
+    CanRead,
+    CanWrite,
+    LearningServiceDep,
+    PrincipalDep,
+    RuntimeDep,
+    UowDep,
+)
 from app.api.schemas import (
     FeedbackIn,
     HintOut,
@@ -25,7 +32,7 @@ from app.services.learning import FeedbackService, LearningService, StrategyAtte
 router = APIRouter(tags=["learning"])
 
 
-@router.post("/strategies/learn", response_model=StrategyLearnOut)
+@router.post("/strategies/learn", response_model=StrategyLearnOut, dependencies=[CanWrite])
 async def learn_strategy(
     body: StrategyLearnIn, service: LearningServiceDep, response: Response
 ) -> StrategyLearnOut:
@@ -49,16 +56,16 @@ async def learn_strategy(
     return StrategyLearnOut(status=result.status, reason=result.reason, memory=memory)
 
 
-@router.get("/strategies/hint", response_model=HintOut)
-async def get_strategy_hint(task: str, source_repo: str, runtime: RuntimeDep) -> HintOut:
-    hint = await strategy_hint(
-        runtime.database, runtime.embedder, runtime.settings, runtime.telemetry, task, source_repo
-    )
+@router.get("/strategies/hint", response_model=HintOut, dependencies=[CanRead])
+async def get_strategy_hint(
+    task: str, source_repo: str, runtime: RuntimeDep, principal: PrincipalDep
+) -> HintOut:
+    hint = await strategy_hint(runtime, principal.tenant_id, task, source_repo)
     strategy = MemoryOut.of(hint.strategy) if hint.strategy else None
     return HintOut(hint=hint.hint, similarity=hint.similarity, strategy=strategy)
 
 
-@router.post("/memories/{memory_id}/feedback", response_model=MemoryOut)
+@router.post("/memories/{memory_id}/feedback", response_model=MemoryOut, dependencies=[CanWrite])
 async def feedback(
     memory_id: UUID, body: FeedbackIn, uow: UowDep, runtime: RuntimeDep
 ) -> MemoryOut:
@@ -66,7 +73,12 @@ async def feedback(
     return MemoryOut.of(await service.record(memory_id, body.outcome))
 
 
-@router.post("/remember", response_model=RememberOut, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/remember",
+    response_model=RememberOut,
+    status_code=status.HTTP_201_CREATED,
+    dependencies=[CanWrite],
+)
 async def remember(
     body: RememberIn, service: LearningServiceDep, response: Response
 ) -> RememberOut:
@@ -90,7 +102,7 @@ async def remember(
     )
 
 
-@router.post("/retry-context", response_model=RetryContextOut)
+@router.post("/retry-context", response_model=RetryContextOut, dependencies=[CanWrite])
 async def build_retry_context(body: RetryContextIn) -> RetryContextOut:
     context = retry_context(
         task_description=body.task_description,

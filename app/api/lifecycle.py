@@ -7,7 +7,15 @@ from uuid import UUID
 
 from fastapi import APIRouter, Body, Depends
 
-from app.api.deps import MemoryServiceDep, RuntimeDep, UowDep
+from app.api.deps import (
+    CanAdmin,
+    CanObserve,
+    CanWrite,
+    MemoryServiceDep,
+    PrincipalDep,
+    RuntimeDep,
+    UowDep,
+)
 from app.api.memories import to_new_memory
 from app.api.schemas import (
     MemoryIn,
@@ -42,25 +50,32 @@ def render_prune(report: PruneReport) -> PruneOut:
     )
 
 
-@router.post("/prune", response_model=PruneOut)
+@router.post("/prune", response_model=PruneOut, dependencies=[CanAdmin])
 async def prune(service: LifecycleDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
     body = body or PruneIn()
     return render_prune(await service.prune(body.source_repo, body.dry_run))
 
 
-@router.post("/memories/{memory_id}/restore", response_model=MemoryOut)
+@router.post("/memories/{memory_id}/restore", response_model=MemoryOut, dependencies=[CanAdmin])
 async def restore(memory_id: UUID, service: LifecycleDep) -> MemoryOut:
     return MemoryOut.of(await service.restore(memory_id))
 
 
-@router.post("/memories/{memory_id}/supersede", response_model=SupersedeOut, status_code=201)
+@router.post(
+    "/memories/{memory_id}/supersede",
+    response_model=SupersedeOut,
+    status_code=201,
+    dependencies=[CanWrite],
+)
 async def supersede(
     memory_id: UUID,
     body: MemoryIn,
     service: LifecycleDep,
     store: MemoryServiceDep,
     runtime: RuntimeDep,
+    principal: PrincipalDep,
 ) -> SupersedeOut:
+    principal.require_trust(body.trust_level)
     old, outcome = await service.supersede(memory_id, to_new_memory(body, runtime.limits), store)
     return SupersedeOut(
         superseded=MemoryOut.of(old),
@@ -68,7 +83,7 @@ async def supersede(
     )
 
 
-@router.patch("/memories/{memory_id}", response_model=MemoryOut)
+@router.patch("/memories/{memory_id}", response_model=MemoryOut, dependencies=[CanWrite])
 async def edit(
     memory_id: UUID, body: MemoryPatch, service: LifecycleDep, runtime: RuntimeDep
 ) -> MemoryOut:
@@ -87,6 +102,6 @@ async def edit(
     return MemoryOut.of(await service.edit(memory_id, fields))
 
 
-@router.get("/stats")
+@router.get("/stats", dependencies=[CanObserve])
 async def stats(uow: UowDep, runtime: RuntimeDep, source_repo: str | None = None) -> dict[str, Any]:
     return await StatsService(uow, runtime.settings).stats(source_repo)

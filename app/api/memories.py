@@ -10,7 +10,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response, status
 
-from app.api.deps import MemoryServiceDep, RuntimeDep
+from app.api.deps import CanAdmin, CanRead, CanWrite, MemoryServiceDep, PrincipalDep, RuntimeDep
 from app.api.schemas import BatchIn, BatchOut, MemoryIn, MemoryOut, MemoryPage, StoreOut
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.memory import NewMemory
@@ -45,10 +45,16 @@ def to_new_memory(body: MemoryIn, limits: Limits) -> NewMemory:
     response_model=StoreOut,
     status_code=status.HTTP_201_CREATED,
     responses={200: {"model": StoreOut, "description": "Known content: reinforced"}},
+    dependencies=[CanWrite],
 )
 async def store_memory(
-    body: MemoryIn, service: MemoryServiceDep, runtime: RuntimeDep, response: Response
+    body: MemoryIn,
+    service: MemoryServiceDep,
+    runtime: RuntimeDep,
+    response: Response,
+    principal: PrincipalDep,
 ) -> StoreOut:
+    principal.require_trust(body.trust_level)
     try:
         new = to_new_memory(body, runtime.limits)
     except InvalidInputError:
@@ -60,8 +66,10 @@ async def store_memory(
     return StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory))
 
 
-@router.post("/batch", response_model=BatchOut)
-async def store_batch(body: BatchIn, service: MemoryServiceDep, runtime: RuntimeDep) -> BatchOut:
+@router.post("/batch", response_model=BatchOut, dependencies=[CanWrite])
+async def store_batch(
+    body: BatchIn, service: MemoryServiceDep, runtime: RuntimeDep, principal: PrincipalDep
+) -> BatchOut:
     limit = runtime.settings.max_batch
     if len(body.memories) > limit:
         raise PayloadTooLargeError(
@@ -69,6 +77,7 @@ async def store_batch(body: BatchIn, service: MemoryServiceDep, runtime: Runtime
         )
     items = []
     for index, item in enumerate(body.memories):
+        principal.require_trust(item.trust_level)
         try:
             items.append(to_new_memory(item, runtime.limits))
         except InvalidInputError as exc:
@@ -93,7 +102,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
         raise InvalidInputError("cursor is not one this server issued", field="cursor") from exc
 
 
-@router.get("", response_model=MemoryPage)
+@router.get("", response_model=MemoryPage, dependencies=[CanRead])
 async def list_memories(
     service: MemoryServiceDep,
     memory_type: Annotated[list[str] | None, Query()] = None,
@@ -111,12 +120,12 @@ async def list_memories(
     return MemoryPage(memories=[MemoryOut.of(m) for m in page], next_cursor=next_cursor)
 
 
-@router.get("/{memory_id}", response_model=MemoryOut)
+@router.get("/{memory_id}", response_model=MemoryOut, dependencies=[CanRead])
 async def get_memory(memory_id: UUID, service: MemoryServiceDep) -> MemoryOut:
     return MemoryOut.of(await service.get(memory_id))
 
 
-@router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT, dependencies=[CanAdmin])
 async def delete_memory(memory_id: UUID, service: MemoryServiceDep) -> Response:
     await service.delete(memory_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

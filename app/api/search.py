@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import RuntimeDep, SearchServiceDep
+from app.api.deps import CanRead, RuntimeDep, SearchServiceDep
 from app.api.schemas import MemoryOut, SearchIn, SearchOut, SearchResultOut, TrustLevelField
 from app.config import Settings
 from app.domain.memory import trust_at_least
@@ -48,7 +48,7 @@ def render_search(response: SearchResponse) -> SearchOut:
     )
 
 
-@router.get("/search", response_model=SearchOut)
+@router.get("/search", response_model=SearchOut, dependencies=[CanRead])
 async def search_get(
     service: SearchServiceDep,
     runtime: RuntimeDep,
@@ -78,6 +78,6 @@ async def search_get(
     return render_search(await service.search(search_request(body, runtime.settings)))
 
 
-@router.post("/search", response_model=SearchOut)
+@router.post("/search", response_model=SearchOut, dependencies=[CanRead])
 async def search_post(body: SearchIn, service: SearchServiceDep, runtime: RuntimeDep) -> SearchOut:
     return render_search(await service.search(search_request(body, runtime.settings)))

@@ -8,7 +8,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
-from app.api.deps import RuntimeDep, UowDep
+from app.api.deps import CanRead, CanWrite, PrincipalDep, RuntimeDep, UowDep
 from app.api.lifecycle import render_prune
 from app.api.schemas import CaptureSettings, SessionEndIn, SessionIn, SessionOut, SessionStartOut
 from app.domain.snapshot import render_json, render_markdown
@@ -39,13 +39,11 @@ def render_session(session: Session) -> SessionOut:
     )
 
 
-@router.post("/sessions", response_model=SessionStartOut, status_code=201)
+@router.post("/sessions", response_model=SessionStartOut, status_code=201, dependencies=[CanWrite])
 async def start_session(
-    body: SessionIn, service: SessionsDep, runtime: RuntimeDep
+    body: SessionIn, service: SessionsDep, runtime: RuntimeDep, principal: PrincipalDep
 ) -> SessionStartOut:
-    report = await prune_quietly(
-        runtime.database, runtime.settings, runtime.telemetry, body.source_repo
-    )
+    report = await prune_quietly(runtime, principal.tenant_id, body.source_repo)
     session = await service.start(body.source_repo, body.agent, body.task)
     return SessionStartOut(
         session_id=session.id,
@@ -55,13 +53,13 @@ async def start_session(
     )
 
 
-@router.post("/sessions/{session_id}/end", response_model=SessionOut)
+@router.post("/sessions/{session_id}/end", response_model=SessionOut, dependencies=[CanWrite])
 async def end_session(session_id: UUID, body: SessionEndIn, service: SessionsDep) -> SessionOut:
     changes = [c.model_dump(exclude_none=True) for c in body.key_changes]
     return render_session(await service.end(session_id, body.status, body.summary, changes))
 
 
-@router.get("/snapshot", response_model=None)
+@router.get("/snapshot", response_model=None, dependencies=[CanRead])
 async def snapshot(
     service: SessionsDep,
     source_repo: str | None = None,

@@ -9,8 +9,17 @@ import asyncpg
 from pgvector.asyncpg import register_vector
 
 
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 async def create_pool(
-    dsn: str, min_size: int, max_size: int, command_timeout: float, ef_search: int = 100
+    dsn: str,
+    min_size: int,
+    max_size: int,
+    command_timeout: float,
+    ef_search: int = 100,
+    app_role: str | None = "agent_memory_app",
 ) -> Any:
     async def init(conn: asyncpg.Connection) -> None:
         await register_vector(conn)
@@ -22,6 +31,9 @@ async def create_pool(
         await conn.execute(
             f"SET hnsw.ef_search = {int(ef_search)}; SET hnsw.iterative_scan = relaxed_order"
         )
+        if app_role:
+            # Not the owner, not a superuser: row-level security applies to every query.
+            await conn.execute(f"SET ROLE {quote_ident(app_role)}")
 
     return await asyncpg.create_pool(
         dsn=dsn,

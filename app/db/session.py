@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -41,9 +42,10 @@ class UnitOfWork:
     """A connection and its transaction, acquired on first use so that slow work done
     before touching the database (embedding) holds no pool slot."""
 
-    def __init__(self, database: Database, tenant_id: str) -> None:
+    def __init__(self, database: Database, tenant_id: str, key_id: UUID | None = None) -> None:
         self._database = database
         self.tenant_id = tenant_id
+        self.key_id = key_id  # provenance: the API key this work is done for
         self._conn: Any = None
         self._tx: Any = None
 
@@ -56,6 +58,8 @@ class UnitOfWork:
             try:
                 tx = conn.transaction()
                 await tx.start()
+                # Row-level security's second wall: this transaction sees one tenant only.
+                await conn.execute("SELECT set_config('app.tenant_id', $1, true)", self.tenant_id)
             except BaseException:
                 await self._database.pool.release(conn)
                 raise
@@ -79,8 +83,10 @@ class UnitOfWork:
 
 
 @asynccontextmanager
-async def unit_of_work(database: Database, tenant_id: str) -> AsyncIterator[UnitOfWork]:
-    uow = UnitOfWork(database, tenant_id)
+async def unit_of_work(
+    database: Database, tenant_id: str, key_id: UUID | None = None
+) -> AsyncIterator[UnitOfWork]:
+    uow = UnitOfWork(database, tenant_id, key_id)
     try:
         yield uow
     except CONNECTION_ERRORS as exc:

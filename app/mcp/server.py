@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
@@ -30,15 +31,19 @@ from app.api.sessions import render_session
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.diffs import retry_context as build_retry_context
 from app.domain.errors import AppError
-from app.domain.memory import DEFAULT_TENANT
 from app.domain.snapshot import render_markdown
 from app.runtime import Runtime
+from app.services.auth import Principal
 from app.services.learning import LearningService, StrategyAttempt, strategy_hint
 from app.services.lifecycle import LifecycleService
 from app.services.memories import MemoryService
 from app.services.search import SearchService
 from app.services.sessions import SessionService, prune_quietly
 from app.services.stats import StatsService
+
+# Who the current tool call is for: set by the /mcp route from the request's key, or by
+# `agent-memory mcp` for the process.
+current_principal: ContextVar[Principal | None] = ContextVar("mcp_principal", default=None)
 
 INSTRUCTIONS = (
     "agent-memory: long-term memory for coding agents. Search before planning "
@@ -56,13 +61,24 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         name="agent-memory", version=__version__, instructions=INSTRUCTIONS
     )
 
+    def caller(capability: str) -> Principal:
+        principal = current_principal.get()
+        if principal is None:
+            raise ToolError("not authenticated")
+        try:
+            principal.require(capability)
+        except AppError as exc:
+            raise ToolError(exc.detail) from exc
+        return principal
+
     @asynccontextmanager
-    async def work() -> AsyncIterator[tuple[Runtime, UnitOfWork]]:
-        """One tool call, one transaction; the service's typed errors become tool errors
-        with the same wording a REST client gets."""
+    async def work(capability: str) -> AsyncIterator[tuple[Runtime, UnitOfWork]]:
+        """One tool call, one transaction, in the caller's tenant; the service's typed errors
+        become tool errors with the same wording a REST client gets."""
+        principal = caller(capability)
         runtime = get_runtime()
         try:
-            async with unit_of_work(runtime.database, DEFAULT_TENANT) as uow:
+            async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
                 yield runtime, uow
         except AppError as exc:
             raise ToolError(exc.detail) from exc
@@ -107,7 +123,8 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
                 "metadata": metadata or {},
             }
         )
-        async with work() as (runtime, uow):
+        async with work("write") as (runtime, uow):
+            current_principal.get().require_trust(body.trust_level)  # type: ignore[union-attr]
             new = to_new_memory(body, runtime.limits)
             outcome = await MemoryService(uow, runtime.embedder, runtime.telemetry).store(new)
         label = f"{new.name or new.content[:60]} ({new.category or new.memory_type})"
@@ -140,7 +157,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
                 "min_trust": min_trust,
             }
         )
-        async with work() as (runtime, uow):
+        async with work("read") as (runtime, uow):
             service = SearchService(uow, runtime.embedder, runtime.settings, runtime.telemetry)
             response = await service.search(search_request(body, runtime.settings))
         return render_search(response).model_dump(mode="json")
@@ -156,7 +173,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         references: list[str] | None = None,
     ) -> dict[str, Any]:
         """Record a learning (at least 20 characters). Category is inferred when not given."""
-        async with work() as (runtime, uow):
+        async with work("write") as (runtime, uow):
             result = await learning(runtime, uow).remember(
                 text,
                 source_repo=source_repo,
@@ -188,7 +205,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         task_id: str | None = None,
     ) -> dict[str, Any]:
         """Keep the plan of a first-attempt success (quality >= 7) as a reusable strategy."""
-        async with work() as (runtime, uow):
+        async with work("write") as (runtime, uow):
             result = await learning(runtime, uow).learn_strategy(
                 StrategyAttempt(
                     task_description,
@@ -212,15 +229,8 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     @server.tool()
     async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
         """A previously successful approach for a similar task in this repo, or an empty hint."""
-        runtime = get_runtime()
-        hint = await strategy_hint(
-            runtime.database,
-            runtime.embedder,
-            runtime.settings,
-            runtime.telemetry,
-            task,
-            source_repo,
-        )
+        principal = caller("read")
+        hint = await strategy_hint(get_runtime(), principal.tenant_id, task, source_repo)
         return {
             "hint": hint.hint,
             "similarity": hint.similarity,
@@ -239,6 +249,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         full_context_tokens: int | None = None,
     ) -> dict[str, Any]:
         """Compact delta context for a retry: what changed, the latest error, tokens saved."""
+        caller("write")
         return build_retry_context(
             task_description=task_description,
             plan_summary=plan_summary,
@@ -256,11 +267,9 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     ) -> dict[str, Any]:
         """Start a work session: runs pruning, answers with the capture settings.
         Load get_snapshot next for the context to start from."""
-        runtime = get_runtime()
-        report = await prune_quietly(
-            runtime.database, runtime.settings, runtime.telemetry, source_repo
-        )
-        async with work() as (runtime, uow):
+        principal = caller("write")
+        report = await prune_quietly(get_runtime(), principal.tenant_id, source_repo)
+        async with work("write") as (runtime, uow):
             service = SessionService(uow, runtime.settings)
             session = await service.start(source_repo, agent, task)
         return SessionStartOut(
@@ -279,7 +288,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     ) -> dict[str, Any]:
         """End a session as completed or failed, with a summary and up to 3 key changes
         ({file, action, description}) that the next snapshot will show."""
-        async with work() as (runtime, uow):
+        async with work("write") as (runtime, uow):
             body = SessionEndIn.model_validate(
                 {"status": status, "summary": summary, "key_changes": key_changes or []}
             )
@@ -292,14 +301,14 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     @server.tool()
     async def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> str:
         """The recency-graded context to load at the start of work, as markdown."""
-        async with work() as (runtime, uow):
+        async with work("read") as (runtime, uow):
             built = await SessionService(uow, runtime.settings).snapshot(source_repo, max_chars)
         return render_markdown(built)
 
     @server.tool()
     async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Archive what nobody uses (Ebbinghaus forgetting curve). Never deletes."""
-        async with work() as (runtime, uow):
+        async with work("admin") as (runtime, uow):
             report = await LifecycleService(uow, runtime.settings, runtime.telemetry).prune(
                 source_repo, dry_run
             )
@@ -308,7 +317,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     @server.tool()
     async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
         """Counts, health signals, the most used memories per type, and the next prune."""
-        async with work() as (runtime, uow):
+        async with work("observe") as (runtime, uow):
             return await StatsService(uow, runtime.settings).stats(source_repo)
 
     return server

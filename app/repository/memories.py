@@ -19,9 +19,10 @@ from app.repository.rows import MEMORY_COLUMNS, to_memory
 _UPSERT = f"""
 INSERT INTO memories AS m (
     tenant_id, content, content_hash, memory_type, category, tags, source_repo, task_id,
-    trust_level, confidence, pinned, source, name, metadata, embedding
+    trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key
 )
-VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+        $15)
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
     tags = ARRAY(
@@ -74,6 +75,7 @@ class MemoryRepository:
             new.name,
             new.metadata,
             embedding,
+            self._uow.key_id,
         )
 
     async def upsert(self, new: NewMemory, embedding: Sequence[float] | None) -> UpsertResult:

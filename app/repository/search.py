@@ -155,14 +155,7 @@ term_class AS (
            coalesce(s.freq * (SELECT reltuples FROM pg_class
                                WHERE oid = 'memories'::regclass), 0) > 5 * {cap} AS common
     FROM query_terms qt
-    LEFT JOIN (
-        SELECT e.lexeme, e.freq
-        FROM pg_stats ps,
-             unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs)
-                 AS e(lexeme, freq)
-        WHERE ps.schemaname = current_schema() AND ps.tablename = 'memories'
-          AND ps.attname = 'search_vector'
-    ) s USING (lexeme)
+    LEFT JOIN memory_common_lexemes(ARRAY(SELECT lexeme FROM query_terms)) s USING (lexeme)
 ),
 term_hits AS (
     -- One bounded pass per other term: its matching rows (at most term_cap) give both

@@ -5,26 +5,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import Database, unit_of_work
+from app.db.session import unit_of_work
 from app.domain.errors import InvalidInputError, NotFoundError
 from app.domain.learning import CATEGORY_TYPES, MIN_LEARNING_CHARS, infer_category, make_title
-from app.domain.memory import DEFAULT_TENANT, Memory, NewMemory, StoreOutcome
+from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
     strategy_content,
 )
 from app.domain.validation import Limits, clean_content, clean_text
-from app.embeddings.base import Embedder
 from app.repository.memories import FeedbackRepository
 from app.repository.search import SearchFilter
 from app.services.memories import MemoryService
 from app.services.search import SearchRequest, SearchService
-from app.services.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
 
 logger = logging.getLogger("agent_memory.learning")
 
@@ -164,19 +165,13 @@ class LearningService:
         return f"Reinforced: {result.name} ({result.category}) — observation count incremented"
 
 
-async def strategy_hint(
-    database: Database,
-    embedder: Embedder,
-    settings: Settings,
-    telemetry: Telemetry,
-    task: str,
-    source_repo: str,
-) -> Hint:
+async def strategy_hint(runtime: Runtime, tenant_id: str, task: str, source_repo: str) -> Hint:
     """Never raises: planning must not be blocked by memory."""
     empty = Hint("", 0.0, None)
+    settings = runtime.settings
     try:
-        async with unit_of_work(database, DEFAULT_TENANT) as uow:
-            search = SearchService(uow, embedder, settings, telemetry)
+        async with unit_of_work(runtime.database, tenant_id) as uow:
+            search = SearchService(uow, runtime.embedder, settings, runtime.telemetry)
             response = await search.search(
                 SearchRequest(
                     query=task,

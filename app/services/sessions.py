@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import Database, UnitOfWork, unit_of_work
+from app.db.session import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
 from app.domain.errors import ConflictError, NotFoundError
-from app.domain.memory import DEFAULT_TENANT
 from app.repository.sessions import Session, SessionRepository
 from app.services.lifecycle import LifecycleService, PruneReport
-from app.services.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
 
 logger = logging.getLogger("agent_memory.sessions")
 
@@ -32,12 +33,13 @@ class SessionStart:
 
 
 async def prune_quietly(
-    database: Database, settings: Settings, telemetry: Telemetry, source_repo: str | None
+    runtime: Runtime, tenant_id: str, source_repo: str | None
 ) -> PruneReport | None:
     """Pruning in its own transaction; a failure is logged, never raised."""
     try:
-        async with unit_of_work(database, DEFAULT_TENANT) as uow:
-            return await LifecycleService(uow, settings, telemetry).prune(source_repo)
+        async with unit_of_work(runtime.database, tenant_id) as uow:
+            service = LifecycleService(uow, runtime.settings, runtime.telemetry)
+            return await service.prune(source_repo)
     except Exception:
         logger.warning("pruning at session start failed; the session starts anyway", exc_info=True)
         return None

@@ -1,0 +1,81 @@
+"""API keys. Looked up by hash before the tenant is known; managed within one tenant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    tenant_id: str
+    id: UUID
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+_COLUMNS = "tenant_id, id, name, role, prefix, created_at, revoked_at"
+
+
+def _key(row: Any) -> ApiKey:
+    return ApiKey(**{name: row[name] for name in _COLUMNS.split(", ")})
+
+
+class KeyRepository:
+    """Works on a plain connection: authentication happens before any unit of work."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def authenticate(self, key_hash: str) -> ApiKey | None:
+        row = await self._conn.fetchrow(
+            f"SELECT {_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
+            key_hash,
+        )
+        return _key(row) if row else None
+
+    async def tenants(self) -> list[str]:
+        rows = await self._conn.fetch("SELECT DISTINCT tenant_id FROM api_keys ORDER BY 1")
+        return [r["tenant_id"] for r in rows]
+
+    async def any_active(self) -> bool:
+        active: bool = await self._conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL)"
+        )
+        return active
+
+    async def create(
+        self, tenant_id: str, name: str, role: str, key_hash: str, prefix: str
+    ) -> ApiKey:
+        row = await self._conn.fetchrow(
+            f"INSERT INTO api_keys (tenant_id, name, role, key_hash, prefix)"
+            f" VALUES ($1, $2, $3, $4, $5) RETURNING {_COLUMNS}",
+            tenant_id,
+            name,
+            role,
+            key_hash,
+            prefix,
+        )
+        return _key(row)
+
+    async def list(self, tenant_id: str | None) -> list[ApiKey]:
+        rows = await self._conn.fetch(
+            f"SELECT {_COLUMNS} FROM api_keys WHERE $1::text IS NULL OR tenant_id = $1"
+            " ORDER BY tenant_id, created_at",
+            tenant_id,
+        )
+        return [_key(r) for r in rows]
+
+    async def revoke(self, tenant_id: str | None, key_id: UUID) -> ApiKey | None:
+        row = await self._conn.fetchrow(
+            f"UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
+            f" WHERE id = $2 AND ($1::text IS NULL OR tenant_id = $1) RETURNING {_COLUMNS}",
+            tenant_id,
+            key_id,
+        )
+        return _key(row) if row else None

@@ -1,0 +1,86 @@
+"""add row-level security: the application role sees only its transaction's tenant
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-22
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0008"
+down_revision: str | None = "0007"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
+APP_ROLE = "agent_memory_app"
+TENANT_TABLES = ("memories", "sessions")
+
+
+def upgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    # Roles are cluster-wide: create once, never superuser, never BYPASSRLS, owns nothing.
+    op.execute(
+        f"""
+        DO $$
+        BEGIN
+            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
+                CREATE ROLE {APP_ROLE} NOLOGIN NOSUPERUSER NOBYPASSRLS NOINHERIT;
+            END IF;
+        END
+        $$
+        """
+    )
+    # The migrating user switches to it per connection (SET ROLE).
+    op.execute(f"GRANT {APP_ROLE} TO CURRENT_USER")
+    op.execute(f"GRANT USAGE ON SCHEMA public TO {APP_ROLE}")
+    op.execute(f"GRANT SELECT ON alembic_version TO {APP_ROLE}")
+    op.execute(f"GRANT SELECT, INSERT, UPDATE ON api_keys TO {APP_ROLE}")
+    for table in TENANT_TABLES:
+        op.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {APP_ROLE}")
+        op.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+        op.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
+        # No tenant set (NULL) matches nothing.
+        op.execute(
+            f"""
+            CREATE POLICY tenant_isolation ON {table}
+                USING (tenant_id = current_setting('app.tenant_id', true))
+                WITH CHECK (tenant_id = current_setting('app.tenant_id', true))
+            """
+        )
+    # pg_stats hides statistics of tables under row-level security; the keyword side's
+    # IDF for common terms reads them through this owner-rights function. It returns
+    # table-wide frequencies of the given lexemes only (ANALYZE's most common elements).
+    op.execute(
+        """
+        CREATE FUNCTION memory_common_lexemes(lexemes text[])
+        RETURNS TABLE (lexeme text, freq real)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+        AS $$
+            SELECT e.lexeme, e.freq
+            FROM pg_stats ps,
+                 unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs)
+                     AS e(lexeme, freq)
+            WHERE ps.schemaname = 'public' AND ps.tablename = 'memories'
+              AND ps.attname = 'search_vector' AND e.lexeme = ANY(lexemes)
+        $$
+        """
+    )
+    op.execute("REVOKE ALL ON FUNCTION memory_common_lexemes(text[]) FROM PUBLIC")
+    op.execute(f"GRANT EXECUTE ON FUNCTION memory_common_lexemes(text[]) TO {APP_ROLE}")
+
+
+def downgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    op.execute("DROP FUNCTION memory_common_lexemes(text[])")
+    for table in TENANT_TABLES:
+        op.execute(f"DROP POLICY tenant_isolation ON {table}")
+        op.execute(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
+        op.execute(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
+        op.execute(f"REVOKE ALL ON {table} FROM {APP_ROLE}")
+    op.execute(f"REVOKE ALL ON api_keys FROM {APP_ROLE}")
+    op.execute(f"REVOKE ALL ON alembic_version FROM {APP_ROLE}")
+    op.execute(f"REVOKE USAGE ON SCHEMA public FROM {APP_ROLE}")
+    # The role itself is cluster-wide and may serve other databases: it stays.
