@@ -1,4 +1,4 @@
-"""The `agent-memory` command: serve, migrate, mcp (stdio), remember."""
+"""The `agent-memory` command: serve, migrate, mcp (stdio), remember, keys."""
 
 from __future__ import annotations
 
@@ -35,6 +35,39 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def open_mode_allowed(url: str, host: str, allow_open_network: bool) -> bool:
+    """With no API keys the server is open: say so, and stay on loopback unless told."""
+    import asyncio
+
+    import asyncpg
+
+    from app.repository.keys import KeyRepository
+
+    async def keys_exist() -> bool:
+        conn = await asyncpg.connect(url)
+        try:
+            return await KeyRepository(conn).any_active()
+        finally:
+            await conn.close()
+
+    if asyncio.run(keys_exist()):
+        return True
+    logger.warning(
+        "no API keys configured: running OPEN, every caller is admin of the default tenant"
+        " (create one with `agent-memory keys create --name ...`)"
+    )
+    if host in LOOPBACK or host.startswith("127.") or allow_open_network:
+        return True
+    logger.error(
+        f"refusing to listen on {host} without API keys; create a key, bind to 127.0.0.1,"
+        " or set ALLOW_OPEN_NETWORK=true"
+    )
+    return False
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -48,6 +81,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         if embedded is not None or args.migrate:
             upgrade_head(url)
+        if not open_mode_allowed(url, host, settings.allow_open_network):
+            return 2
         app = create_app(settings, database_url=url)
         logger.info(
             "serving",
@@ -115,6 +150,52 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_keys(args: argparse.Namespace) -> int:
+    """Key management straight against the database (as its owner, across tenants)."""
+    import asyncio
+    from uuid import UUID
+
+    import asyncpg
+
+    from app.main import resolve_database_url
+    from app.services.keys import KeyService
+
+    settings = _settings(args)
+    url, embedded = resolve_database_url(settings)
+
+    async def run() -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            service = KeyService(conn)
+            if args.keys_command == "create":
+                created = await service.create(args.tenant, args.name, args.role)
+                print(created.key)
+                print(
+                    f"created {created.record.role} key {created.record.id} for tenant "
+                    f"{created.record.tenant_id}: store it now, it is not shown again",
+                    file=sys.stderr,
+                )
+            elif args.keys_command == "list":
+                for key in await service.list(args.tenant):
+                    state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+                    print(
+                        f"{key.id}  {key.tenant_id}  {key.role:6}  {key.prefix}…"
+                        f"  {key.name}  {state}"
+                    )
+            else:
+                revoked = await service.revoke(None, UUID(args.key_id))
+                print(f"revoked {revoked.id} ({revoked.name})")
+        finally:
+            await conn.close()
+        return 0
+
+    try:
+        return asyncio.run(run())
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +232,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="the server (default AGENT_MEMORY_URL or http://127.0.0.1:8080)",
     )
     remember.set_defaults(func=cmd_remember)
+
+    keys = sub.add_parser("keys", help="create, list or revoke API keys")
+    keys.add_argument("--data-dir", help="where the embedded database lives")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    create.add_argument("--tenant", default="default")
+    create.add_argument("--role", choices=["agent", "reader", "admin"], default="agent")
+    create.add_argument("--name", required=True)
+    listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
+    listing.add_argument("--tenant")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
+    revoke.add_argument("key_id")
+    keys.set_defaults(func=cmd_keys)
     return parser
 
 

@@ -15,7 +15,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import __version__
-from app.api import health, learning, lifecycle, memories, metrics, search, sessions
+from app.api import health, keys, learning, lifecycle, memories, metrics, search, sessions
 from app.api.deps import get_principal
 from app.api.errors import app_error_response, install_error_handlers
 from app.config import Settings, get_settings
@@ -181,6 +181,6 @@ def create_app(
     mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
     app.router.routes.append(Route("/mcp", AuthenticatedMcp(mcp_asgi)))
     app.add_middleware(metrics.MetricsMiddleware)
-    for module in (health, memories, search, learning, lifecycle, sessions, metrics):
+    for module in (health, memories, search, learning, lifecycle, sessions, keys, metrics):
         app.include_router(module.router)
     return app
