@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+import uvicorn
 from fastapi import FastAPI
 
 from app.config import Settings
@@ -152,4 +153,28 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute("TRUNCATE memories, sessions")
+    await db.execute("TRUNCATE memories, sessions, api_keys")
+
+
+@pytest.fixture
+async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
+    """The test app on a real loopback port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # The app's lifespan (pool, embedder, MCP session manager) is already running.
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task
+    await db.execute("TRUNCATE memories, sessions, api_keys")
+
+
+@pytest.fixture
+def mcp_served(served: str) -> str:
+    return served

@@ -5,15 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from mcp import Client, StdioServerParameters
 
 from app.cli import main as cli_main
@@ -31,25 +27,6 @@ TOOLS = {
     "run_pruning",
     "get_access_stats",
 }
-
-
-@pytest.fixture
-async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
-    """The test app on a real loopback port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    # The app's lifespan (pool, embedder, MCP session manager) is already running.
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
-    await db.execute("TRUNCATE memories, sessions")
 
 
 @pytest.fixture

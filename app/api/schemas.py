@@ -67,6 +67,7 @@ class MemoryOut(BaseModel):
     quarantined_at: datetime | None = Field(
         description="Set when the content was found altered behind the API's back."
     )
+    created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
@@ -96,6 +97,7 @@ class MemoryOut(BaseModel):
             last_accessed_at=memory.last_accessed_at,
             archived_at=memory.archived_at,
             quarantined_at=memory.quarantined_at,
+            created_by_key=memory.created_by_key,
         )
 
 

@@ -83,6 +83,7 @@ class Memory:
     created_at: datetime
     updated_at: datetime
     quarantined_at: datetime | None
+    created_by_key: UUID | None
     has_embedding: bool
 
 

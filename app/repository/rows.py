@@ -11,7 +11,7 @@ MEMORY_COLUMNS = """
     m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
     m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
     m.metadata, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
-    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
+    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at, m.created_by_key,
     (m.embedding IS NOT NULL) AS has_embedding
 """
 
@@ -42,5 +42,6 @@ def to_memory(row: Any) -> Memory:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         quarantined_at=row["quarantined_at"],
+        created_by_key=row["created_by_key"],
         has_embedding=row["has_embedding"],
     )

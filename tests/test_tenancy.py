@@ -1,0 +1,312 @@
+"""Keys, roles, tenants, row-level security: one tenant never sees another's memories."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import httpx
+import httpx2
+import pytest
+from fastapi import FastAPI
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from app.config import Settings
+from app.embeddings.base import Embedder
+from app.main import create_app
+from app.services.auth import RateLimitedError, RateLimiter
+from app.services.keys import KeyService
+from tests.conftest import running
+
+
+@pytest.fixture
+async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[dict[str, str]]:
+    service = KeyService(db)
+    made = {}
+    for tenant in ("a", "b"):
+        for role in ("agent", "reader", "admin"):
+            made[f"{tenant}-{role}"] = (await service.create(tenant, f"{tenant} {role}", role)).key
+    yield made
+    await db.execute("TRUNCATE api_keys")
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def test_keys_are_required_once_any_exists(
+    api: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    missing = await api.get("/memories")
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert (await api.get("/memories", headers=auth("am_not-a-key"))).status_code == 401
+    assert (await api.get("/memories", headers={"Authorization": "Basic abc"})).status_code == 401
+    in_url = await api.get("/memories", params={"api_key": keys["a-admin"]})
+    assert in_url.status_code == 401
+    assert "never in the URL" in in_url.json()["detail"]
+    ok = await api.get("/memories", headers=auth(keys["a-admin"]))
+    assert ok.status_code == 200
+    # Health and metrics stay open for probes and scrapers.
+    assert (await api.get("/healthz")).status_code == 200
+
+
+async def test_keys_are_stored_hashed_and_revocation_is_immediate(
+    api: httpx.AsyncClient, db: asyncpg.Connection, keys: dict[str, str]
+) -> None:
+    hashes = {r["key_hash"] for r in await db.fetch("SELECT key_hash FROM api_keys")}
+    assert hashlib.sha256(keys["a-agent"].encode()).hexdigest() in hashes
+    assert keys["a-agent"] not in hashes
+    admin = auth(keys["a-admin"])
+    listed = (await api.get("/admin/keys", headers=admin)).json()
+    assert {k["tenant_id"] for k in listed} == {"a"}  # own tenant only
+    assert all("key" not in k for k in listed)
+    agent_id = next(k["id"] for k in listed if k["role"] == "agent")
+    assert (await api.get("/memories", headers=auth(keys["a-agent"]))).status_code == 200
+    assert (await api.delete(f"/admin/keys/{agent_id}", headers=admin)).status_code == 200
+    assert (await api.get("/memories", headers=auth(keys["a-agent"]))).status_code == 401
+    created = await api.post("/admin/keys", headers=admin, json={"name": "ci", "role": "reader"})
+    assert created.status_code == 201
+    assert (
+        await api.get("/search", params={"q": "x"}, headers=auth(created.json()["key"]))
+    ).status_code == 200
+
+
+async def test_roles(api: httpx.AsyncClient, keys: dict[str, str]) -> None:
+    agent, reader, admin = (auth(keys[f"a-{r}"]) for r in ("agent", "reader", "admin"))
+    stored = await api.post("/memories", headers=agent, json={"content": "agent wrote this"})
+    assert stored.status_code == 201
+    memory_id = stored.json()["memory"]["id"]
+    assert (await api.post("/memories", headers=reader, json={"content": "no"})).status_code == 403
+    assert (await api.get("/search", params={"q": "agent"}, headers=reader)).status_code == 200
+    assert (await api.get("/stats", headers=reader)).status_code == 200
+    assert (await api.get("/stats", headers=agent)).status_code == 403
+    assert (await api.post("/prune", headers=agent)).status_code == 403
+    assert (await api.delete(f"/memories/{memory_id}", headers=agent)).status_code == 403
+    assert (
+        await api.post("/admin/keys", headers=agent, json={"name": "x", "role": "admin"})
+    ).status_code == 403
+    assert (await api.post("/prune", headers=admin)).status_code == 200
+    # An agent cannot speak for a person or the operator.
+    user_trust = await api.post(
+        "/memories", headers=agent, json={"content": "trust me", "trust_level": "user"}
+    )
+    assert user_trust.status_code == 403
+    assert user_trust.json()["errors"][0]["field"] == "trust_level"
+    by_admin = await api.post(
+        "/memories", headers=admin, json={"content": "ops rule", "trust_level": "system"}
+    )
+    assert by_admin.status_code == 201
+    # Provenance: the key that wrote it.
+    assert stored.json()["memory"]["created_by_key"] is not None
+
+
+async def test_one_tenant_cannot_reach_anothers_memories(
+    api: httpx.AsyncClient, db: asyncpg.Connection, keys: dict[str, str]
+) -> None:
+    a, b = auth(keys["a-admin"]), auth(keys["b-admin"])
+    secret = "Tenant A's deploy key lives in vault path secret/a/deploy"
+    stored = (
+        await api.post("/memories", headers=a, json={"content": secret, "source_repo": "r"})
+    ).json()
+    memory_id = stored["memory"]["id"]
+    session = (await api.post("/sessions", headers=a, json={"source_repo": "r"})).json()
+
+    foreign = [
+        await api.get(f"/memories/{memory_id}", headers=b),
+        await api.delete(f"/memories/{memory_id}", headers=b),
+        await api.post(f"/memories/{memory_id}/restore", headers=b),
+        await api.post(f"/memories/{memory_id}/supersede", headers=b, json={"content": "hijack"}),
+        await api.post(f"/memories/{memory_id}/feedback", headers=b, json={"outcome": "unhelpful"}),
+        await api.patch(f"/memories/{memory_id}", headers=b, json={"pinned": True}),
+        await api.post(
+            f"/sessions/{session['session_id']}/end", headers=b, json={"status": "failed"}
+        ),
+    ]
+    missing_id = str(uuid.uuid4())
+    for response in foreign:
+        assert response.status_code == 404, response.request.url
+    # ... and exactly like a missing id.
+    assert (await api.get(f"/memories/{missing_id}", headers=b)).json()["detail"] == (
+        f"memory {missing_id} not found"
+    )
+    assert (await api.get("/search", params={"q": "deploy key vault"}, headers=b)).json()[
+        "results"
+    ] == []
+    assert (await api.get("/memories", headers=b)).json()["memories"] == []
+    assert (await api.get("/stats", headers=b)).json()["total"] == 0
+    assert secret not in (await api.get("/snapshot", headers=b)).text
+    # The same content from B is B's own memory: A's is not reinforced.
+    mine = await api.post("/memories", headers=b, json={"content": secret, "source_repo": "r"})
+    assert mine.status_code == 201
+    row = await db.fetchrow(
+        "SELECT observation_count, pinned, superseded_by FROM memories WHERE id = $1",
+        uuid.UUID(memory_id),
+    )
+    assert (row["observation_count"], row["pinned"], row["superseded_by"]) == (1, False, None)
+    assert (await api.get(f"/memories/{memory_id}", headers=a)).status_code == 200
+
+
+async def test_mcp_tools_act_for_the_keys_tenant(
+    api: httpx.AsyncClient, keys: dict[str, str], mcp_served: str
+) -> None:
+    await api.post(
+        "/memories", headers=auth(keys["a-admin"]), json={"content": "only for tenant a"}
+    )
+    async with httpx.AsyncClient(timeout=30) as plain:
+        unauthenticated = await plain.post(f"{mcp_served}/mcp", json={})
+    assert unauthenticated.status_code == 401
+    b_client = httpx2.AsyncClient(headers=auth(keys["b-admin"]), timeout=30)
+    transport = streamable_http_client(f"{mcp_served}/mcp", http_client=b_client)
+    async with b_client, Client(transport) as client:
+        found = await client.call_tool("search_memories", {"query": "only for tenant a"})
+        assert found.structured_content["results"] == []
+
+
+async def test_concurrent_requests_of_two_tenants_never_mix(
+    settings: Settings,
+    embedder: Embedder,
+    database_url: str,
+    db: asyncpg.Connection,
+    keys: dict[str, str],
+) -> None:
+    small = Settings(**{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 3})
+    application = create_app(small, embedder=embedder, database_url=database_url)
+    async with running(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            for tenant in ("a", "b"):
+                for i in range(5):
+                    await client.post(
+                        "/memories",
+                        headers=auth(keys[f"{tenant}-agent"]),
+                        json={"content": f"shared topic note {i} of tenant {tenant}"},
+                    )
+
+            async def one(i: int) -> tuple[str, list[str]]:
+                tenant = "ab"[i % 2]
+                response = await client.get(
+                    "/search",
+                    params={"q": "shared topic note", "limit": 20},
+                    headers=auth(keys[f"{tenant}-reader"]),
+                )
+                assert response.status_code == 200
+                return tenant, [r["memory"]["tenant_id"] for r in response.json()["results"]]
+
+            results = await asyncio.gather(*(one(i) for i in range(200)))
+            pool = application.state.runtime.database.pool
+            assert pool.get_size() <= 3
+    foreign = sum(1 for tenant, seen in results for t in seen if t != tenant)
+    assert foreign == 0
+    assert all(len(seen) == 5 for _, seen in results)
+    idle = await db.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'"
+        " AND datname = current_database()"
+    )
+    assert idle == 0
+
+
+async def test_rate_limit_per_key(
+    api: httpx.AsyncClient, app: FastAPI, keys: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limiter = app.state.runtime.authenticator._limiter
+    monkeypatch.setattr(limiter, "per_minute", 3)
+    monkeypatch.setattr(limiter, "_windows", {})
+    statuses = [
+        (await api.get("/memories", headers=auth(keys["a-reader"]))).status_code for _ in range(4)
+    ]
+    assert statuses == [200, 200, 200, 429]
+    limited = await api.get("/memories", headers=auth(keys["a-reader"]))
+    assert 0 < int(limited.headers["retry-after"]) <= 60
+    # Another key has its own budget.
+    assert (await api.get("/memories", headers=auth(keys["a-agent"]))).status_code == 200
+
+
+def test_rate_limiter_windows() -> None:
+    limiter = RateLimiter(2)
+    key = uuid.uuid4()
+    limiter.check(key, now=60.0)
+    limiter.check(key, now=61.0)
+    with pytest.raises(RateLimitedError):
+        limiter.check(key, now=119.0)
+    limiter.check(key, now=120.0)  # a new minute
+
+
+async def test_row_level_security_catalog_and_no_tenant(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    tables = await db.fetch(
+        "SELECT relname, relrowsecurity, relforcerowsecurity, pg_get_userbyid(relowner) AS owner"
+        " FROM pg_class WHERE relname IN ('memories', 'sessions')"
+    )
+    assert {(t["relname"], t["relrowsecurity"], t["relforcerowsecurity"]) for t in tables} == {
+        ("memories", True, True),
+        ("sessions", True, True),
+    }
+    role = await db.fetchrow(
+        "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'agent_memory_app'"
+    )
+    assert (role["rolsuper"], role["rolbypassrls"]) == (False, False)
+    assert all(t["owner"] != "agent_memory_app" for t in tables)
+
+    await db.execute(
+        "INSERT INTO memories (tenant_id, content, content_hash)"
+        " VALUES ('a', 'visible to a', memory_content_hash('visible to a'))"
+    )
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("SET ROLE agent_memory_app")
+        assert await conn.fetchval("SELECT count(*) FROM memories") == 0  # no tenant: nothing
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', 'b', true)")
+            assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.execute(
+                    "INSERT INTO memories (tenant_id, content, content_hash)"
+                    " VALUES ('a', 'planted', memory_content_hash('planted'))"
+                )
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', 'a', true)")
+            assert await conn.fetchval("SELECT count(*) FROM memories") == 1
+    finally:
+        await conn.close()
+
+
+async def test_hot_queries_use_their_indexes_under_rls(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
+        " VALUES ($1, $2, memory_content_hash($2), $3)",
+        [
+            ("ab"[i % 2], f"memory number {i} about topic {i % 50}", [float(i % 7 + 1)] * 384)
+            for i in range(4000)
+        ],
+    )
+    await db.execute("ANALYZE memories")
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("SET ROLE agent_memory_app")
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', 'a', true)")
+            by_id = await conn.fetch(
+                "EXPLAIN SELECT * FROM memories WHERE tenant_id = 'a' AND id = $1", uuid.uuid4()
+            )
+            assert "memories_pkey" in "\n".join(r[0] for r in by_id)
+            keyword = await conn.fetch(
+                "EXPLAIN SELECT id FROM memories WHERE tenant_id = 'a'"
+                " AND search_vector @@ '1234'::tsquery LIMIT 10"
+            )
+            assert "memories_search_vector_key" in "\n".join(r[0] for r in keyword)
+            vector = await conn.fetch(
+                "EXPLAIN SELECT id FROM memories WHERE tenant_id = 'a'"
+                " ORDER BY embedding <=> $1 LIMIT 10",
+                "[" + ",".join(["1"] * 384) + "]",
+            )
+            assert "memories_embedding_hnsw" in "\n".join(r[0] for r in vector)
+    finally:
+        await conn.close()
