@@ -11,7 +11,8 @@ MEMORY_COLUMNS = """
     m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
     m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
     m.metadata, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
-    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at, m.created_by_key,
+    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
+    m.created_by_key,
     (m.embedding IS NOT NULL) AS has_embedding
 """
 
