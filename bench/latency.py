@@ -26,6 +26,7 @@ import httpx
 from pgvector.asyncpg import register_vector
 
 from app.embeddings.hashing import HashEmbedder
+from app.logging import configure_logging
 from bench.support import fresh_database
 from bench.synthetic import QUERIES, memory_text
 
@@ -151,6 +152,7 @@ async def measure_store(
 
 
 async def main() -> None:
+    configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)

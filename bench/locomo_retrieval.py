@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from app.config import Settings
+from app.logging import configure_logging
 from app.main import create_app
 from bench.support import fresh_database
 
@@ -90,6 +91,7 @@ async def evaluate(
 
 
 async def main() -> None:
+    configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--alphas", default="0,1,0.6", help="comma-separated; 0 = keyword only")

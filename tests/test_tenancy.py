@@ -16,9 +16,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from app.config import Settings
+from app.domain.errors import RateLimitedError
 from app.embeddings.base import Embedder
 from app.main import create_app
-from app.services.auth import RateLimitedError, RateLimiter
+from app.services.auth import RateLimiter
 from app.services.keys import KeyService
 from tests.conftest import running
 

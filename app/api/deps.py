@@ -8,8 +8,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from app.db.session import UnitOfWork, unit_of_work
+from app.domain.errors import UnauthorizedError
 from app.runtime import Runtime
-from app.services.auth import Principal, UnauthorizedError
+from app.services.auth import Principal
 from app.services.learning import LearningService
 from app.services.memories import MemoryService
 from app.services.search import SearchService

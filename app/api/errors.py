@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.db.session import CONNECTION_ERRORS
-from app.domain.errors import AppError
+from app.domain.errors import AppError, RetryLaterError
 from app.embeddings.base import EmbeddingError
 
 logger = logging.getLogger("agent_memory.errors")
@@ -55,9 +55,8 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     headers = None
-    retry_after = getattr(exc, "retry_after_s", None)
-    if retry_after is not None:
-        headers = {"Retry-After": str(retry_after)}
+    if isinstance(exc, RetryLaterError):
+        headers = {"Retry-After": str(exc.retry_after_s)}
     if exc.status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
     errors = [{"field": exc.field, "message": exc.detail}] if exc.field else None

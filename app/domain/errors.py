@@ -33,10 +33,29 @@ class ConflictError(AppError):
     title = "Conflict"
 
 
-class ServiceUnavailableError(AppError):
-    status = 503
-    title = "Service Unavailable"
+class UnauthorizedError(AppError):
+    status = 401
+    title = "Unauthorized"
+
+
+class ForbiddenError(AppError):
+    status = 403
+    title = "Forbidden"
+
+
+class RetryLaterError(AppError):
+    """An error the client may retry after `retry_after_s` (rendered as Retry-After)."""
 
     def __init__(self, detail: str, *, retry_after_s: int = 2) -> None:
         super().__init__(detail)
         self.retry_after_s = retry_after_s
+
+
+class RateLimitedError(RetryLaterError):
+    status = 429
+    title = "Too Many Requests"
+
+
+class ServiceUnavailableError(RetryLaterError):
+    status = 503
+    title = "Service Unavailable"

@@ -113,6 +113,18 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
 
     bind(None)  # $1 is the tenant, filled by the caller
     where = _filter_sql(f, bind)
+    # The same filters for memory_keyword_hits(), which reads the GIN index with owner
+    # rights (row-level security would forbid it) and enforces the tenant itself.
+    hit_filters = ", ".join(
+        (
+            f"{bind(f.source_repo)}::text",
+            f"{bind(list(f.memory_types) if f.memory_types else None)}::text[]",
+            f"{bind(list(f.tags) if f.tags else None)}::text[]",
+            f"{bind(list(f.trust_levels) if f.trust_levels else None)}::text[]",
+            f"{bind(f.min_relevance)}::real",
+            f"{bind(f.include_archived)}::boolean",
+        )
+    )
     q = bind(p.query)
     embedding = bind(p.embedding)
     alpha = bind(p.alpha)
@@ -163,9 +175,8 @@ term_hits AS (
     SELECT tc.lexeme, h.id, h.nth
     FROM term_class tc
     CROSS JOIN LATERAL (
-        SELECT m.id, row_number() OVER () AS nth FROM memories m
-        WHERE {where} AND m.search_vector @@ tc.tsq
-        LIMIT {cap}
+        SELECT k.hit AS id, row_number() OVER () AS nth
+        FROM memory_keyword_hits(tc.tsq, {cap}, {hit_filters}) k
     ) h
     WHERE NOT tc.common
 ),
@@ -198,9 +209,8 @@ all_terms AS (
 kw_ids AS (
     SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
     UNION
-    (SELECT m.id FROM memories m, all_terms a
-     WHERE a.tsq IS NOT NULL AND {where} AND m.search_vector @@ a.tsq
-     LIMIT {cap})
+    (SELECT k.hit FROM all_terms a, memory_keyword_hits(a.tsq, {cap}, {hit_filters}) k
+     WHERE a.tsq IS NOT NULL)
 ),
 kw_docs AS (
     SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,

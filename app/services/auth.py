@@ -8,31 +8,17 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.db.session import CONNECTION_ERRORS, Database
-from app.domain.errors import AppError, ServiceUnavailableError
+from app.domain.errors import (
+    ForbiddenError,
+    RateLimitedError,
+    ServiceUnavailableError,
+    UnauthorizedError,
+)
 from app.domain.keys import CAPABILITIES, TRUST_ALLOWED, hash_key
 from app.domain.memory import DEFAULT_TENANT
 from app.repository.keys import KeyRepository
 
 logger = logging.getLogger("agent_memory.auth")
-
-
-class UnauthorizedError(AppError):
-    status = 401
-    title = "Unauthorized"
-
-
-class ForbiddenError(AppError):
-    status = 403
-    title = "Forbidden"
-
-
-class RateLimitedError(AppError):
-    status = 429
-    title = "Too Many Requests"
-
-    def __init__(self, detail: str, retry_after_s: int) -> None:
-        super().__init__(detail)
-        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,10 +70,47 @@ def upgrade() -> None:
     )
     op.execute("REVOKE ALL ON FUNCTION memory_common_lexemes(text[]) FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION memory_common_lexemes(text[]) TO {APP_ROLE}")
+    # Under row-level security a query's non-leakproof operators (tsvector @@ tsquery among
+    # them) may not run before the policy, so the GIN index cannot serve them: the keyword
+    # side would scan the tenant's rows. This owner-rights function reads the index itself,
+    # and enforces the tenant on its own: only rows of the transaction's app.tenant_id, and
+    # none when it is unset.
+    op.execute(
+        """
+        CREATE FUNCTION memory_keyword_hits(
+            query tsquery, max_rows integer, repo text, types text[], tags text[],
+            trust text[], min_relevance real, include_archived boolean)
+        RETURNS TABLE (hit uuid)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+        AS $$
+            SELECT m.id FROM public.memories m
+            WHERE m.tenant_id = current_setting('app.tenant_id', true)
+              AND m.search_vector @@ memory_keyword_hits.query
+              AND m.superseded_by IS NULL
+              AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
+              AND (memory_keyword_hits.repo IS NULL OR m.source_repo = memory_keyword_hits.repo)
+              AND (memory_keyword_hits.types IS NULL
+                   OR m.memory_type = ANY (memory_keyword_hits.types))
+              AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
+              AND (memory_keyword_hits.trust IS NULL
+                   OR m.trust_level = ANY (memory_keyword_hits.trust))
+              AND (memory_keyword_hits.min_relevance IS NULL
+                   OR m.relevance_score >= memory_keyword_hits.min_relevance)
+            LIMIT memory_keyword_hits.max_rows
+        $$
+        """
+    )
+    signature = "tsquery, integer, text, text[], text[], text[], real, boolean"
+    op.execute(f"REVOKE ALL ON FUNCTION memory_keyword_hits({signature}) FROM PUBLIC")
+    op.execute(f"GRANT EXECUTE ON FUNCTION memory_keyword_hits({signature}) TO {APP_ROLE}")
 
 
 def downgrade() -> None:
     op.execute(LOCK_TIMEOUT)
+    op.execute(
+        "DROP FUNCTION memory_keyword_hits"
+        "(tsquery, integer, text, text[], text[], text[], real, boolean)"
+    )
     op.execute("DROP FUNCTION memory_common_lexemes(text[])")
     for table in TENANT_TABLES:
         op.execute(f"DROP POLICY tenant_isolation ON {table}")
