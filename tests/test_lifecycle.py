@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import uuid
 from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from app.logging import JsonFormatter
 
 
 async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
@@ -259,3 +264,23 @@ async def test_metrics_are_prometheus_text(api: httpx.AsyncClient) -> None:
         assert name in families, name
     routes = {s.labels.get("route") for s in families["agent_memory_http_requests"].samples}
     assert {"/memories", "/search", "/prune"} <= routes
+
+
+async def test_structured_logs_for_store_search_and_prune(
+    api: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agent_memory")
+    await store(api, "logged memory about structured logging")
+    await api.get("/search", params={"q": "structured logging " + "x" * 200, "alpha": 0.5})
+    await api.post("/prune")
+    records = {r.getMessage(): r for r in caplog.records if r.name.startswith("agent_memory")}
+    assert records["store"].status == "stored"  # type: ignore[attr-defined]
+    search = records["search"]
+    assert len(search.query) == 100  # type: ignore[attr-defined]
+    assert search.alpha == 0.5  # type: ignore[attr-defined]
+    assert search.keyword_candidates >= 1 and search.vector_candidates >= 1  # type: ignore[attr-defined]
+    assert search.took_ms > 0  # type: ignore[attr-defined]
+    assert records["prune"].total == 0  # type: ignore[attr-defined]
+    # One JSON object per line.
+    line = JsonFormatter().format(search)
+    assert json.loads(line)["event"] == "search"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -13,6 +14,8 @@ from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.embeddings.base import Embedder
 from app.repository.memories import ListFilter, MemoryRepository
 from app.services.telemetry import Telemetry
+
+logger = logging.getLogger("agent_memory.store")
 
 
 class MemoryService:
@@ -32,6 +35,7 @@ class MemoryService:
         result = await self._repo.upsert(new, vector)
         outcome = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
         self._telemetry.stored(outcome)
+        self._log(outcome)
         return outcome
 
     async def store_batch(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
@@ -43,7 +47,22 @@ class MemoryService:
         ]
         for outcome in outcomes:
             self._telemetry.stored(outcome)
+            self._log(outcome)
         return outcomes
+
+    @staticmethod
+    def _log(outcome: StoreOutcome) -> None:
+        memory = outcome.memory
+        logger.info(
+            "store",
+            extra={
+                "status": outcome.status,
+                "memory_id": str(memory.id),
+                "memory_type": memory.memory_type,
+                "source_repo": memory.source_repo,
+                "observation_count": memory.observation_count,
+            },
+        )
 
     async def get(self, memory_id: UUID) -> Memory:
         memory = await self._repo.get(memory_id)
