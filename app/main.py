@@ -31,6 +31,7 @@ from app.mcp.server import build_mcp_server, current_principal
 from app.repository.keys import KeyRepository
 from app.runtime import Runtime
 from app.services.auth import Authenticator, RateLimiter
+from app.services.backfill import backfill_embeddings
 from app.services.sessions import prune_quietly
 from app.services.telemetry import Telemetry
 
@@ -59,7 +60,8 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
 
 
 async def prune_periodically(runtime: Runtime) -> None:
-    """Forgetting on a timer; the advisory lock keeps several servers from overlapping."""
+    """Forgetting on a timer (the advisory lock keeps several servers from overlapping),
+    and embeddings for memories stored while the provider was down."""
     while True:
         await asyncio.sleep(runtime.settings.prune_interval_s)
         try:
@@ -70,6 +72,10 @@ async def prune_periodically(runtime: Runtime) -> None:
             continue
         for tenant_id in sorted(tenants):
             await prune_quietly(runtime, tenant_id, None)
+            try:
+                await backfill_embeddings(runtime, tenant_id)
+            except Exception:
+                logger.warning("scheduled embedding backfill failed", exc_info=True)
 
 
 def resolve_database_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:

@@ -27,6 +27,7 @@ from app.api.schemas import (
     SupersedeOut,
 )
 from app.domain.validation import clean_metadata, clean_tags, clean_text
+from app.services.backfill import backfill_embeddings
 from app.services.lifecycle import LifecycleService, PruneReport
 from app.services.stats import StatsService
 
@@ -100,6 +101,12 @@ async def edit(
             continue  # these columns have no "unset"
         fields[name] = value
     return MemoryOut.of(await service.edit(memory_id, fields))
+
+
+@router.post("/admin/backfill", dependencies=[CanAdmin])
+async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, int]:
+    """Embed this tenant's memories stored while the embedding provider was down."""
+    return {"filled": await backfill_embeddings(runtime, principal.tenant_id)}
 
 
 @router.get("/stats", dependencies=[CanObserve])

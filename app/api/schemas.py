@@ -143,8 +143,11 @@ class SearchResultOut(BaseModel):
 
 class SearchOut(BaseModel):
     results: list[SearchResultOut]
-    alpha: float
+    alpha: float = Field(description="The alpha used (0 when degraded to keyword-only).")
     took_ms: float
+    degraded: str | None = Field(
+        default=None, description="Set when the search ran with one side only, and why."
+    )
 
 
 class Problem(BaseModel):

@@ -45,6 +45,7 @@ def render_search(response: SearchResponse) -> SearchOut:
         ],
         alpha=response.alpha,
         took_ms=response.took_ms,
+        degraded=response.degraded,
     )
 
 

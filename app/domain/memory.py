@@ -34,6 +34,12 @@ def trust_at_least(minimum: TrustLevel) -> list[str]:
     return list(TRUST_ORDER[TRUST_ORDER.index(minimum) :])
 
 
+def embedding_text(content: str, name: str | None, category: str | None) -> str:
+    """What the vector side sees: the content, with its name and category as context."""
+    parts = [p for p in (name, category) if p]
+    return f"{' · '.join(parts)}: {content}" if parts else content
+
+
 @dataclass(frozen=True, slots=True)
 class NewMemory:
     """What a client may set; everything else is the server's."""
@@ -52,9 +58,7 @@ class NewMemory:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def embedding_text(self) -> str:
-        """What the vector side sees: the content, with its name and category as context."""
-        parts = [p for p in (self.name, self.category) if p]
-        return f"{' · '.join(parts)}: {self.content}" if parts else self.content
+        return embedding_text(self.content, self.name, self.category)
 
 
 @dataclass(frozen=True, slots=True)

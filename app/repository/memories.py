@@ -174,3 +174,39 @@ class FeedbackRepository:
             ceiling,
         )
         return to_memory(row) if row else None
+
+
+class PendingEmbeddingRepository:
+    """Memories stored while the embedding provider was down."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def pending(self, limit: int) -> list[tuple[UUID, str, str | None, str | None]]:
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            "SELECT id, content, name, category FROM memories"
+            " WHERE tenant_id = $1 AND embedding IS NULL ORDER BY created_at LIMIT $2",
+            self._uow.tenant_id,
+            limit,
+        )
+        return [(r["id"], r["content"], r["name"], r["category"]) for r in rows]
+
+    async def fill(self, vectors: Sequence[tuple[UUID, Sequence[float]]]) -> int:
+        conn = await self._uow.connection()
+        filled = await conn.fetchval(
+            """
+            WITH filled AS (
+                UPDATE memories m SET embedding = v.embedding::vector
+                FROM unnest($2::uuid[], $3::text[]) AS v(id, embedding)
+                WHERE m.tenant_id = $1 AND m.id = v.id AND m.embedding IS NULL
+                RETURNING 1
+            )
+            SELECT count(*) FROM filled
+            """,
+            self._uow.tenant_id,
+            [memory_id for memory_id, _ in vectors],
+            # As text: the pgvector codec encodes one vector, not an array of them.
+            ["[" + ",".join(map(repr, map(float, vector))) + "]" for _, vector in vectors],
+        )
+        return int(filled)

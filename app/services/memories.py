@@ -11,7 +11,7 @@ from uuid import UUID
 from app.db.session import UnitOfWork
 from app.domain.errors import NotFoundError
 from app.domain.memory import Memory, NewMemory, StoreOutcome
-from app.embeddings.base import Embedder
+from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository
 from app.services.telemetry import Telemetry
 
@@ -24,9 +24,16 @@ class MemoryService:
         self._embedder = embedder
         self._telemetry = telemetry
 
-    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def _embed(self, texts: Sequence[str]) -> list[list[float] | None]:
+        """Vectors, or None for each when the provider fails: the memory is stored anyway,
+        keyword-searchable at once, its embedding pending until a backfill."""
         started = time.perf_counter()
-        vectors = await self._embedder.embed(texts)
+        try:
+            vectors: list[list[float] | None] = list(await self._embedder.embed(texts))
+        except EmbeddingError as exc:
+            logger.warning("embedding failed; storing with embedding pending: %s", exc)
+            self._telemetry.embedding_failures.inc()
+            return [None] * len(texts)
         self._telemetry.embedding_seconds(time.perf_counter() - started, len(texts))
         return vectors
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.db.session import UnitOfWork
-from app.embeddings.base import Embedder
+from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
 from app.services.telemetry import Telemetry
 
@@ -29,6 +29,7 @@ class SearchResponse:
     hits: list[SearchHit]
     alpha: float
     took_ms: float
+    degraded: str | None = None
 
 
 class SearchService:
@@ -44,10 +45,17 @@ class SearchService:
         started = time.perf_counter()
         alpha = self._settings.hybrid_alpha if request.alpha is None else request.alpha
         embedding = None
+        degraded = None
         if alpha > 0:
             embed_started = time.perf_counter()
-            embedding = await self._embedder.embed_one(request.query)
-            self._telemetry.embedding_seconds(time.perf_counter() - embed_started, 1)
+            try:
+                embedding = await self._embedder.embed_one(request.query)
+                self._telemetry.embedding_seconds(time.perf_counter() - embed_started, 1)
+            except EmbeddingError as exc:
+                # Memory stays usable: keyword side only, and the answer says so.
+                logger.warning("query embedding failed; searching keyword-only: %s", exc)
+                self._telemetry.embedding_failures.inc()
+                alpha, degraded = 0.0, "keyword-only: the embedding provider is unavailable"
         params = SearchParams(
             query=request.query,
             embedding=embedding,
@@ -74,4 +82,4 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
-        return SearchResponse(outcome.hits, alpha, round(took_ms, 3))
+        return SearchResponse(outcome.hits, alpha, round(took_ms, 3), degraded)

@@ -44,6 +44,11 @@ class Telemetry:
         self.embedded_texts = Counter(
             "agent_memory_embedded_texts", "Texts embedded", registry=self.registry
         )
+        self.embedding_failures = Counter(
+            "agent_memory_embedding_failures",
+            "Embedding calls that failed (memories stored pending, searches keyword-only)",
+            registry=self.registry,
+        )
         self.prune_runs = Counter(
             "agent_memory_prune_runs", "Pruning runs that took the lock", registry=self.registry
         )
