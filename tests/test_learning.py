@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.embeddings.base import EmbeddingError
+from app.services.search import SearchService
 
 PLAN = "1. Write the SQL migration file\n2. Apply it with alembic upgrade\n3. Add a downgrade"
 
@@ -123,19 +124,36 @@ async def test_hint_comes_from_the_same_repo_above_the_threshold(api: httpx.Asyn
 
 
 async def test_hint_failure_degrades_to_an_empty_hint(
-    api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await api.post("/strategies/learn", json=attempt())
 
-    async def broken(text: str) -> list[float]:
-        raise EmbeddingError("provider down")
+    async def broken(self: Any, request: Any) -> Any:
+        raise RuntimeError("search exploded")
 
-    monkeypatch.setattr(app.state.runtime.embedder, "embed_one", broken)
+    monkeypatch.setattr(SearchService, "search", broken)
     response = await api.get(
         "/strategies/hint", params={"task": "database migration", "source_repo": "acme/api"}
     )
     assert response.status_code == 200
     assert response.json() == {"hint": "", "similarity": 0.0, "strategy": None}
+
+
+async def test_hint_still_works_keyword_only_when_the_embedder_is_down(
+    api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await api.post("/strategies/learn", json=attempt())
+
+    async def down(text: str) -> list[float]:
+        raise EmbeddingError("provider down")
+
+    monkeypatch.setattr(app.state.runtime.embedder, "embed_one", down)
+    response = await api.get(
+        "/strategies/hint",
+        params={"task": "Write the SQL migration file for orders", "source_repo": "acme/api"},
+    )
+    assert response.status_code == 200
+    assert "Write the SQL migration file" in response.json()["hint"]
 
 
 async def test_unhelpful_feedback_sinks_a_strategy_below_the_hint_threshold(
