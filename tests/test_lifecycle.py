@@ -284,3 +284,37 @@ async def test_structured_logs_for_store_search_and_prune(
     # One JSON object per line.
     line = JsonFormatter().format(search)
     assert json.loads(line)["event"] == "search"
+
+
+async def test_if_match_lets_one_of_two_concurrent_edits_win(api: httpx.AsyncClient) -> None:
+    memory = await store(api, "Versioned memory")
+    read = await api.get(f"/memories/{memory['id']}")
+    tag = read.headers["etag"]
+    assert tag == '"v1"' and read.json()["version"] == 1
+
+    first, second = await asyncio.gather(
+        api.patch(f"/memories/{memory['id']}", json={"tags": ["one"]}, headers={"If-Match": tag}),
+        api.patch(f"/memories/{memory['id']}", json={"tags": ["two"]}, headers={"If-Match": tag}),
+    )
+    assert sorted((first.status_code, second.status_code)) == [200, 412]
+    winner = first if first.status_code == 200 else second
+    assert winner.headers["etag"] == '"v2"'
+    loser = second if winner is first else first
+    assert loser.json()["title"] == "Precondition Failed"
+    current = (await api.get(f"/memories/{memory['id']}")).json()
+    assert current["tags"] == winner.json()["tags"]
+
+    stale = await api.post(
+        f"/memories/{memory['id']}/supersede",
+        json={"content": "Versioned memory, revised"},
+        headers={"If-Match": tag},
+    )
+    assert stale.status_code == 412
+    fresh = await api.post(
+        f"/memories/{memory['id']}/supersede",
+        json={"content": "Versioned memory, revised"},
+        headers={"If-Match": winner.headers["etag"]},
+    )
+    assert fresh.status_code == 201
+    bad = await api.patch(f"/memories/{memory['id']}", json={}, headers={"If-Match": "nope"})
+    assert bad.status_code == 422

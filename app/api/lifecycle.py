@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Response
 
 from app.api.deps import (
     CanAdmin,
@@ -26,6 +26,7 @@ from app.api.schemas import (
     StoreOut,
     SupersedeOut,
 )
+from app.api.versions import etag, expected_version
 from app.domain.validation import clean_metadata, clean_tags, clean_text
 from app.services.backfill import backfill_embeddings
 from app.services.lifecycle import LifecycleService, PruneReport
@@ -75,9 +76,11 @@ async def supersede(
     store: MemoryServiceDep,
     runtime: RuntimeDep,
     principal: PrincipalDep,
+    version: Annotated[int | None, Depends(expected_version)],
 ) -> SupersedeOut:
     principal.require_trust(body.trust_level)
-    old, outcome = await service.supersede(memory_id, to_new_memory(body, runtime.limits), store)
+    new = to_new_memory(body, runtime.limits)
+    old, outcome = await service.supersede(memory_id, new, store, version)
     return SupersedeOut(
         superseded=MemoryOut.of(old),
         replacement=StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory)),
@@ -86,8 +89,14 @@ async def supersede(
 
 @router.patch("/memories/{memory_id}", response_model=MemoryOut, dependencies=[CanWrite])
 async def edit(
-    memory_id: UUID, body: MemoryPatch, service: LifecycleDep, runtime: RuntimeDep
+    memory_id: UUID,
+    body: MemoryPatch,
+    service: LifecycleDep,
+    runtime: RuntimeDep,
+    response: Response,
+    version: Annotated[int | None, Depends(expected_version)],
 ) -> MemoryOut:
+    """Send If-Match with the ETag of your read: a concurrent edit then answers 412."""
     fields: dict[str, Any] = {}
     for name in body.model_fields_set:
         value = getattr(body, name)
@@ -100,7 +109,9 @@ async def edit(
         elif name in ("pinned", "confidence") and value is None:
             continue  # these columns have no "unset"
         fields[name] = value
-    return MemoryOut.of(await service.edit(memory_id, fields))
+    memory = await service.edit(memory_id, fields, version)
+    response.headers["ETag"] = etag(memory)
+    return MemoryOut.of(memory)
 
 
 @router.post("/admin/backfill", dependencies=[CanAdmin])

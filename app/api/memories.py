@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import CanAdmin, CanRead, CanWrite, MemoryServiceDep, PrincipalDep, RuntimeDep
 from app.api.schemas import BatchIn, BatchOut, MemoryIn, MemoryOut, MemoryPage, StoreOut
+from app.api.versions import etag
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.memory import NewMemory
 from app.domain.validation import Limits, clean_content, clean_metadata, clean_tags, clean_text
@@ -121,8 +122,10 @@ async def list_memories(
 
 
 @router.get("/{memory_id}", response_model=MemoryOut, dependencies=[CanRead])
-async def get_memory(memory_id: UUID, service: MemoryServiceDep) -> MemoryOut:
-    return MemoryOut.of(await service.get(memory_id))
+async def get_memory(memory_id: UUID, service: MemoryServiceDep, response: Response) -> MemoryOut:
+    memory = await service.get(memory_id)
+    response.headers["ETag"] = etag(memory)
+    return MemoryOut.of(memory)
 
 
 @router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT, dependencies=[CanAdmin])

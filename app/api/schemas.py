@@ -68,6 +68,9 @@ class MemoryOut(BaseModel):
         description="Set when the content was found altered behind the API's back."
     )
     created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
+    version: int = Field(
+        description='Bumped by every edit; send it back as If-Match: "v<version>".'
+    )
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
@@ -98,6 +101,7 @@ class MemoryOut(BaseModel):
             archived_at=memory.archived_at,
             quarantined_at=memory.quarantined_at,
             created_by_key=memory.created_by_key,
+            version=memory.version,
         )
 
 

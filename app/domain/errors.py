@@ -33,6 +33,11 @@ class ConflictError(AppError):
     title = "Conflict"
 
 
+class PreconditionFailedError(AppError):
+    status = 412
+    title = "Precondition Failed"
+
+
 class UnauthorizedError(AppError):
     status = 401
     title = "Unauthorized"

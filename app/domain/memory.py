@@ -88,6 +88,7 @@ class Memory:
     updated_at: datetime
     quarantined_at: datetime | None
     created_by_key: UUID | None
+    version: int
     has_embedding: bool
 
 

@@ -84,6 +84,7 @@ class LifecycleRepository:
             f"""
             UPDATE memories AS m
             SET archived_at = NULL,
+                version = m.version + CASE WHEN m.archived_at IS NULL THEN 0 ELSE 1 END,
                 updated_at = CASE WHEN m.archived_at IS NULL THEN m.updated_at ELSE now() END
             WHERE m.tenant_id = $1 AND m.id = $2
             RETURNING {MEMORY_COLUMNS}
@@ -93,29 +94,39 @@ class LifecycleRepository:
         )
         return to_memory(row) if row else None
 
-    async def mark_superseded(self, old_id: UUID, new_id: UUID) -> bool:
-        """Only a memory not already superseded can be; False when it was."""
+    async def mark_superseded(
+        self, old_id: UUID, new_id: UUID, expected_version: int | None
+    ) -> bool:
+        """Only a memory not already superseded (and, with If-Match, still at the expected
+        version) can be; False otherwise."""
         conn = await self._uow.connection()
         done = await conn.fetchval(
-            "UPDATE memories SET superseded_by = $3, updated_at = now()"
-            " WHERE tenant_id = $1 AND id = $2 AND superseded_by IS NULL RETURNING true",
+            "UPDATE memories SET superseded_by = $3, version = version + 1, updated_at = now()"
+            " WHERE tenant_id = $1 AND id = $2 AND superseded_by IS NULL"
+            " AND ($4::int IS NULL OR version = $4) RETURNING true",
             self.tenant_id,
             old_id,
             new_id,
+            expected_version,
         )
         return bool(done)
 
-    async def update_fields(self, memory_id: UUID, fields: dict[str, Any]) -> Memory | None:
-        """Set the given editable fields (tags, pinned, confidence, category, metadata)."""
+    async def update_fields(
+        self, memory_id: UUID, fields: dict[str, Any], expected_version: int | None
+    ) -> Memory | None:
+        """Set the given editable fields (tags, pinned, confidence, category, metadata);
+        None when the memory is missing or, with If-Match, no longer at that version."""
         conn = await self._uow.connection()
         allowed = ("tags", "pinned", "confidence", "category", "metadata")
         names = [name for name in allowed if name in fields]
-        assignments = ", ".join(f"{name} = ${i + 3}" for i, name in enumerate(names))
+        assignments = "".join(f"{name} = ${i + 4}, " for i, name in enumerate(names))
         row = await conn.fetchrow(
-            f"UPDATE memories AS m SET {assignments}{', ' if names else ''}updated_at = now()"
-            f" WHERE m.tenant_id = $1 AND m.id = $2 RETURNING {MEMORY_COLUMNS}",
+            f"UPDATE memories AS m SET {assignments}version = m.version + 1, updated_at = now()"
+            f" WHERE m.tenant_id = $1 AND m.id = $2 AND ($3::int IS NULL OR m.version = $3)"
+            f" RETURNING {MEMORY_COLUMNS}",
             self.tenant_id,
             memory_id,
+            expected_version,
             *(fields[name] for name in names),
         )
         return to_memory(row) if row else None

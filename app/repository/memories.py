@@ -31,6 +31,7 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     ),
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = NULL,
+    version = m.version + 1,
     updated_at = now()
 RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 """
@@ -163,6 +164,7 @@ class FeedbackRepository:
                 relevance_score = least(greatest(m.relevance_score + $3, $4), $5),
                 metadata = jsonb_set(m.metadata, '{{reuse_count}}',
                                      to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1)),
+                version = m.version + 1,
                 updated_at = now()
             WHERE m.tenant_id = $1 AND m.id = $2
             RETURNING {MEMORY_COLUMNS}

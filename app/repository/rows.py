@@ -12,7 +12,7 @@ MEMORY_COLUMNS = """
     m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
     m.metadata, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
     m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
-    m.created_by_key,
+    m.created_by_key, m.version,
     (m.embedding IS NOT NULL) AS has_embedding
 """
 
@@ -44,5 +44,6 @@ def to_memory(row: Any) -> Memory:
         updated_at=row["updated_at"],
         quarantined_at=row["quarantined_at"],
         created_by_key=row["created_by_key"],
+        version=row["version"],
         has_embedding=row["has_embedding"],
     )

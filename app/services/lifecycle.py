@@ -11,7 +11,12 @@ from uuid import UUID
 
 from app.config import Settings
 from app.db.session import UnitOfWork
-from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    PreconditionFailedError,
+)
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.repository.lifecycle import LifecycleRepository, PruneRules
 from app.repository.memories import MemoryRepository
@@ -78,7 +83,11 @@ class LifecycleService:
         return memory
 
     async def supersede(
-        self, memory_id: UUID, replacement: NewMemory, store: MemoryService
+        self,
+        memory_id: UUID,
+        replacement: NewMemory,
+        store: MemoryService,
+        expected_version: int | None = None,
     ) -> tuple[Memory, StoreOutcome]:
         """Store the replacement and point the old memory at it, in the caller's transaction:
         either both happen or neither does."""
@@ -87,6 +96,10 @@ class LifecycleService:
             raise NotFoundError(f"memory {memory_id} not found")
         if old.superseded_by is not None:
             raise ConflictError(f"memory {memory_id} is already superseded by {old.superseded_by}")
+        if expected_version is not None and old.version != expected_version:
+            raise PreconditionFailedError(
+                f"memory {memory_id} is at version {old.version}, not {expected_version}"
+            )
         if replacement.source_repo is None and old.source_repo is not None:
             replacement = dataclasses.replace(replacement, source_repo=old.source_repo)
         outcome = await store.store(replacement)
@@ -95,14 +108,21 @@ class LifecycleService:
                 "the replacement has the same content as the memory it supersedes",
                 field="content",
             )
-        if not await self._repo.mark_superseded(memory_id, outcome.memory.id):
-            raise ConflictError(f"memory {memory_id} was superseded concurrently")
+        if not await self._repo.mark_superseded(memory_id, outcome.memory.id, expected_version):
+            raise ConflictError(f"memory {memory_id} was changed concurrently")
         updated = await self._memories.get(memory_id)
         assert updated is not None
         return updated, outcome
 
-    async def edit(self, memory_id: UUID, fields: dict[str, Any]) -> Memory:
-        memory = await self._repo.update_fields(memory_id, fields)
-        if memory is None:
+    async def edit(
+        self, memory_id: UUID, fields: dict[str, Any], expected_version: int | None = None
+    ) -> Memory:
+        memory = await self._repo.update_fields(memory_id, fields, expected_version)
+        if memory is not None:
+            return memory
+        current = await self._memories.get(memory_id)
+        if current is None:
             raise NotFoundError(f"memory {memory_id} not found")
-        return memory
+        raise PreconditionFailedError(
+            f"memory {memory_id} is at version {current.version}, not {expected_version}"
+        )
