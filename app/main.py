@@ -18,6 +18,7 @@ from app import __version__
 from app.api import health, keys, learning, lifecycle, memories, metrics, search, sessions
 from app.api.deps import get_principal
 from app.api.errors import app_error_response, install_error_handlers
+from app.api.idempotency import IdempotencyMiddleware
 from app.config import Settings, get_settings
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
@@ -186,6 +187,7 @@ def create_app(
     )
     mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
     app.router.routes.append(Route("/mcp", AuthenticatedMcp(mcp_asgi)))
+    app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(metrics.MetricsMiddleware)
     for module in (health, memories, search, learning, lifecycle, sessions, keys, metrics):
         app.include_router(module.router)

@@ -153,7 +153,7 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute("TRUNCATE memories, sessions, api_keys")
+    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
 
 
 @pytest.fixture
@@ -172,7 +172,7 @@ async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     await task
-    await db.execute("TRUNCATE memories, sessions, api_keys")
+    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
 
 
 @pytest.fixture

@@ -1,0 +1,74 @@
+"""Idempotency-Key records, one per tenant and key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.db.session import UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    request_hash: str
+    status: int | None
+    response: bytes | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class IdempotencyRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def reserve(
+        self, key: str, request_hash: str, stale_after_s: float
+    ) -> IdempotencyRecord | None:
+        """Claim the key (None: claimed, go ahead), or the existing record. An unfinished
+        claim older than `stale_after_s` (its process died) is taken over."""
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            """
+            INSERT INTO idempotency_keys AS i (tenant_id, key, request_hash)
+            VALUES ($1, $2, $3)
+            ON CONFLICT (tenant_id, key) DO UPDATE
+                SET created_at = now(), request_hash = EXCLUDED.request_hash
+                WHERE i.completed_at IS NULL
+                  AND i.created_at < now() - make_interval(secs => $4)
+                  AND i.request_hash = EXCLUDED.request_hash
+            RETURNING true AS claimed
+            """,
+            self._uow.tenant_id,
+            key,
+            request_hash,
+            stale_after_s,
+        )
+        if row is not None:
+            return None
+        existing = await conn.fetchrow(
+            "SELECT request_hash, status, response, created_at, completed_at"
+            " FROM idempotency_keys WHERE tenant_id = $1 AND key = $2",
+            self._uow.tenant_id,
+            key,
+        )
+        return IdempotencyRecord(**dict(existing))
+
+    async def complete(self, key: str, status: int, response: bytes) -> None:
+        conn = await self._uow.connection()
+        await conn.execute(
+            "UPDATE idempotency_keys SET status = $3, response = $4, completed_at = now()"
+            " WHERE tenant_id = $1 AND key = $2",
+            self._uow.tenant_id,
+            key,
+            status,
+            response,
+        )
+
+    async def release(self, key: str) -> None:
+        conn = await self._uow.connection()
+        await conn.execute(
+            "DELETE FROM idempotency_keys"
+            " WHERE tenant_id = $1 AND key = $2 AND completed_at IS NULL",
+            self._uow.tenant_id,
+            key,
+        )
