@@ -238,7 +238,7 @@ def test_rate_limiter_windows() -> None:
 
 
 async def test_row_level_security_catalog_and_no_tenant(
-    database_url: str, db: asyncpg.Connection
+    api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
 ) -> None:
     tables = await db.fetch(
         "SELECT relname, relrowsecurity, relforcerowsecurity, pg_get_userbyid(relowner) AS owner"
@@ -278,7 +278,7 @@ async def test_row_level_security_catalog_and_no_tenant(
 
 
 async def test_hot_queries_use_their_indexes_under_rls(
-    database_url: str, db: asyncpg.Connection
+    api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
 ) -> None:
     await db.executemany(
         "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
@@ -309,7 +309,7 @@ async def test_hot_queries_use_their_indexes_under_rls(
 
 
 async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
-    database_url: str, db: asyncpg.Connection
+    api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
 ) -> None:
     """Row-level security keeps `@@` (not leakproof) out of index conditions, so the keyword
     side reads the GIN index through memory_keyword_hits(), which checks the tenant itself."""
@@ -351,3 +351,35 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
         )
     assert "Bitmap Index Scan on memories_search_vector_key" in plan
     assert "search_vector @@" in plan.split("Bitmap Index Scan")[1]
+
+
+async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(
+    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection
+) -> None:
+    """A tenant holding 1% of 3,000 rows: the filtered HNSW path still fills `limit`."""
+    import numpy as np
+
+    from app.db.session import unit_of_work
+    from app.repository.search import SearchFilter, SearchParams, SearchRepository
+
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(3000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    tenant_of = ["small" if i % 100 == 0 else "big" for i in range(3000)]
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
+        " VALUES ($1, $2, memory_content_hash($2), $3)",
+        [(tenant_of[i], f"row {i}", vectors[i]) for i in range(3000)],
+    )
+    await db.execute("ANALYZE memories")
+    small = [i for i in range(3000) if tenant_of[i] == "small"]
+    query = vectors[small[:2]].mean(axis=0)
+    query /= np.linalg.norm(query)
+    best = max(small, key=lambda i: float(vectors[i] @ query))
+    params = SearchParams("", list(query), 1.0, 10, 200, 200, 0.0, 30.0, False)
+    async with unit_of_work(app.state.runtime.database, "small") as uow:
+        outcome = await SearchRepository(uow).search(SearchFilter(), params)
+    found = [hit.memory.content for hit in outcome.hits]
+    assert len(found) == 10
+    assert found[0] == f"row {best}"
+    assert all(hit.memory.tenant_id == "small" for hit in outcome.hits)

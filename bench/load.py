@@ -1,0 +1,145 @@
+"""Bounded mixed load against the loopback server: stores, searches, reinforces, snapshots.
+
+Steps of 1, 4, 16, 32 and 64 concurrent clients, each for a fixed number of seconds, over
+10k preloaded memories; reports throughput, p50/p99 per operation and the error rate, and
+where latency breaks. Only 127.0.0.1 is ever contacted; every loop is bounded.
+
+    .venv/bin/python -m bench.load [--steps 1,4,16,32,64] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+import httpx
+
+from app.logging import configure_logging
+from bench.latency import bulk_load, free_port, pct, wait_ready
+from bench.support import fresh_database
+from bench.synthetic import QUERIES, memory_text
+
+MIX = (("search", 0.55), ("store", 0.2), ("reinforce", 0.15), ("snapshot", 0.1))
+
+
+def pick(rng: random.Random) -> str:
+    roll, total = rng.random(), 0.0
+    for op, weight in MIX:
+        total += weight
+        if roll < total:
+            return op
+    return MIX[0][0]
+
+
+async def client_loop(
+    client: httpx.AsyncClient,
+    seed: int,
+    deadline: float,
+    results: dict[str, list[float]],
+    errors: dict[str, int],
+    known: list[str],
+) -> None:
+    rng = random.Random(seed)
+    while time.monotonic() < deadline:
+        op = pick(rng)
+        repo = f"repo-{rng.randrange(100)}"
+        began = time.perf_counter()
+        try:
+            if op == "search":
+                params = {"q": rng.choice(QUERIES)}
+                if rng.random() < 0.3:
+                    params["source_repo"] = repo
+                r = await client.get("/search", params=params)
+            elif op == "store":
+                text, kind = memory_text(rng)
+                content = f"{text} [load {seed}-{rng.random():.9f}]"
+                r = await client.post(
+                    "/memories", json={"content": content, "memory_type": kind, "source_repo": repo}
+                )
+                if r.status_code == 201:
+                    known.append(content)
+            elif op == "reinforce" and known:
+                r = await client.post("/memories", json={"content": rng.choice(known)})
+            else:
+                r = await client.get("/snapshot", params={"source_repo": repo})
+            ok = r.status_code < 400
+        except httpx.HTTPError:
+            ok = False
+        elapsed = (time.perf_counter() - began) * 1000
+        if ok:
+            results[op].append(elapsed)
+        else:
+            errors[op] += 1
+
+
+async def main() -> None:
+    configure_logging("WARNING")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", default="1,4,16,32,64")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    args = parser.parse_args()
+    async with fresh_database("agent_memory_bench_load") as url:
+        await bulk_load(url, 0, 10_000, 100)
+        port = free_port()
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "LOG_LEVEL": "WARNING",
+            "DB_POOL_MAX": "20",
+            "RATE_LIMIT_PER_MINUTE": "0",
+        }
+        server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
+            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
+        )
+        try:
+            limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
+            async with httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{port}", timeout=30, limits=limits
+            ) as client:
+                await wait_ready(client)
+                print(
+                    "| clients | req/s | errors | search p50 | search p99 | store p50 |"
+                    " store p99 | snapshot p99 |"
+                )
+                print("|---|---|---|---|---|---|---|---|")
+                known: list[str] = []
+                for clients in (int(s) for s in args.steps.split(",")):
+                    results: dict[str, list[float]] = defaultdict(list)
+                    errors: dict[str, int] = defaultdict(int)
+                    began = time.monotonic()
+                    deadline = began + args.seconds
+                    await asyncio.gather(
+                        *(
+                            client_loop(
+                                client, clients * 1000 + i, deadline, results, errors, known
+                            )
+                            for i in range(clients)
+                        )
+                    )
+                    elapsed = time.monotonic() - began
+                    done = sum(len(v) for v in results.values())
+                    failed = sum(errors.values())
+                    rate = failed / max(done + failed, 1)
+
+                    def cell(op: str, p: float, results: dict[str, list[float]] = results) -> str:
+                        return f"{pct(results[op], p):.0f}" if results[op] else "-"
+
+                    print(
+                        f"| {clients} | {done / elapsed:.0f} | {failed} ({rate:.1%}) | "
+                        f"{cell('search', 50)} | {cell('search', 99)} | {cell('store', 50)} | "
+                        f"{cell('store', 99)} | {cell('snapshot', 99)} |",
+                        flush=True,
+                    )
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
