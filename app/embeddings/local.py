@@ -21,6 +21,9 @@ from app.embeddings.base import Embedder, EmbeddingError
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_TOKENS = 256  # the model's max_seq_length
 BATCH_SIZE = 32
+MICRO_BATCH = 32  # requests up to this many texts share model calls with their neighbours
+
+_Pending = tuple[list[str], "asyncio.Future[list[list[float]]]"]
 
 
 def default_model_path() -> Path:
@@ -49,6 +52,9 @@ class LocalOnnxEmbedder(Embedder):
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tokenizer
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._queue_loop: asyncio.AbstractEventLoop | None = None
+        self._worker: asyncio.Task[None] | None = None
 
     def _embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
         # Batches of similar length waste little on padding (2x faster on chat-length text).
@@ -79,5 +85,43 @@ class LocalOnnxEmbedder(Embedder):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        # onnxruntime releases the GIL: a worker thread keeps the event loop serving.
-        return await asyncio.to_thread(self._embed_sync, texts)
+        if len(texts) > MICRO_BATCH:
+            # Bulk work (batch stores) runs on its own; onnxruntime releases the GIL, so a
+            # worker thread keeps the event loop serving.
+            return await asyncio.to_thread(self._embed_sync, texts)
+        # Small requests (queries, single stores) that arrive while the model is busy are
+        # embedded together in one batch: one model call at a time, no thread contention.
+        loop = asyncio.get_running_loop()
+        if self._queue is None or self._queue_loop is not loop:
+            self._queue, self._queue_loop = asyncio.Queue(), loop
+            self._worker = loop.create_task(self._serve_batches(self._queue))
+        future: asyncio.Future[list[list[float]]] = loop.create_future()
+        await self._queue.put((list(texts), future))
+        return await future
+
+    async def _serve_batches(self, queue: asyncio.Queue[_Pending]) -> None:
+        while True:
+            batch = [await queue.get()]
+            size = len(batch[0][0])
+            while not queue.empty() and size < MICRO_BATCH:
+                batch.append(queue.get_nowait())
+                size += len(batch[-1][0])
+            texts = [text for pending_texts, _ in batch for text in pending_texts]
+            try:
+                vectors = await asyncio.to_thread(self._embed_sync, texts)
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(EmbeddingError(f"local model failed: {exc}"))
+                continue
+            start = 0
+            for pending_texts, future in batch:
+                if not future.done():
+                    future.set_result(vectors[start : start + len(pending_texts)])
+                start += len(pending_texts)
+
+    async def aclose(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+            self._queue = None
