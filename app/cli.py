@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -68,6 +70,10 @@ def open_mode_allowed(url: str, host: str, allow_open_network: bool) -> bool:
     return False
 
 
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -92,7 +98,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "data_dir": str(settings.data_dir) if embedded else None,
             },
         )
-        uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+        # uvicorn drains in-flight requests on SIGTERM/SIGINT, then re-raises the signal;
+        # turning it into SystemExit lets the finally below stop the embedded server cleanly.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _exit_cleanly)
+        with contextlib.suppress(SystemExit):
+            uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
     finally:
         if embedded is not None:
             embedded.stop()

@@ -1,0 +1,97 @@
+"""Graceful shutdown: in-flight requests finish, the embedded database stops cleanly and
+starts again with every acknowledged write present."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _start(data_dir: Path, port: int) -> asyncio.subprocess.Process:
+    env = {**os.environ, "LOG_LEVEL": "WARNING", "PRUNE_INTERVAL_S": "0"}
+    env.pop("DATABASE_URL", None)
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "app.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+async def _ready(client: httpx.AsyncClient, process: asyncio.subprocess.Process) -> None:
+    for _ in range(600):  # up to 60 s, polling the real server
+        assert process.returncode is None, "server exited during start-up"
+        try:
+            if (await client.get("/readyz")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("server not ready")
+
+
+async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_write(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = await _start(tmp_path, port)
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await _ready(client, process)
+            acknowledged = await client.post("/memories", json={"content": "written before"})
+            assert acknowledged.status_code == 201
+            batch = [{"content": f"in flight memory {i} with some words"} for i in range(300)]
+            in_flight = asyncio.create_task(
+                client.post("/memories/batch", json={"memories": batch})
+            )
+            await asyncio.sleep(0.5)  # the batch is being embedded now
+            process.send_signal(signal.SIGTERM)
+            response = await in_flight
+            assert response.status_code == 200
+            assert len(response.json()["results"]) == 300
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+        # PostgreSQL removes its pid file only on a clean shutdown.
+        assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    process = await _start(tmp_path, port)
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await _ready(client, process)
+            listed = await client.get("/memories", params={"limit": 200})
+            page = listed.json()
+            seen = len(page["memories"])
+            while page["next_cursor"]:
+                page = (
+                    await client.get(
+                        "/memories", params={"limit": 200, "cursor": page["next_cursor"]}
+                    )
+                ).json()
+                seen += len(page["memories"])
+            assert seen == 301
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
