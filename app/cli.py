@@ -245,15 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
     remember.set_defaults(func=cmd_remember)
 
     keys = sub.add_parser("keys", help="create, list or revoke API keys")
-    keys.add_argument("--data-dir", help="where the embedded database lives")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
-    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    data_dir = argparse.ArgumentParser(add_help=False)
+    data_dir.add_argument("--data-dir", help="where the embedded database lives")
+    create = keys_sub.add_parser("create", help="create a key (printed once)", parents=[data_dir])
     create.add_argument("--tenant", default="default")
     create.add_argument("--role", choices=["agent", "reader", "admin"], default="agent")
     create.add_argument("--name", required=True)
-    listing = keys_sub.add_parser("list", help="list keys (never the keys themselves)")
+    listing = keys_sub.add_parser(
+        "list", help="list keys (never the keys themselves)", parents=[data_dir]
+    )
     listing.add_argument("--tenant")
-    revoke = keys_sub.add_parser("revoke", help="revoke a key by id")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id", parents=[data_dir])
     revoke.add_argument("key_id")
     keys.set_defaults(func=cmd_keys)
     return parser

@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -17,8 +18,9 @@ from starlette.types import Receive, Scope, Send
 from app import __version__
 from app.api import health, keys, learning, lifecycle, memories, metrics, search, sessions
 from app.api.deps import get_principal
-from app.api.errors import app_error_response, install_error_handlers
+from app.api.errors import PROBLEM_RESPONSES, app_error_response, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
+from app.api.schemas import Problem
 from app.config import Settings, get_settings
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
@@ -178,7 +180,20 @@ def create_app(
         version=__version__,
         summary="Long-term memory for AI coding agents: hybrid search over PostgreSQL + pgvector.",
         lifespan=lifespan,
+        responses=PROBLEM_RESPONSES,
     )
+    # The problem schema the error responses refer to.
+    original_openapi = app.openapi
+
+    def openapi_with_problem() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = original_openapi()
+            schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = (
+                Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+            )
+        return app.openapi_schema or original_openapi()
+
+    app.openapi = openapi_with_problem  # type: ignore[method-assign]
     install_error_handlers(app)
     # MCP over streamable HTTP at /mcp, in this app, calling the same services.
     mcp_server = build_mcp_server(lambda: app.state.runtime)

@@ -327,6 +327,9 @@ async def test_search_validation(api: httpx.AsyncClient) -> None:
         {"q": "x", "alpha": 1.5},
         {"q": "x", "min_trust": "root"},
         {},
+        {"q": "x", "min_relevance": 3.5e134},  # found by schemathesis: was a 500
+        {"q": "x", "memory_type": "Not A Type"},
+        {"q": "x", "tags": "bad\x01tag"},
     ):
         response = await api.get("/search", params=params)
         assert response.status_code == 422, params

@@ -4,60 +4,23 @@ starts again with every acknowledged write present."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import socket
-import sys
 from pathlib import Path
 
 import httpx
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _start(data_dir: Path, port: int) -> asyncio.subprocess.Process:
-    env = {**os.environ, "LOG_LEVEL": "WARNING", "PRUNE_INTERVAL_S": "0"}
-    env.pop("DATABASE_URL", None)
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "app.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-        env=env,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-
-
-async def _ready(client: httpx.AsyncClient, process: asyncio.subprocess.Process) -> None:
-    for _ in range(600):  # up to 60 s, polling the real server
-        assert process.returncode is None, "server exited during start-up"
-        try:
-            if (await client.get("/readyz")).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        await asyncio.sleep(0.1)
-    raise AssertionError("server not ready")
+from tests.server import free_port, start_server, wait_until_ready
 
 
 async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_write(
     tmp_path: Path,
 ) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = await _start(tmp_path, port)
+    process = await start_server(tmp_path, port)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await _ready(client, process)
+            await wait_until_ready(client, process)
             acknowledged = await client.post("/memories", json={"content": "written before"})
             assert acknowledged.status_code == 201
             batch = [{"content": f"in flight memory {i} with some words"} for i in range(300)]
@@ -77,10 +40,10 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
             process.kill()
             await process.wait()
 
-    process = await _start(tmp_path, port)
+    process = await start_server(tmp_path, port)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await _ready(client, process)
+            await wait_until_ready(client, process)
             listed = await client.get("/memories", params={"limit": 200})
             page = listed.json()
             seen = len(page["memories"])

@@ -95,6 +95,31 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     return problem(request, 500, "Internal Server Error", "internal error; see server logs")
 
 
+_PROBLEM_STATUSES = {
+    400: "The body could not be parsed",
+    401: "No valid API key",
+    403: "The key's role may not do this",
+    404: "No such memory, session or key (in this tenant)",
+    409: "Conflicting state (already superseded, ended, or in progress)",
+    412: "If-Match does not match the current version",
+    413: "Too large (batch size)",
+    422: "Invalid input; `errors` names the fields",
+    429: "Rate limit reached; see Retry-After",
+    503: "Database unavailable; see Retry-After",
+}
+
+# Every route may answer these, always as problem details.
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {
+        "description": description,
+        "content": {
+            PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}},
+        },
+    }
+    for status, description in _PROBLEM_STATUSES.items()
+}
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(AppError, app_error_response)

@@ -18,7 +18,10 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    responses={503: {"description": "Not ready", "content": {"application/json": {}}}},
+)
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """The database answers and its schema is at the migration head."""
     try:

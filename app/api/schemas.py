@@ -129,7 +129,7 @@ class SearchIn(BaseModel):
     memory_type: list[str] | None = None
     tags: list[str] | None = None
     min_trust: TrustLevelField | None = None
-    min_relevance: float | None = None
+    min_relevance: float | None = Field(default=None, ge=0.0, le=100.0)
     limit: int = Field(default=10, ge=1, le=100)
     alpha: float | None = Field(default=None, ge=0.0, le=1.0)
     include_archived: bool = False

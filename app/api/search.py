@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -9,7 +10,8 @@ from fastapi import APIRouter, Query
 from app.api.deps import CanRead, RuntimeDep, SearchServiceDep
 from app.api.schemas import MemoryOut, SearchIn, SearchOut, SearchResultOut, TrustLevelField
 from app.config import Settings
-from app.domain.memory import trust_at_least
+from app.domain.errors import InvalidInputError
+from app.domain.memory import MEMORY_TYPE_PATTERN, trust_at_least
 from app.domain.validation import clean_text
 from app.repository.search import SearchFilter
 from app.services.search import SearchRequest, SearchResponse
@@ -19,6 +21,15 @@ router = APIRouter(tags=["search"])
 
 def search_request(body: SearchIn, settings: Settings) -> SearchRequest:
     query = clean_text(body.q, "q", max_chars=settings.max_query_chars)
+    for memory_type in body.memory_type or []:
+        if not re.fullmatch(MEMORY_TYPE_PATTERN, memory_type):
+            raise InvalidInputError(
+                f"unknown memory_type '{memory_type[:40]}'", field="memory_type"
+            )
+    for tag in body.tags or []:
+        clean_text(tag, "tags", max_chars=settings.max_tag_chars)
+    if body.source_repo is not None:
+        clean_text(body.source_repo, "source_repo", max_chars=300)
     filters = SearchFilter(
         source_repo=body.source_repo,
         memory_types=body.memory_type,
@@ -58,7 +69,7 @@ async def search_get(
     memory_type: Annotated[list[str] | None, Query()] = None,
     tags: Annotated[list[str] | None, Query()] = None,
     min_trust: TrustLevelField | None = None,
-    min_relevance: float | None = None,
+    min_relevance: Annotated[float | None, Query(ge=0.0, le=100.0)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     alpha: Annotated[float | None, Query(ge=0.0, le=1.0)] = None,
     include_archived: bool = False,

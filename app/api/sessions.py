@@ -59,7 +59,17 @@ async def end_session(session_id: UUID, body: SessionEndIn, service: SessionsDep
     return render_session(await service.end(session_id, body.status, body.summary, changes))
 
 
-@router.get("/snapshot", response_model=None, dependencies=[CanRead])
+@router.get(
+    "/snapshot",
+    response_model=None,
+    dependencies=[CanRead],
+    responses={
+        200: {
+            "description": "Markdown by default; JSON with format=json",
+            "content": {"text/markdown": {"schema": {"type": "string"}}, "application/json": {}},
+        }
+    },
+)
 async def snapshot(
     service: SessionsDep,
     source_repo: str | None = None,

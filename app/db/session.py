@@ -15,7 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.domain.errors import ServiceUnavailableError
+from app.domain.errors import InvalidInputError, ServiceUnavailableError
 
 # Errors that mean "the database is not there right now", as opposed to a bad statement.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
@@ -92,6 +92,10 @@ async def unit_of_work(
     except CONNECTION_ERRORS as exc:
         await uow.rollback()
         raise ServiceUnavailableError("database unavailable") from exc
+    except asyncpg.DataError as exc:
+        # Input validation should have caught it; never a 500 for a bad value.
+        await uow.rollback()
+        raise InvalidInputError("a value is out of range or malformed") from exc
     except BaseException:
         await uow.rollback()
         raise
