@@ -17,27 +17,36 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def server_log(data_dir: Path) -> Path:
+    return data_dir / "server.log"
+
+
 async def start_server(data_dir: Path, port: int, **settings: str) -> asyncio.subprocess.Process:
     env = {**os.environ, "LOG_LEVEL": "WARNING", "PRUNE_INTERVAL_S": "0", **settings}
     env.pop("DATABASE_URL", None)
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "app.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-        env=env,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    with server_log(data_dir).open("ab") as log:  # the child keeps its own descriptor
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "app.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
 
 
-async def wait_until_ready(client: httpx.AsyncClient, process: asyncio.subprocess.Process) -> None:
+async def wait_until_ready(
+    client: httpx.AsyncClient, process: asyncio.subprocess.Process, data_dir: Path
+) -> None:
     for _ in range(600):  # up to 60 s, polling the real server
-        assert process.returncode is None, "server exited during start-up"
+        if process.returncode is not None:
+            tail = server_log(data_dir).read_text(errors="replace")[-3000:]
+            raise AssertionError(f"server exited during start-up ({process.returncode}):\n{tail}")
         try:
             if (await client.get("/readyz")).status_code == 200:
                 return

@@ -19,7 +19,7 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(tmp_pa
     server = await start_server(tmp_path, port, RATE_LIMIT_PER_MINUTE="0")
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await wait_until_ready(client, server)
+            await wait_until_ready(client, server, tmp_path)
             # Open mode: the first key is created by the (admin) anonymous caller.
             created = await client.post("/admin/keys", json={"name": "fuzz", "role": "admin"})
             key = created.json()["key"]

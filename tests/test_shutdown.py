@@ -20,7 +20,7 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
     process = await start_server(tmp_path, port)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await wait_until_ready(client, process)
+            await wait_until_ready(client, process, tmp_path)
             acknowledged = await client.post("/memories", json={"content": "written before"})
             assert acknowledged.status_code == 201
             batch = [{"content": f"in flight memory {i} with some words"} for i in range(300)]
@@ -43,7 +43,7 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
     process = await start_server(tmp_path, port)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await wait_until_ready(client, process)
+            await wait_until_ready(client, process, tmp_path)
             listed = await client.get("/memories", params={"limit": 200})
             page = listed.json()
             seen = len(page["memories"])

@@ -229,3 +229,27 @@ async def test_health_and_readiness(api: httpx.AsyncClient) -> None:
     ready = await api.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["schema"] == head_revision()
+
+
+async def test_metadata_limits_and_invalid_utf8_store_nothing(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    too_big = await api.post("/memories", json={"content": "x", "metadata": {"blob": "y" * 20_000}})
+    assert too_big.status_code == 422 and too_big.json()["errors"][0]["field"] == "metadata"
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(10):
+        node["n"] = {}
+        node = node["n"]
+    too_deep = await api.post("/memories", json={"content": "x", "metadata": deep})
+    assert too_deep.status_code == 422 and "deeper" in too_deep.json()["detail"]
+    nul = await api.post("/memories", json={"content": "x", "metadata": {"k": "a\u0000b"}})
+    assert nul.status_code == 422
+    invalid_utf8 = await api.post(
+        "/memories",
+        content=b'{"content": "caf\xe9 latte"}',
+        headers={"content-type": "application/json"},
+    )
+    assert invalid_utf8.status_code in (400, 422)
+    assert invalid_utf8.headers["content-type"] == "application/problem+json"
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0

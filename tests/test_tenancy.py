@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import httpx
@@ -383,3 +384,69 @@ async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(
     assert len(found) == 10
     assert found[0] == f"row {best}"
     assert all(hit.memory.tenant_id == "small" for hit in outcome.hits)
+
+
+async def test_every_mcp_tool_stays_in_the_keys_tenant(
+    api: httpx.AsyncClient, db: asyncpg.Connection, keys: dict[str, str], mcp_served: str
+) -> None:
+    a = auth(keys["a-admin"])
+    secret = "Tenant A plans to migrate billing to Stripe in March"
+    await api.post("/memories", headers=a, json={"content": secret, "source_repo": "r"})
+    stale = (await api.post("/memories", headers=a, json={"content": "A's stale note"})).json()
+    await db.execute(
+        "UPDATE memories SET created_at = now() - interval '200 days' WHERE id = $1",
+        uuid.UUID(stale["memory"]["id"]),
+    )
+    await api.post(
+        "/strategies/learn",
+        headers=auth(keys["a-agent"]),
+        json={
+            "task_description": "Create a database migration",
+            "plan_summary": "1. write it",
+            "attempt_history": [{"step_index": 0, "result": "success"}],
+            "total_attempts": 1,
+            "quality_score": 9,
+            "source_repo": "r",
+        },
+    )
+    a_session = (await api.post("/sessions", headers=a, json={"source_repo": "r"})).json()
+
+    async def call(key: str, tool: str, arguments: dict[str, Any]) -> Any:
+        client_http = httpx2.AsyncClient(headers=auth(key), timeout=30)
+        transport = streamable_http_client(f"{mcp_served}/mcp", http_client=client_http)
+        async with client_http, Client(transport) as client:
+            return await client.call_tool(tool, arguments)
+
+    b = keys["b-admin"]
+    found = await call(b, "search_memories", {"query": "billing Stripe migration"})
+    assert found.structured_content["results"] == []
+    hint = await call(b, "get_strategy_hint", {"task": "database migration", "source_repo": "r"})
+    assert hint.structured_content["hint"] == ""
+    snapshot = await call(b, "snapshot", {"source_repo": "r"})
+    assert "Stripe" not in snapshot.content[0].text
+    ended = await call(
+        b, "end_session", {"session_id": a_session["session_id"], "status": "failed"}
+    )
+    assert ended.is_error and "not found" in ended.content[0].text
+    pruned = await call(b, "run_pruning", {})
+    assert pruned.structured_content["total_archived"] == 0
+    stats = await call(b, "get_access_stats", {})
+    assert stats.structured_content["total"] == 0
+    stored = await call(b, "store_memory", {"content": secret, "source_repo": "r"})
+    assert stored.structured_content["status"] == "stored"  # B's own row, A's not reinforced
+    remembered = await call(b, "remember", {"text": "Tenant B keeps its own learnings apart"})
+    assert remembered.structured_content["status"] == "stored"
+    rows = await db.fetch(
+        "SELECT tenant_id, observation_count, archived_at FROM memories"
+        " WHERE content = $1 OR content = 'A''s stale note'",
+        secret,
+    )
+    assert sorted((r["tenant_id"], r["observation_count"]) for r in rows) == [
+        ("a", 1),
+        ("a", 1),
+        ("b", 1),
+    ]
+    assert all(r["archived_at"] is None for r in rows)
+    # Roles hold over MCP too.
+    denied = await call(keys["a-reader"], "store_memory", {"content": "readers cannot write"})
+    assert denied.is_error and "reader" in denied.content[0].text
