@@ -40,13 +40,34 @@ async def start_server(data_dir: Path, port: int, **settings: str) -> asyncio.su
         )
 
 
+class ServerExited(AssertionError):
+    """The server process ended before it answered /readyz."""
+
+
+async def launch(data_dir: Path, **settings: str) -> tuple[asyncio.subprocess.Process, str]:
+    """Start the server and wait until ready; one retry on a fresh port if it exits early
+    (a port taken between free_port() and the bind). The log says why, either way."""
+    for attempt in (1, 2):
+        port = free_port()
+        process = await start_server(data_dir, port, **settings)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+                await wait_until_ready(client, process, data_dir)
+            return process, base
+        except ServerExited:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 async def wait_until_ready(
     client: httpx.AsyncClient, process: asyncio.subprocess.Process, data_dir: Path
 ) -> None:
     for _ in range(600):  # up to 60 s, polling the real server
         if process.returncode is not None:
             tail = server_log(data_dir).read_text(errors="replace")[-3000:]
-            raise AssertionError(f"server exited during start-up ({process.returncode}):\n{tail}")
+            raise ServerExited(f"server exited during start-up ({process.returncode}):\n{tail}")
         try:
             if (await client.get("/readyz")).status_code == 200:
                 return

@@ -9,18 +9,15 @@ from pathlib import Path
 
 import httpx
 
-from tests.server import free_port, start_server, wait_until_ready
+from tests.server import launch
 
 
 async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_write(
     tmp_path: Path,
 ) -> None:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process = await start_server(tmp_path, port)
+    process, base = await launch(tmp_path)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await wait_until_ready(client, process, tmp_path)
             acknowledged = await client.post("/memories", json={"content": "written before"})
             assert acknowledged.status_code == 201
             batch = [{"content": f"in flight memory {i} with some words"} for i in range(300)]
@@ -40,10 +37,9 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
             process.kill()
             await process.wait()
 
-    process = await start_server(tmp_path, port)
+    process, base = await launch(tmp_path)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            await wait_until_ready(client, process, tmp_path)
             listed = await client.get("/memories", params={"limit": 200})
             page = listed.json()
             seen = len(page["memories"])
@@ -56,5 +52,6 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
                 seen += len(page["memories"])
             assert seen == 301
     finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.wait(), 60)
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 60)
