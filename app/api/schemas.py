@@ -8,7 +8,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.domain.memory import MEMORY_TYPE_PATTERN, Memory
+from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, Memory
 
 TrustLevelField = Literal["user", "agent", "system"]
 ConfidenceField = Literal["high", "medium", "low"]
@@ -20,7 +20,11 @@ class MemoryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(description="The memory itself; required and non-empty.")
-    memory_type: str = Field(default="general", pattern=MEMORY_TYPE_PATTERN)
+    memory_type: str = Field(
+        default="general",
+        pattern=MEMORY_TYPE_PATTERN,
+        description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
+    )
     category: str | None = Field(default=None, max_length=200)
     tags: list[str] = Field(default_factory=list)
     source_repo: str | None = Field(default=None, max_length=300)

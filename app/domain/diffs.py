@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.text import cut
+
 TASK_CHARS = 200
 ERROR_CHARS = 1_000
 NEW_FILE_CHARS = 500
@@ -21,10 +23,6 @@ NO_CHANGES = "[no changes detected]"
 def estimate_tokens(text: str) -> int:
     """Characters / 4: close enough for English and code, and needs no tokenizer."""
     return len(text) // 4
-
-
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def line_diff(before: str, after: str) -> str:

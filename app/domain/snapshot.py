@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.domain.text import cut, one_line
+
 FULL_SESSIONS = 3
 MAX_SESSIONS = 10
 KEY_CHANGES = 3
@@ -27,11 +29,6 @@ PER_KIND = 5
 RECENT_DAYS = 7
 
 NEVER_DROPPED = (99, "")
-
-
-def cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 @dataclass(slots=True)
@@ -78,7 +75,7 @@ OLDER_LABEL = {
 def guardrail_text(memory: Mapping[str, Any]) -> str:
     metadata = memory.get("metadata") or {}
     do = metadata.get("do") or metadata.get("instead")
-    content = " ".join(str(memory["content"]).split())
+    content = one_line(str(memory["content"]))
     if memory.get("memory_type") == "anti_pattern" or memory.get("category") == "anti-patterns":
         return f"NEVER: {content} -- DO: {do}" if do else f"NEVER: {content}"
     return f"MUST: {content} -- DO: {do}" if do else f"MUST: {content}"
@@ -98,7 +95,7 @@ def build_snapshot(
     for index, session in enumerate(sessions[:MAX_SESSIONS]):
         ended = str(session.get("ended_at") or "")
         what = " · ".join(str(p) for p in (session.get("agent"), session.get("task")) if p)
-        summary = " ".join(str(session.get("summary") or "").split())
+        summary = one_line(str(session.get("summary") or ""))
         if index < FULL_SESSIONS:
             head = f"- {ended[:10]} {what}: {summary}" if what else f"- {ended[:10]}: {summary}"
             snap.add("recent_sessions", head, dict(session), (4, ended))
@@ -112,12 +109,12 @@ def build_snapshot(
 
     for memory in recent:
         section = KIND_SECTION[memory["kind"]]
-        content = " ".join(str(memory["content"]).split())
+        content = one_line(str(memory["content"]))
         created = str(memory.get("created_at") or "")
         if section == "decisions":
             reasoning = (memory.get("metadata") or {}).get("reasoning")
             text = f"- {content}" + (
-                f" (why: {cut(str(reasoning), REASONING_CHARS)})" if reasoning else ""
+                f" (why: {cut(one_line(str(reasoning)), REASONING_CHARS)})" if reasoning else ""
             )
         else:
             label = memory.get("category") or memory.get("memory_type")

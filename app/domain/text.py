@@ -1,0 +1,13 @@
+"""Small text rules shared by the domain."""
+
+from __future__ import annotations
+
+
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters; a cut text ends in '...'."""
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def one_line(text: str) -> str:
+    """Runs of whitespace (newlines included) as single spaces."""
+    return " ".join(text.split())
