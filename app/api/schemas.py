@@ -332,6 +332,8 @@ class SessionEndIn(BaseModel):
 
 
 class SessionOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: UUID
     source_repo: str | None
     agent: str | None
@@ -354,3 +356,28 @@ class SessionStartOut(BaseModel):
     session: SessionOut
     pruning: PruneOut | None = Field(description="null when pruning failed; the session started")
     capture: CaptureSettings
+
+
+class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200)
+    role: Literal["agent", "reader", "admin"]
+
+
+class KeyOut(BaseModel):
+    """An API key's record; never the key itself."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: UUID
+    tenant_id: str
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class NewKeyOut(KeyOut):
+    key: str = Field(description="Shown once; only its hash is stored.")

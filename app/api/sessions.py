@@ -26,17 +26,7 @@ SessionsDep = Annotated[SessionService, Depends(get_sessions, scope="function")]
 
 
 def render_session(session: Session) -> SessionOut:
-    return SessionOut(
-        id=session.id,
-        source_repo=session.source_repo,
-        agent=session.agent,
-        task=session.task,
-        status=session.status,
-        summary=session.summary,
-        key_changes=session.key_changes,
-        started_at=session.started_at,
-        ended_at=session.ended_at,
-    )
+    return SessionOut.model_validate(session)
 
 
 @router.post("/sessions", response_model=SessionStartOut, status_code=201, dependencies=[CanWrite])
