@@ -46,7 +46,7 @@ class StartupError(RuntimeError):
 
 
 async def check_schema(database: Database, embedder: Embedder, head: str) -> None:
-    async with database.pool.acquire() as conn:
+    async with database.connection() as conn:
         revision = await current_revision(conn)
         if revision != head:
             raise StartupError(
@@ -68,7 +68,7 @@ async def prune_periodically(runtime: Runtime) -> None:
     while True:
         await asyncio.sleep(runtime.settings.prune_interval_s)
         try:
-            async with runtime.database.pool.acquire() as conn:
+            async with runtime.database.connection() as conn:
                 tenants = {DEFAULT_TENANT, *await KeyRepository(conn).tenants()}
         except Exception:
             logger.warning("scheduled pruning could not list tenants", exc_info=True)

@@ -39,6 +39,7 @@ async def test_concurrent_retries_end_as_one_write(
     statuses = sorted(r.status_code for r in responses)
     assert statuses.count(200) >= 1
     assert set(statuses) <= {200, 409}
+    assert all(r.headers["retry-after"] for r in responses if r.status_code == 409)
     assert await db.fetchval("SELECT count(*) FROM memories") == 20
     assert await db.fetchval("SELECT max(observation_count) FROM memories") == 1
     # Once finished, every retry is a replay.

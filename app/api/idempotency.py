@@ -3,11 +3,14 @@ nothing; the same key with another body is a 422; while the first is still runni
 
 Pure ASGI middleware: it claims the key in its own committed transaction (so a concurrent
 retry sees the claim), runs the route, then stores the response (or releases the claim
-after a 5xx, so the client may retry)."""
+after a 5xx, so the client may retry). When the database goes away mid-request the claim
+can be neither stored nor released; this process remembers it as orphaned and lets the
+client's retry take it over at once instead of answering 409 until the claim goes stale."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from typing import Any
 
@@ -18,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.deps import get_principal
 from app.api.errors import app_error_response
 from app.db.session import unit_of_work
-from app.domain.errors import AppError, ConflictError, InvalidInputError
+from app.domain.errors import AppError, InvalidInputError, StillRunningError
 from app.repository.idempotency import IdempotencyRepository
 
 CREATING_ROUTES = re.compile(
@@ -26,11 +29,17 @@ CREATING_ROUTES = re.compile(
 )
 MAX_KEY_CHARS = 200
 STALE_AFTER_S = 60.0
+MAX_ORPHANED = 10_000
+
+logger = logging.getLogger("agent_memory.idempotency")
 
 
 class IdempotencyMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        # (tenant, key) claims this process made and could not finish; insertion-ordered
+        # so the oldest is forgotten first (it then goes stale the normal way).
+        self._orphaned: dict[tuple[str, str], None] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -59,7 +68,10 @@ class IdempotencyMiddleware:
         try:
             async with unit_of_work(runtime.database, principal.tenant_id) as uow:
                 existing = await IdempotencyRepository(uow).reserve(
-                    key, request_hash, STALE_AFTER_S
+                    key,
+                    request_hash,
+                    STALE_AFTER_S,
+                    take_over=(principal.tenant_id, key) in self._orphaned,
                 )
         except AppError as exc:
             await (await app_error_response(request, exc))(scope, receive, send)
@@ -71,7 +83,9 @@ class IdempotencyMiddleware:
                     field="Idempotency-Key",
                 )
             elif existing.completed_at is None:
-                error = ConflictError("a request with this Idempotency-Key is still in progress")
+                error = StillRunningError(
+                    "a request with this Idempotency-Key is still in progress"
+                )
             else:
                 await _replay(existing.status or 200, existing.response or b"", send)
                 return
@@ -91,15 +105,24 @@ class IdempotencyMiddleware:
                 chunks.append(message.get("body", b""))
             await send(message)
 
+        claim = (principal.tenant_id, key)
+        self._orphaned.pop(claim, None)
         try:
             await self.app(scope, replay_body, capture)
         finally:
-            async with unit_of_work(runtime.database, principal.tenant_id) as uow:
-                records = IdempotencyRepository(uow)
-                if status < 500:
-                    await records.complete(key, status, b"".join(chunks))
-                else:
-                    await records.release(key)
+            try:
+                async with unit_of_work(runtime.database, principal.tenant_id) as uow:
+                    records = IdempotencyRepository(uow)
+                    if status < 500:
+                        await records.complete(key, status, b"".join(chunks))
+                    else:
+                        await records.release(key)
+            except AppError:
+                # The response is already sent; the retry will find the claim orphaned.
+                logger.warning("could not record the outcome of an idempotent request")
+                self._orphaned[claim] = None
+                if len(self._orphaned) > MAX_ORPHANED:
+                    del self._orphaned[next(iter(self._orphaned))]
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -7,7 +7,6 @@ rolls back on any error, so a rejected request leaves nothing half-written.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,6 +24,9 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
     asyncpg.CrashShutdownError,
+    # The server ended the session mid-statement and the client's protocol state is
+    # corrupt (MagicStack/asyncpg#784): the connection is as good as gone.
+    asyncpg.InternalClientError,
     TimeoutError,
 )
 
@@ -33,6 +35,38 @@ class Database:
     def __init__(self, pool: Any, acquire_timeout_s: float = 5.0) -> None:
         self.pool = pool
         self.acquire_timeout_s = acquire_timeout_s
+
+    async def acquire(self) -> Any:
+        """A pooled connection, or 503 when none frees up within the acquire timeout."""
+        try:
+            return await self.pool.acquire(timeout=self.acquire_timeout_s)
+        except CONNECTION_ERRORS as exc:
+            raise ServiceUnavailableError("database unavailable") from exc
+
+    async def release(self, conn: Any, *, lost: bool = False) -> None:
+        """Back to the pool; a connection that failed as lost is closed first, so the pool
+        replaces it instead of handing it to the next request in a corrupt state."""
+        try:
+            if lost and not conn.is_closed():
+                conn.terminate()
+            await self.pool.release(conn)
+        except CONNECTION_ERRORS:
+            # The connection died on the way back (its close may already have returned it
+            # to the pool); the pool opens a new one. The work had ended either way.
+            pass
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Any]:
+        """A connection outside any tenant's transaction (key lookups, schema checks)."""
+        conn = await self.acquire()
+        lost = False
+        try:
+            yield conn
+        except CONNECTION_ERRORS as exc:
+            lost = True
+            raise ServiceUnavailableError("database unavailable") from exc
+        finally:
+            await self.release(conn, lost=lost)
 
     async def close(self) -> None:
         await asyncio.wait_for(self.pool.close(), timeout=10)
@@ -48,20 +82,21 @@ class UnitOfWork:
         self.key_id = key_id  # provenance: the API key this work is done for
         self._conn: Any = None
         self._tx: Any = None
+        self._lost = False
 
     async def connection(self) -> Any:
         if self._conn is None:
-            try:
-                conn = await self._database.pool.acquire(timeout=self._database.acquire_timeout_s)
-            except CONNECTION_ERRORS as exc:
-                raise ServiceUnavailableError("database unavailable") from exc
+            conn = await self._database.acquire()
             try:
                 tx = conn.transaction()
                 await tx.start()
                 # Row-level security's second wall: this transaction sees one tenant only.
                 await conn.execute("SELECT set_config('app.tenant_id', $1, true)", self.tenant_id)
+            except CONNECTION_ERRORS as exc:
+                await self._database.release(conn, lost=True)
+                raise ServiceUnavailableError("database unavailable") from exc
             except BaseException:
-                await self._database.pool.release(conn)
+                await self._database.release(conn)
                 raise
             self._conn, self._tx = conn, tx
         return self._conn
@@ -70,16 +105,20 @@ class UnitOfWork:
         if self._tx is not None:
             await self._tx.commit()
 
+    def connection_lost(self) -> None:
+        self._lost = True
+
     async def rollback(self) -> None:
-        if self._tx is not None:
-            # If the connection is gone, the server has rolled back for us.
-            with contextlib.suppress(*CONNECTION_ERRORS):
+        if self._tx is not None and not self._lost:
+            try:
                 await self._tx.rollback()
+            except CONNECTION_ERRORS:
+                self._lost = True  # the server has rolled back for us
 
     async def release(self) -> None:
         if self._conn is not None:
             conn, self._conn, self._tx = self._conn, None, None
-            await self._database.pool.release(conn)
+            await self._database.release(conn, lost=self._lost)
 
 
 @asynccontextmanager
@@ -90,7 +129,7 @@ async def unit_of_work(
     try:
         yield uow
     except CONNECTION_ERRORS as exc:
-        await uow.rollback()
+        uow.connection_lost()
         raise ServiceUnavailableError("database unavailable") from exc
     except asyncpg.DataError as exc:
         # Input validation should have caught it; never a 500 for a bad value.
@@ -103,6 +142,7 @@ async def unit_of_work(
         try:
             await uow.commit()
         except CONNECTION_ERRORS as exc:
+            uow.connection_lost()
             raise ServiceUnavailableError("database unavailable during commit") from exc
     finally:
         await uow.release()

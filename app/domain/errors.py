@@ -64,3 +64,10 @@ class RateLimitedError(RetryLaterError):
 class ServiceUnavailableError(RetryLaterError):
     status = 503
     title = "Service Unavailable"
+
+
+class StillRunningError(RetryLaterError):
+    """The same request is still being processed (Idempotency-Key); retry shortly."""
+
+    status = 409
+    title = "Conflict"

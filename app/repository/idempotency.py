@@ -22,10 +22,11 @@ class IdempotencyRepository:
         self._uow = uow
 
     async def reserve(
-        self, key: str, request_hash: str, stale_after_s: float
+        self, key: str, request_hash: str, stale_after_s: float, *, take_over: bool = False
     ) -> IdempotencyRecord | None:
         """Claim the key (None: claimed, go ahead), or the existing record. An unfinished
-        claim older than `stale_after_s` (its process died) is taken over."""
+        claim for the same request is taken over when it is older than `stale_after_s`
+        (its process died) or when `take_over` says its owner gave up on it."""
         conn = await self._uow.connection()
         row = await conn.fetchrow(
             """
@@ -34,14 +35,15 @@ class IdempotencyRepository:
             ON CONFLICT (tenant_id, key) DO UPDATE
                 SET created_at = now(), request_hash = EXCLUDED.request_hash
                 WHERE i.completed_at IS NULL
-                  AND i.created_at < now() - make_interval(secs => $4)
                   AND i.request_hash = EXCLUDED.request_hash
+                  AND ($5 OR i.created_at < now() - make_interval(secs => $4))
             RETURNING true AS claimed
             """,
             self._uow.tenant_id,
             key,
             request_hash,
             stale_after_s,
+            take_over,
         )
         if row is not None:
             return None

@@ -7,11 +7,10 @@ import time
 from dataclasses import dataclass
 from uuid import UUID
 
-from app.db.session import CONNECTION_ERRORS, Database
+from app.db.session import Database
 from app.domain.errors import (
     ForbiddenError,
     RateLimitedError,
-    ServiceUnavailableError,
     UnauthorizedError,
 )
 from app.domain.keys import CAPABILITIES, TRUST_ALLOWED, hash_key
@@ -70,20 +69,13 @@ class Authenticator:
         self._limiter = limiter
 
     async def authenticate(self, bearer: str | None) -> Principal:
-        try:
-            async with self._database.pool.acquire(
-                timeout=self._database.acquire_timeout_s
-            ) as conn:
-                keys = KeyRepository(conn)
-                if bearer is None:
-                    if await keys.any_active():
-                        raise UnauthorizedError(
-                            "an API key is required: Authorization: Bearer <key>"
-                        )
-                    return OPEN_PRINCIPAL
-                key = await keys.authenticate(hash_key(bearer))
-        except CONNECTION_ERRORS as exc:
-            raise ServiceUnavailableError("database unavailable") from exc
+        async with self._database.connection() as conn:
+            keys = KeyRepository(conn)
+            if bearer is None:
+                if await keys.any_active():
+                    raise UnauthorizedError("an API key is required: Authorization: Bearer <key>")
+                return OPEN_PRINCIPAL
+            key = await keys.authenticate(hash_key(bearer))
         if key is None:
             raise UnauthorizedError("unknown or revoked API key")
         self._limiter.check(key.id)
