@@ -24,6 +24,8 @@ class Settings(BaseSettings):
     db_pool_min: int = Field(default=2, ge=1)
     db_pool_max: int = Field(default=10, ge=1)
     db_command_timeout_s: float = Field(default=30.0, gt=0)
+    # How long a request waits for a free pooled connection before answering 503.
+    db_acquire_timeout_s: float = Field(default=5.0, gt=0)
     # The role queries run as (SET ROLE): neither owner nor superuser, so row-level
     # security holds. Empty: connect directly as such a role instead.
     db_app_role: str = "agent_memory_app"

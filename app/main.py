@@ -107,7 +107,7 @@ async def open_runtime(
             settings.hnsw_ef_search,
             settings.db_app_role or None,
         )
-        database = Database(pool)
+        database = Database(pool, settings.db_acquire_timeout_s)
         the_embedder = embedder or build_embedder(settings)
         try:
             head = head_revision()

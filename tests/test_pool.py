@@ -1,0 +1,76 @@
+"""The database pool is bounded: extra requests queue, then get 503; nothing leaks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import httpx
+
+from app.config import Settings
+from app.embeddings.base import Embedder
+from app.main import create_app
+from tests.conftest import running
+
+OURS = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'agent-memory'"
+
+
+async def test_more_clients_than_connections_queue_then_503_and_nothing_leaks(
+    settings: Settings, embedder: Embedder, database_url: str, db: asyncpg.Connection
+) -> None:
+    small = Settings(
+        **{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 2, "db_acquire_timeout_s": 1}
+    )
+    others = await db.fetchval(OURS)  # the session-wide test app's own idle connections
+    application = create_app(small, embedder=embedder, database_url=database_url)
+    try:
+        async with running(application):
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                # 64 clients at once on 2 connections: they queue, and all succeed.
+                peak, done = 0, asyncio.Event()
+
+                async def sample() -> None:
+                    nonlocal peak
+                    while not done.is_set():
+                        peak = max(peak, await db.fetchval(OURS) - others)
+                        await asyncio.sleep(0.005)
+
+                async def one(i: int) -> int:
+                    if i % 2:
+                        response = await client.get("/search", params={"q": f"queued note {i}"})
+                    else:
+                        response = await client.post(
+                            "/memories", json={"content": f"queued note {i}"}
+                        )
+                    return response.status_code
+
+                sampler = asyncio.create_task(sample())
+                statuses = await asyncio.gather(*(one(i) for i in range(64)))
+                done.set()
+                await sampler
+                assert sorted(set(statuses)) == [200, 201]
+                assert 1 <= peak <= 2
+                assert await db.fetchval("SELECT count(*) FROM memories") == 32
+
+                # Every connection held elsewhere (long requests): the next request waits
+                # DB_ACQUIRE_TIMEOUT_S, then answers 503 with Retry-After instead of hanging.
+                pool = application.state.runtime.database.pool
+                held = [await pool.acquire() for _ in range(2)]
+                loop = asyncio.get_running_loop()
+                started = loop.time()
+                refused = await client.get("/memories")
+                waited = loop.time() - started
+                assert refused.status_code == 503
+                assert refused.headers["retry-after"]
+                assert 1 <= waited < 3
+                for conn in held:
+                    await pool.release(conn)
+                assert (await client.get("/memories")).status_code == 200
+    finally:
+        await db.execute("TRUNCATE memories")
+    idle_in_transaction = await db.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'"
+    )
+    assert idle_in_transaction == 0
+    assert await db.fetchval(OURS) == others  # the pool closed all of its connections
