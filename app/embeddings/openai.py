@@ -50,9 +50,7 @@ class OpenAIEmbedder(Embedder):
             data = sorted(response.json()["data"], key=lambda item: item["index"])
         except httpx.HTTPStatusError as exc:
             self._rest(_retry_after_s(exc.response))
-            raise EmbeddingError(
-                f"embedding endpoint answered {exc.response.status_code}"
-            ) from exc
+            raise EmbeddingError(f"embedding endpoint answered {exc.response.status_code}") from exc
         except (httpx.HTTPError, KeyError, ValueError, TypeError) as exc:
             self._rest(None)
             raise EmbeddingError(f"embedding endpoint failed: {type(exc).__name__}") from exc
