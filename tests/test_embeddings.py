@@ -12,6 +12,7 @@ from app.config import Settings
 from app.embeddings.base import Embedder, EmbeddingError
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
+from app.embeddings.local import _similar_length_batches
 from app.embeddings.openai import OpenAIEmbedder
 
 
@@ -28,6 +29,19 @@ async def test_local_model_puts_paraphrases_close_and_keeps_order(embedder: Embe
     # Batching (and the length sort inside it) does not change a text's vector.
     single = np.array(await embedder.embed_one(texts[2]))
     assert np.allclose(single, vectors[2], atol=1e-4)
+
+
+async def test_a_short_text_batched_with_long_ones_keeps_its_vector(embedder: Embedder) -> None:
+    long_texts = [f"{'a long memory about retries and backoff ' * 8} number {i}" for i in range(3)]
+    mixed = await embedder.embed(["rate limits", *long_texts])
+    alone = await embedder.embed_one("rate limits")
+    assert np.allclose(mixed[0], alone, atol=1e-4)
+
+
+def test_batches_cut_where_padding_would_cost_more_than_a_model_call() -> None:
+    lengths = [9, 40, 8, 9, 41, 10, 120]
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    assert _similar_length_batches(order, lengths) == [[2, 0, 3, 5], [1, 4], [6]]
 
 
 def test_the_default_provider_is_the_local_model() -> None:

@@ -21,6 +21,9 @@ from app.embeddings.base import Embedder, EmbeddingError
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_TOKENS = 256  # the model's max_seq_length
 BATCH_SIZE = 32
+# A model call costs about as much as 3 more tokens of every text in it (measured here), so
+# a text joins the batch before it only while the padding it adds costs less than that.
+CALL_COST_TOKENS = 3
 MICRO_BATCH = 32  # requests up to this many texts share model calls with their neighbours
 
 _Pending = tuple[list[str], "asyncio.Future[list[list[float]]]"]
@@ -50,28 +53,32 @@ class LocalOnnxEmbedder(Embedder):
         self._input_names = {i.name for i in self._session.get_inputs()}
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # the file pads to a fixed length; batches pad themselves
         self._tokenizer = tokenizer
         self._queue: asyncio.Queue[_Pending] | None = None
         self._queue_loop: asyncio.AbstractEventLoop | None = None
         self._worker: asyncio.Task[None] | None = None
 
     def _embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
-        # Batches of similar length waste little on padding (2x faster on chat-length text).
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        # Every text in a model call is padded to the longest, and compute grows with the
+        # padded length: a query batched with a long memory costs as much as that memory.
+        # So texts are sorted by token count and cut into batches of near-equal length.
+        token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), BATCH_SIZE):
-            chunk = order[start : start + BATCH_SIZE]
-            for index, vector in zip(
-                chunk, self._embed_batch([texts[i] for i in chunk]), strict=True
-            ):
+        for batch in _similar_length_batches(order, [len(ids) for ids in token_ids]):
+            embedded = self._embed_batch([token_ids[i] for i in batch])
+            for index, vector in zip(batch, embedded, strict=True):
                 vectors[index] = vector
         return vectors
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _embed_batch(self, token_ids: list[list[int]]) -> list[list[float]]:
+        width = max(len(ids) for ids in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros_like(ids)
+        for row, sequence in enumerate(token_ids):
+            ids[row, : len(sequence)] = sequence
+            mask[row, : len(sequence)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -125,3 +132,19 @@ class LocalOnnxEmbedder(Embedder):
             self._worker.cancel()
             self._worker = None
             self._queue = None
+
+
+def _similar_length_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
+    """`order` (indexes sorted by length) cut where padding would cost more than a call."""
+    batches: list[list[int]] = []
+    for index in order:
+        current = batches[-1] if batches else None
+        if (
+            current is not None
+            and len(current) < BATCH_SIZE
+            and (lengths[index] - lengths[current[-1]]) * len(current) <= CALL_COST_TOKENS
+        ):
+            current.append(index)
+        else:
+            batches.append([index])
+    return batches
