@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from app.db.migrations import head_revision
 
@@ -74,6 +76,40 @@ async def test_same_content_reinforces_merging_tags_and_keeping_confidence(
     assert body["memory"]["observation_count"] == 2
     assert body["memory"]["tags"] == ["python", "http"]
     assert body["memory"]["confidence"] == "high"
+
+
+async def test_reinforcing_an_embedded_memory_costs_no_model_call(
+    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = app.state.runtime.embedder
+    embedded: list[str] = []
+    real_embed = embedder.embed
+
+    async def counting(texts: Sequence[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return await real_embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    await store(api, content="Pin the lockfile in CI", source_repo="acme/ci")
+    assert len(embedded) == 1
+    again = await api.post(
+        "/memories/batch",
+        json={
+            "memories": [
+                {"content": "Pin the lockfile in CI", "source_repo": "acme/ci"},
+                {"content": "Cache the pip wheels", "source_repo": "acme/ci"},
+            ]
+        },
+    )
+    assert [r["status"] for r in again.json()["results"]] == ["reinforced", "stored"]
+    assert embedded == ["Pin the lockfile in CI", "Cache the pip wheels"]  # the new one only
+
+    # A memory still waiting for its embedding is embedded when it is observed again.
+    await db.execute("UPDATE memories SET embedding = NULL WHERE content = 'Cache the pip wheels'")
+    healed = await store(api, content="Cache the pip wheels", source_repo="acme/ci")
+    assert healed.json()["status"] == "reinforced"
+    assert healed.json()["memory"]["embedding_state"] == "ready"
+    assert len(embedded) == 3
 
 
 async def test_same_content_in_another_repo_is_a_separate_memory(api: httpx.AsyncClient) -> None:

@@ -74,7 +74,7 @@ class Database:
 
 class UnitOfWork:
     """A connection and its transaction, acquired on first use so that slow work done
-    before touching the database (embedding) holds no pool slot."""
+    before touching the database (a search's query embedding) holds no pool slot."""
 
     def __init__(self, database: Database, tenant_id: str, key_id: UUID | None = None) -> None:
         self._database = database

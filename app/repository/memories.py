@@ -16,6 +16,11 @@ from app.repository.rows import MEMORY_COLUMNS, to_memory
 # the existing row reinforced. ON CONFLICT makes this atomic under concurrency.
 # Reinforcing keeps the original confidence and trust, merges tags (order kept,
 # no duplicates) and brings an archived memory back, since it was just observed again.
+_MERGED_TAGS = """ARRAY(
+        SELECT t FROM unnest(m.tags || {incoming}) WITH ORDINALITY AS u(t, n)
+        GROUP BY t ORDER BY min(n)
+    )"""
+
 _UPSERT = f"""
 INSERT INTO memories AS m (
     tenant_id, content, content_hash, memory_type, category, tags, source_repo, task_id,
@@ -25,16 +30,37 @@ VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $
         $15)
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
-    tags = ARRAY(
-        SELECT t FROM unnest(m.tags || EXCLUDED.tags) WITH ORDINALITY AS u(t, n)
-        GROUP BY t ORDER BY min(n)
-    ),
+    tags = {_MERGED_TAGS.format(incoming="EXCLUDED.tags")},
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = NULL,
     version = m.version + 1,
     updated_at = now()
 RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 """
+
+# The same reinforcement for a memory already stored with its embedding, so that observing
+# it again needs no model call. A miss (new, or still pending an embedding) returns nothing
+# and goes through _UPSERT. Two forms, so that both the NULL repository of the NULLS NOT
+# DISTINCT key and a named one are exact index conditions.
+_REINFORCE = """
+UPDATE memories AS m SET
+    observation_count = m.observation_count + 1,
+    tags = {merged_tags},
+    archived_at = NULL,
+    version = m.version + 1,
+    updated_at = now()
+WHERE m.tenant_id = $1 AND {same_repo}
+  AND m.content_hash = memory_content_hash($3) AND m.embedding IS NOT NULL
+RETURNING {columns}
+"""
+_REINFORCE_IN_REPO, _REINFORCE_WITHOUT_REPO = (
+    _REINFORCE.format(
+        merged_tags=_MERGED_TAGS.format(incoming="$4::text[]"),
+        same_repo=same_repo,
+        columns=MEMORY_COLUMNS,
+    )
+    for same_repo in ("m.source_repo = $2", "m.source_repo IS NULL AND $2::text IS NULL")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +105,20 @@ class MemoryRepository:
             self._uow.key_id,
         )
 
-    async def upsert(self, new: NewMemory, embedding: Sequence[float] | None) -> UpsertResult:
+    async def reinforce_embedded(self, items: Sequence[NewMemory]) -> list[Memory | None]:
+        """Reinforce each item that is already stored with an embedding; None for the rest,
+        in input order. A duplicate inside `items` is reinforced once per occurrence."""
         conn = await self._uow.connection()
-        row = await conn.fetchrow(_UPSERT, *self._upsert_args(new, embedding))
-        return UpsertResult(to_memory(row), row["inserted"])
+        in_repo = await conn.prepare(_REINFORCE_IN_REPO)
+        without_repo = await conn.prepare(_REINFORCE_WITHOUT_REPO)
+        reinforced = []
+        for new in items:
+            statement = without_repo if new.source_repo is None else in_repo
+            row = await statement.fetchrow(
+                self.tenant_id, new.source_repo, new.content, list(new.tags)
+            )
+            reinforced.append(to_memory(row) if row else None)
+        return reinforced
 
     async def upsert_many(
         self, items: Sequence[tuple[NewMemory, Sequence[float] | None]]

@@ -27,6 +27,8 @@ class MemoryService:
     async def _embed(self, texts: Sequence[str]) -> list[list[float] | None]:
         """Vectors, or None for each when the provider fails: the memory is stored anyway,
         keyword-searchable at once, its embedding pending until a backfill."""
+        if not texts:
+            return []
         started = time.perf_counter()
         try:
             vectors: list[list[float] | None] = list(await self._embedder.embed(texts))
@@ -38,24 +40,27 @@ class MemoryService:
         return vectors
 
     async def store(self, new: NewMemory) -> StoreOutcome:
-        (vector,) = await self._embed([new.embedding_text()])
-        result = await self._repo.upsert(new, vector)
-        outcome = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
-        self._telemetry.stored(outcome)
-        self._log(outcome)
+        (outcome,) = await self.store_batch([new])
         return outcome
 
     async def store_batch(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
-        # Embed everything first (no database slot held), then write in one transaction.
-        vectors = await self._embed([item.embedding_text() for item in items])
-        results = await self._repo.upsert_many(list(zip(items, vectors, strict=True)))
-        outcomes = [
-            StoreOutcome("stored" if r.inserted else "reinforced", r.memory) for r in results
-        ]
-        for outcome in outcomes:
+        """In input order, in one transaction. Observing a memory again costs no model
+        call: what is already stored with an embedding is reinforced first, and only the
+        rest is embedded (the transaction stays open meanwhile) and upserted."""
+        reinforced = await self._repo.reinforce_embedded(items)
+        fresh = [i for i, memory in enumerate(reinforced) if memory is None]
+        vectors = await self._embed([items[i].embedding_text() for i in fresh])
+        upserted = await self._repo.upsert_many(
+            [(items[i], vector) for i, vector in zip(fresh, vectors, strict=True)]
+        )
+        outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
+        for i, result in zip(fresh, upserted, strict=True):
+            outcomes[i] = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
+        done = [outcome for outcome in outcomes if outcome is not None]
+        for outcome in done:
             self._telemetry.stored(outcome)
             self._log(outcome)
-        return outcomes
+        return done
 
     @staticmethod
     def _log(outcome: StoreOutcome) -> None:
