@@ -6,6 +6,7 @@ import asyncio
 
 import asyncpg
 import httpx
+from fastapi import FastAPI
 
 from app.config import Settings
 from app.embeddings.base import Embedder
@@ -74,3 +75,24 @@ async def test_more_clients_than_connections_queue_then_503_and_nothing_leaks(
     )
     assert idle_in_transaction == 0
     assert await db.fetchval(OURS) == others  # the pool closed all of its connections
+
+
+async def test_pooled_connections_keep_their_search_settings_after_reuse(
+    app: FastAPI, api: httpx.AsyncClient
+) -> None:
+    """asyncpg's default reset (RESET ALL) would drop them after a connection's first use,
+    and filtered HNSW searches would quietly return short lists."""
+    for _ in range(3):
+        assert (await api.get("/search", params={"q": "anything"})).status_code == 200
+    pool = app.state.runtime.database.pool
+    connections = [await pool.acquire() for _ in range(pool.get_size())]
+    try:
+        for conn in connections:
+            assert await conn.fetchval("SHOW hnsw.iterative_scan") == "relaxed_order"
+            assert await conn.fetchval("SHOW hnsw.ef_search") == str(
+                app.state.runtime.settings.hnsw_ef_search
+            )
+            assert await conn.fetchval("SELECT current_user") == "agent_memory_app"
+    finally:
+        for conn in connections:
+            await pool.release(conn)

@@ -35,12 +35,20 @@ async def create_pool(
             # Not the owner, not a superuser: row-level security applies to every query.
             await conn.execute(f"SET ROLE {quote_ident(app_role)}")
 
+    async def reset(conn: asyncpg.Connection) -> None:
+        """Runs when a connection goes back to the pool, after asyncpg has rolled back any
+        open transaction. asyncpg's default reset sends RESET ALL, which would silently
+        drop the HNSW settings above after a connection's first use. Nothing else needs
+        resetting: the tenant is set per transaction, advisory locks are per transaction,
+        and nothing LISTENs or keeps cursors open."""
+
     return await asyncpg.create_pool(
         dsn=dsn,
         min_size=min_size,
         max_size=max_size,
         command_timeout=command_timeout,
         init=init,
+        reset=reset,
         server_settings={
             "application_name": "agent-memory",
         },
