@@ -213,9 +213,12 @@ kw_ids AS (
      WHERE a.tsq IS NOT NULL)
 ),
 kw_docs AS (
+    -- By primary key: the planner cannot tell how few candidates kw_ids holds, and
+    -- on a join it picked a sequential scan of the tenant's rows.
     SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,
            m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score
-    FROM kw_ids k JOIN memories m ON m.tenant_id = $1 AND m.id = k.id
+    FROM memories m
+    WHERE m.tenant_id = $1 AND m.id = ANY (ARRAY(SELECT id FROM kw_ids))
 ),
 kw_raw AS (
     SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count, d.relevance_score,
