@@ -305,6 +305,12 @@ async def test_hot_queries_use_their_indexes_under_rls(
                 "[" + ",".join(["1"] * 384) + "]",
             )
             assert "memories_embedding_hnsw" in "\n".join(r[0] for r in vector)
+            newest = await conn.fetch(
+                "EXPLAIN SELECT id FROM memories m WHERE m.tenant_id = 'a'"
+                " AND m.archived_at IS NULL AND m.superseded_by IS NULL"
+                " ORDER BY m.created_at DESC, m.id DESC LIMIT 20"
+            )
+            assert "memories_recent_key" in "\n".join(r[0] for r in newest)
     finally:
         await conn.close()
 
