@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import asyncpg
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from app.config import Settings
+from app.db.session import unit_of_work
 from app.embeddings.base import Embedder
+from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
 from tests.conftest import running
 
@@ -96,3 +100,56 @@ async def test_pooled_connections_keep_their_search_settings_after_reuse(
     finally:
         for conn in connections:
             await pool.release(conn)
+
+
+class GatedEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.entered, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().embed(texts)
+
+
+async def test_a_store_holds_no_connection_while_its_text_is_embedded(
+    settings: Settings, database_url: str, db: asyncpg.Connection
+) -> None:
+    one = Settings(
+        **{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 1, "db_acquire_timeout_s": 2}
+    )
+    embedder = GatedEmbedder()
+    application = create_app(one, embedder=embedder, database_url=database_url)
+    try:
+        async with running(application):
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                storing = asyncio.create_task(
+                    client.post("/memories", json={"content": "Embedded without a slot"})
+                )
+                await embedder.entered.wait()
+                # The only pooled connection is free while the model works.
+                assert (await client.get("/memories")).status_code == 200
+                embedder.gate.set()
+                assert (await storing).status_code == 201
+    finally:
+        await db.execute("TRUNCATE memories")
+
+
+async def test_a_transaction_that_has_written_keeps_its_connection(
+    app: FastAPI, api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    database = app.state.runtime.database
+    with pytest.raises(RuntimeError):
+        async with unit_of_work(database, "default") as uow:
+            conn = await uow.connection()
+            assert await uow.release_if_unwritten()  # nothing written: let go
+            conn = await uow.connection()
+            await conn.execute(
+                "INSERT INTO memories (tenant_id, content, content_hash)"
+                " VALUES ('default', 'half a unit of work', memory_content_hash('x'))"
+            )
+            assert not await uow.release_if_unwritten()
+            raise RuntimeError("the caller fails after its first write")
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0

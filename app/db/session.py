@@ -115,10 +115,24 @@ class UnitOfWork:
             except CONNECTION_ERRORS:
                 self._lost = True  # the server has rolled back for us
 
+    async def release_if_unwritten(self) -> bool:
+        """Before slow work (embedding) that should not hold a pool slot: if this
+        transaction has written nothing yet (no transaction id assigned), end it and give
+        the connection back; the next statement begins a new transaction. A transaction
+        that has written keeps its connection, so the caller's work stays atomic."""
+        if self._conn is None:
+            return True
+        if await self._conn.fetchval("SELECT pg_current_xact_id_if_assigned() IS NOT NULL"):
+            return False
+        await self.rollback()
+        await self.release()
+        return True
+
     async def release(self) -> None:
         if self._conn is not None:
             conn, self._conn, self._tx = self._conn, None, None
             await self._database.release(conn, lost=self._lost)
+            self._lost = False
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ logger = logging.getLogger("agent_memory.store")
 
 class MemoryService:
     def __init__(self, uow: UnitOfWork, embedder: Embedder, telemetry: Telemetry) -> None:
+        self._uow = uow
         self._repo = MemoryRepository(uow)
         self._embedder = embedder
         self._telemetry = telemetry
@@ -46,9 +47,13 @@ class MemoryService:
     async def store_batch(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
         """In input order, in one transaction. Observing a memory again costs no model
         call: what is already stored with an embedding is reinforced first, and only the
-        rest is embedded (the transaction stays open meanwhile) and upserted."""
+        rest is embedded and upserted."""
         reinforced = await self._repo.reinforce_embedded(items)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]
+        if fresh:
+            # The model's work should hold no pool slot: under load it queues, and held
+            # slots would starve searches. Possible while nothing is written yet.
+            await self._uow.release_if_unwritten()
         vectors = await self._embed([items[i].embedding_text() for i in fresh])
         upserted = await self._repo.upsert_many(
             [(items[i], vector) for i, vector in zip(fresh, vectors, strict=True)]
