@@ -42,7 +42,8 @@ class Settings(BaseSettings):
     embedding_provider: Literal["local", "openai", "hash"] = "local"
     embedding_dim: int = Field(default=384, ge=8, le=4000)
     embedding_model_path: Path | None = None
-    embedding_threads: int = Field(default=0, ge=0)
+    embedding_threads: int = Field(default=1, ge=1)
+    embedding_lanes: int = Field(default=0, ge=0)
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: str | None = None
     openai_embedding_model: str = "text-embedding-3-small"

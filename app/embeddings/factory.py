@@ -23,7 +23,9 @@ def build_embedder(settings: Settings) -> Embedder:
         )
     from app.embeddings.local import LocalOnnxEmbedder
 
-    embedder = LocalOnnxEmbedder(settings.embedding_model_path, settings.embedding_threads)
+    embedder = LocalOnnxEmbedder(
+        settings.embedding_model_path, settings.embedding_threads, settings.embedding_lanes
+    )
     if settings.embedding_dim != embedder.dim:
         raise ValueError(
             f"EMBEDDING_DIM={settings.embedding_dim} but the local model produces "
