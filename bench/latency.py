@@ -125,14 +125,18 @@ async def measure_search(
 
 
 async def measure_store(
-    client: httpx.AsyncClient, n: int, batch: int, batches: int
+    client: httpx.AsyncClient, n: int, batch: int, batches: int, label: str
 ) -> dict[str, float]:
-    rng = random.Random(99)
+    """New memories only (`label` keeps them apart from an earlier run's): a store of
+    content already present is a reinforcement, which needs no embedding."""
+    rng = random.Random(label)
     single = []
     for i in range(n):
         text, kind = memory_text(rng)
         began = time.perf_counter()
-        r = await client.post("/memories", json={"content": f"{text} [s{i}]", "memory_type": kind})
+        r = await client.post(
+            "/memories", json={"content": f"{text} [{label} s{i}]", "memory_type": kind}
+        )
         single.append((time.perf_counter() - began) * 1000)
         r.raise_for_status()
     began = time.perf_counter()
@@ -140,7 +144,7 @@ async def measure_store(
         items = []
         for i in range(batch):
             text, kind = memory_text(rng)
-            items.append({"content": f"{text} [b{b}-{i}]", "memory_type": kind})
+            items.append({"content": f"{text} [{label} b{b}-{i}]", "memory_type": kind})
         r = await client.post("/memories/batch", json={"memories": items}, timeout=300)
         r.raise_for_status()
     elapsed = time.perf_counter() - began
@@ -177,7 +181,7 @@ async def main() -> None:
                 ) as client:
                     await wait_ready(client)
                     searches = await measure_search(client, args.queries, repos)
-                    stores = await measure_store(client, 100, 200, 5)
+                    stores = await measure_store(client, 100, 200, 5, f"at {size}")
             finally:
                 server.terminate()
                 server.wait(30)

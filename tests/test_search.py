@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import uuid
 from typing import Any
@@ -254,6 +255,22 @@ async def test_access_counters_move_once_per_returned_hit(
             assert row["access_count"] == 0 and row["last_accessed_at"] is None
     await search(api, "checkRateLimit", limit=2)  # track_access=false
     assert await db.fetchval("SELECT sum(access_count) FROM memories") == 2
+
+
+async def test_concurrent_searches_over_the_same_memories_count_every_hit(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """Different queries rank the same rows in different orders; their access-counter
+    updates must not deadlock (they lock in id order)."""
+    for text in CORPUS:
+        await store(api, text)
+    queries = ["rate limit", "database migration", "login token", "retry backoff", "cache"]
+    responses = await asyncio.gather(
+        *(api.get("/search", params={"q": queries[i % 5], "limit": 5}) for i in range(60))
+    )
+    assert {r.status_code for r in responses} == {200}
+    hits = sum(len(r.json()["results"]) for r in responses)
+    assert await db.fetchval("SELECT sum(access_count) FROM memories") == hits
 
 
 async def test_tampered_row_is_never_returned(

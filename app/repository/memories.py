@@ -40,27 +40,19 @@ RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 
 # The same reinforcement for a memory already stored with its embedding, so that observing
 # it again needs no model call. A miss (new, or still pending an embedding) returns nothing
-# and goes through _UPSERT. Two forms, so that both the NULL repository of the NULLS NOT
-# DISTINCT key and a named one are exact index conditions.
-_REINFORCE = """
+# and goes through _UPSERT. The dedup key leads with content_hash: an index search whether
+# or not there is a repository (`IS NOT DISTINCT FROM` matches its NULLS NOT DISTINCT).
+_REINFORCE = f"""
 UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
-    tags = {merged_tags},
+    tags = {_MERGED_TAGS.format(incoming="$4::text[]")},
     archived_at = NULL,
     version = m.version + 1,
     updated_at = now()
-WHERE m.tenant_id = $1 AND {same_repo}
-  AND m.content_hash = memory_content_hash($3) AND m.embedding IS NOT NULL
-RETURNING {columns}
+WHERE m.tenant_id = $1 AND m.content_hash = memory_content_hash($3)
+  AND m.source_repo IS NOT DISTINCT FROM $2 AND m.embedding IS NOT NULL
+RETURNING {MEMORY_COLUMNS}
 """
-_REINFORCE_IN_REPO, _REINFORCE_WITHOUT_REPO = (
-    _REINFORCE.format(
-        merged_tags=_MERGED_TAGS.format(incoming="$4::text[]"),
-        same_repo=same_repo,
-        columns=MEMORY_COLUMNS,
-    )
-    for same_repo in ("m.source_repo = $2", "m.source_repo IS NULL AND $2::text IS NULL")
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +101,9 @@ class MemoryRepository:
         """Reinforce each item that is already stored with an embedding; None for the rest,
         in input order. A duplicate inside `items` is reinforced once per occurrence."""
         conn = await self._uow.connection()
-        in_repo = await conn.prepare(_REINFORCE_IN_REPO)
-        without_repo = await conn.prepare(_REINFORCE_WITHOUT_REPO)
+        statement = await conn.prepare(_REINFORCE)
         reinforced = []
         for new in items:
-            statement = without_repo if new.source_repo is None else in_repo
             row = await statement.fetchrow(
                 self.tenant_id, new.source_repo, new.content, list(new.tags)
             )

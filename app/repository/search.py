@@ -295,11 +295,19 @@ quarantined AS (
     WHERE NOT c.intact AND m.tenant_id = $1 AND m.id = c.id AND m.quarantined_at IS NULL
     RETURNING m.id
 ),
+locked AS (
+    -- Row locks taken in id order: concurrent searches returning the same memories in
+    -- different orders would otherwise deadlock on their access counters.
+    SELECT m.id FROM memories m
+    WHERE {track} AND m.tenant_id = $1 AND m.id IN (SELECT id FROM ranked)
+    ORDER BY m.id
+    FOR NO KEY UPDATE
+),
 touched AS (
     UPDATE memories m
     SET access_count = m.access_count + 1, last_accessed_at = now()
-    FROM ranked r
-    WHERE {track} AND m.tenant_id = $1 AND m.id = r.id
+    FROM locked l
+    WHERE m.tenant_id = $1 AND m.id = l.id
     RETURNING m.id, m.access_count, m.last_accessed_at
 ),
 relaxed_commit AS (
