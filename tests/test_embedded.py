@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -15,22 +15,7 @@ from app.db.migrations import upgrade_head_async
 from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
-
-
-class GatedEmbedder(HashEmbedder):
-    """Holds every embedding until the test opens the gate, so the test can act while a
-    request is inside its route."""
-
-    def __init__(self) -> None:
-        super().__init__(384)
-        self.entered = asyncio.Event()
-        self.gate = asyncio.Event()
-        self.gate.set()
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.entered.set()
-        await self.gate.wait()
-        return await super().embed(texts)
+from tests.doubles import GatedEmbedder
 
 
 @asynccontextmanager
@@ -114,7 +99,6 @@ async def test_a_write_cut_by_a_restart_and_retried_with_its_key_is_stored_once(
     try:
         async with serving(url, embedder) as client:
             # The key is claimed, then the database goes away while the route is embedding.
-            embedder.gate.clear()
             cut = asyncio.create_task(client.post("/memories", **request))
             await embedder.entered.wait()
             await asyncio.to_thread(server.stop)

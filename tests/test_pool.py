@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
 import asyncpg
 import httpx
@@ -13,9 +12,9 @@ from fastapi import FastAPI
 from app.config import Settings
 from app.db.session import unit_of_work
 from app.embeddings.base import Embedder
-from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
 from tests.conftest import running
+from tests.doubles import GatedEmbedder
 
 OURS = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'agent-memory'"
 
@@ -100,17 +99,6 @@ async def test_pooled_connections_keep_their_search_settings_after_reuse(
     finally:
         for conn in connections:
             await pool.release(conn)
-
-
-class GatedEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__(384)
-        self.entered, self.gate = asyncio.Event(), asyncio.Event()
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.entered.set()
-        await self.gate.wait()
-        return await super().embed(texts)
 
 
 async def test_a_store_holds_no_connection_while_its_text_is_embedded(
