@@ -99,13 +99,13 @@ class MemoryRepository:
 
     async def reinforce_embedded(self, items: Sequence[NewMemory]) -> list[Memory | None]:
         """Reinforce each item that is already stored with an embedding; None for the rest,
-        in input order. A duplicate inside `items` is reinforced once per occurrence."""
+        in input order. A duplicate inside `items` is reinforced once per occurrence.
+        (asyncpg keeps each statement prepared per connection, across requests.)"""
         conn = await self._uow.connection()
-        statement = await conn.prepare(_REINFORCE)
         reinforced = []
         for new in items:
-            row = await statement.fetchrow(
-                self.tenant_id, new.source_repo, new.content, list(new.tags)
+            row = await conn.fetchrow(
+                _REINFORCE, self.tenant_id, new.source_repo, new.content, list(new.tags)
             )
             reinforced.append(to_memory(row) if row else None)
         return reinforced
@@ -113,14 +113,15 @@ class MemoryRepository:
     async def upsert_many(
         self, items: Sequence[tuple[NewMemory, Sequence[float] | None]]
     ) -> list[UpsertResult]:
-        """In input order, in the caller's transaction. One prepared statement, reused:
-        a duplicate inside the batch must see the row its twin just wrote, which a
-        single multi-row INSERT ... ON CONFLICT cannot do."""
+        """In input order, in the caller's transaction. One statement per memory: a
+        duplicate inside the batch must see the row its twin just wrote, which a single
+        multi-row INSERT ... ON CONFLICT cannot do."""
+        if not items:
+            return []  # everything was reinforced
         conn = await self._uow.connection()
-        statement = await conn.prepare(_UPSERT)
         results = []
         for new, embedding in items:
-            row = await statement.fetchrow(*self._upsert_args(new, embedding))
+            row = await conn.fetchrow(_UPSERT, *self._upsert_args(new, embedding))
             results.append(UpsertResult(to_memory(row), row["inserted"]))
         return results
 
