@@ -13,6 +13,10 @@ RUN pip install -e .
 RUN useradd --system --uid 10001 agent && chown -R agent /srv/agent-memory
 USER agent
 
+# Re-quantize the embedding model at build time, so that no container pays for it at start.
+ENV AGENT_MEMORY_CACHE_DIR=/srv/agent-memory/cache
+RUN python -c "from app.embeddings.model_files import local_model_path as p; print(p())"
+
 EXPOSE 8080
 # Migrate, then serve. HOST=0.0.0.0 because the container's network is the boundary.
 ENV HOST=0.0.0.0 PORT=8080

@@ -16,7 +16,9 @@ def _default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", case_sensitive=False)
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", case_sensitive=False, populate_by_name=True
+    )
 
     # Database: an external server when set, else the embedded one under data_dir.
     database_url: str | None = None
@@ -41,7 +43,11 @@ class Settings(BaseSettings):
     # Embeddings.
     embedding_provider: Literal["local", "openai", "hash"] = "local"
     embedding_dim: int = Field(default=384, ge=8, le=4000)
-    embedding_model_path: Path | None = None
+    embedding_model_path: Path | None = None  # a model file to load as it is
+    # "dynamic": the packaged model re-quantized once for integer matmuls (2x faster
+    # queries); "weights": the packaged file as shipped.
+    embedding_quantization: Literal["dynamic", "weights"] = "dynamic"
+    model_cache_dir: Path | None = Field(default=None, alias="AGENT_MEMORY_CACHE_DIR")
     embedding_threads: int = Field(default=1, ge=1)
     embedding_lanes: int = Field(default=0, ge=0)
     openai_base_url: str = "https://api.openai.com/v1"

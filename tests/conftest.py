@@ -8,6 +8,7 @@ import os
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -21,6 +22,7 @@ from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import upgrade_head_async
 from app.embeddings.base import Embedder
 from app.embeddings.local import LocalOnnxEmbedder
+from app.embeddings.model_files import local_model_path
 from app.main import create_app
 
 
@@ -89,8 +91,15 @@ async def scratch_database(server_url: str) -> AsyncIterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> Embedder:
-    return LocalOnnxEmbedder()
+def model_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The quantized model is made here once per run, not in the user's own cache."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def embedder(model_cache_dir: Path) -> Embedder:
+    """The default local embedder, on the same (dynamically quantized) model file."""
+    return LocalOnnxEmbedder(local_model_path("dynamic", model_cache_dir))
 
 
 @pytest.fixture(scope="session")

