@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 
 from app.config import Settings
@@ -114,9 +115,8 @@ async def main() -> None:
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
                 started = time.perf_counter()
                 count = 0
-                runtime = app.state.runtime
-                async with runtime.database.pool.acquire() as conn:
-                    loaded = await conn.fetchval("SELECT count(*) FROM memories")
+                stats = await client.get("/stats")
+                loaded = stats.raise_for_status().json()["total"]
                 for conversation in data if not loaded else []:
                     memories = turns_of(conversation)
                     for i in range(0, len(memories), 500):
@@ -129,8 +129,12 @@ async def main() -> None:
                     f"stored {count} turns in {time.perf_counter() - started:.1f}s; "
                     f"{len(questions)} questions"
                 )
-                async with runtime.database.pool.acquire() as conn:
-                    await conn.execute("ANALYZE memories")
+                # As the owner: the service's pooled connections run as a role that may not.
+                owner = await asyncpg.connect(url)
+                try:
+                    await owner.execute("ANALYZE memories")
+                finally:
+                    await owner.close()
                 header = ["mode", *[f"R@{k}" for k in KS], "MRR", "nDCG@10"]
                 print("| " + " | ".join(header) + " |")
                 print("|" + "---|" * len(header))

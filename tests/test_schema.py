@@ -55,7 +55,7 @@ async def test_upgrade_downgrade_upgrade_on_a_live_database(scratch_database: An
         await conn.close()
     assert {
         "memories_dedup_key",
-        "memories_search_vector_key",
+        "memories_keyword_key",
         "memories_embedding_hnsw",
         "memories_archived_key",
     } <= indexes

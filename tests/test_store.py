@@ -8,10 +8,12 @@ from typing import Any
 
 import asyncpg
 import httpx
+import numpy as np
 import pytest
 from fastapi import FastAPI
 
 from app.db.migrations import head_revision
+from app.embeddings.base import Embedder
 
 
 async def store(api: httpx.AsyncClient, **body: Any) -> httpx.Response:
@@ -144,6 +146,24 @@ async def test_batch_answers_in_input_order_and_reinforces_duplicates(
     assert [r["status"] for r in results] == ["stored"] * 20 + ["reinforced"]
     assert results[20]["memory"]["id"] == results[3]["memory"]["id"]
     assert await db.fetchval("SELECT count(*) FROM memories") == 20
+
+
+async def test_a_batch_larger_than_one_model_pass_keeps_every_vector_with_its_text(
+    api: httpx.AsyncClient, db: asyncpg.Connection, embedder: Embedder
+) -> None:
+    # Parts of a large batch are embedded while earlier parts are written.
+    contents = [f"Ingest note {i}: shard {i % 7} rebalanced after {i} retries" for i in range(150)]
+    contents.append(contents[5])  # a duplicate of a memory from the first part
+    response = await api.post(
+        "/memories/batch", json={"memories": [{"content": c} for c in contents]}
+    )
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["memory"]["content"] for r in results] == contents
+    assert [r["status"] for r in results] == ["stored"] * 150 + ["reinforced"]
+    for i in (0, 63, 64, 149):
+        stored = await db.fetchval("SELECT embedding FROM memories WHERE content = $1", contents[i])
+        assert np.allclose(stored.to_numpy(), await embedder.embed_one(contents[i]), atol=1e-5)
 
 
 async def test_a_bad_item_rejects_the_whole_batch(

@@ -321,10 +321,14 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     """Row-level security keeps `@@` (not leakproof) out of index conditions, so the keyword
     side reads the GIN index through memory_keyword_hits(), which checks the tenant itself."""
     await db.executemany(
-        "INSERT INTO memories (tenant_id, content, content_hash)"
-        " VALUES ($1, $2, memory_content_hash($2))",
+        "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
+        " VALUES ($1, $2, memory_content_hash($2), $3)",
         [
-            ("ab"[i % 2], f"note {i} about zebra crossings" if i % 100 == 0 else f"note {i}")
+            (
+                "ab"[i % 2],
+                f"note {i} about zebra crossings" if i % 100 == 0 else f"note {i}",
+                f"acme/repo-{i % 20}",
+            )
             for i in range(4000)
         ],
     )
@@ -340,24 +344,31 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
         async with conn.transaction():
             await conn.execute("SELECT set_config('app.tenant_id', 'a', true)")
             assert await conn.fetchval(call) == 40
+            for repo, hits in (("acme/repo-0", 40), ("acme/repo-1", 0)):
+                scoped_call = call.replace("1000, NULL", f"1000, '{repo}'")
+                assert await conn.fetchval(scoped_call) == hits
         async with conn.transaction():
             await conn.execute("SELECT set_config('app.tenant_id', 'c', true)")
             assert await conn.fetchval(call) == 0
     finally:
         await conn.close()
-    # The function runs with its owner's rights; as the owner, its query uses the GIN index.
+    # The function runs with its owner's rights; as the owner, its queries use the GIN
+    # index, with the repository inside the index condition when there is one.
+    query = (
+        "EXPLAIN SELECT m.id FROM memories m"
+        " WHERE m.tenant_id = current_setting('app.tenant_id', true){}"
+        " AND m.search_vector @@ 'zebra'::tsquery LIMIT 1000"
+    )
     async with db.transaction():
         await db.execute("SELECT set_config('app.tenant_id', 'a', true)")
-        plan = "\n".join(
-            r[0]
-            for r in await db.fetch(
-                "EXPLAIN SELECT m.id FROM memories m"
-                " WHERE m.tenant_id = current_setting('app.tenant_id', true)"
-                " AND m.search_vector @@ 'zebra'::tsquery LIMIT 1000"
-            )
+        plan = "\n".join(r[0] for r in await db.fetch(query.format("")))
+        scoped = "\n".join(
+            r[0] for r in await db.fetch(query.format(" AND m.source_repo = 'acme/repo-0'"))
         )
-    assert "Bitmap Index Scan on memories_search_vector_key" in plan
+    assert "Bitmap Index Scan on memories_keyword_key" in plan
     assert "search_vector @@" in plan.split("Bitmap Index Scan")[1]
+    scoped_condition = scoped.split("Bitmap Index Scan on memories_keyword_key")[1]
+    assert "source_repo =" in scoped_condition and "search_vector @@" in scoped_condition
 
 
 async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(

@@ -27,6 +27,7 @@ import platformdirs
 logger = logging.getLogger(__name__)
 
 Quantization = Literal["dynamic", "weights"]
+RECIPE = "dynamic-int8-pc-rr"  # in the file name: a new recipe makes a new file
 
 
 def packaged_model_path() -> Path:
@@ -57,7 +58,7 @@ def local_model_path(quantization: Quantization = "dynamic", cache_dir: Path | N
 def dynamic_int8_copy(source: Path, cache_dir: Path) -> Path:
     """`source` re-quantized dynamically, made once into `cache_dir` and reused."""
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    target = cache_dir / f"all-MiniLM-L6-v2.dynamic-int8.{digest}.ort{ort.__version__}.onnx"
+    target = cache_dir / f"all-MiniLM-L6-v2.{RECIPE}.{digest}.ort{ort.__version__}.onnx"
     if target.is_file():
         return target
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -76,6 +77,10 @@ def dynamic_int8_copy(source: Path, cache_dir: Path) -> Path:
             quantized,
             weight_type=QuantType.QInt8,
             per_channel=True,
+            # 7-bit weights: on CPUs without VNNI (AVX2 only, like this one) the int8
+            # products can saturate; measured here: min cosine to the packaged model's
+            # vectors 0.979 -> 0.985, at the same speed.
+            reduce_range=True,
         )
         os.replace(quantized, target)  # atomic: a concurrent start sees all of it or none
     logger.info("embedding model quantized", extra={"model": str(target)})

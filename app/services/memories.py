@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -12,10 +13,14 @@ from app.db.session import UnitOfWork
 from app.domain.errors import NotFoundError
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.embeddings.base import Embedder, EmbeddingError
-from app.repository.memories import ListFilter, MemoryRepository
+from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
+
+# A large batch is embedded this many texts at a time, each part while the one before it
+# is written, so that the model's cores and the database's work overlap.
+EMBED_CHUNK = 64
 
 
 class MemoryService:
@@ -54,10 +59,7 @@ class MemoryService:
             # The model's work should hold no pool slot: under load it queues, and held
             # slots would starve searches. Possible while nothing is written yet.
             await self._uow.release_if_unwritten()
-        vectors = await self._embed([items[i].embedding_text() for i in fresh])
-        upserted = await self._repo.upsert_many(
-            [(items[i], vector) for i, vector in zip(fresh, vectors, strict=True)]
-        )
+        upserted = await self._embed_and_upsert([items[i] for i in fresh])
         outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
         for i, result in zip(fresh, upserted, strict=True):
             outcomes[i] = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
@@ -66,6 +68,25 @@ class MemoryService:
             self._telemetry.stored(outcome)
             self._log(outcome)
         return done
+
+    async def _embed_and_upsert(self, news: Sequence[NewMemory]) -> list[UpsertResult]:
+        chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
+
+        def embed(chunk: Sequence[NewMemory]) -> asyncio.Task[list[list[float] | None]]:
+            return asyncio.ensure_future(self._embed([m.embedding_text() for m in chunk]))
+
+        results: list[UpsertResult] = []
+        pending = embed(chunks[0]) if chunks else None
+        try:
+            for k, chunk in enumerate(chunks):
+                assert pending is not None
+                vectors = await pending
+                pending = embed(chunks[k + 1]) if k + 1 < len(chunks) else None
+                results += await self._repo.upsert_many(list(zip(chunk, vectors, strict=True)))
+        finally:
+            if pending is not None:
+                pending.cancel()  # a failed write: the rest of the batch is not stored
+        return results
 
     @staticmethod
     def _log(outcome: StoreOutcome) -> None:
