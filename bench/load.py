@@ -68,14 +68,14 @@ async def client_loop(
                 r = await client.post("/memories", json={"content": rng.choice(known)})
             else:
                 r = await client.get("/snapshot", params={"source_repo": repo})
-            ok = r.status_code < 400
-        except httpx.HTTPError:
-            ok = False
+            failure = f"{op} {r.status_code}" if r.status_code >= 400 else None
+        except httpx.HTTPError as exc:
+            failure = f"{op} {type(exc).__name__}"
         elapsed = (time.perf_counter() - began) * 1000
-        if ok:
+        if failure is None:
             results[op].append(elapsed)
         else:
-            errors[op] += 1
+            errors[failure] += 1
 
 
 async def main() -> None:
@@ -109,6 +109,7 @@ async def main() -> None:
                 )
                 print("|---|---|---|---|---|---|---|---|")
                 known: list[str] = []
+                failures: dict[str, int] = {}
                 for clients in (int(s) for s in args.steps.split(",")):
                     results: dict[str, list[float]] = defaultdict(list)
                     errors: dict[str, int] = defaultdict(int)
@@ -136,6 +137,11 @@ async def main() -> None:
                         f"{cell('store', 99)} | {cell('snapshot', 99)} |",
                         flush=True,
                     )
+                    failures.update(
+                        {f"{kind} at {clients} clients": n for kind, n in errors.items()}
+                    )
+                if failures:
+                    print("\nerrors: " + ", ".join(f"{k}: {n}" for k, n in failures.items()))
         finally:
             server.terminate()
             server.wait(30)

@@ -54,7 +54,7 @@ class LocalOnnxEmbedder(Embedder):
         self._input_names = {i.name for i in self._session.get_inputs()}
         # A dynamically quantized model scales its activations per call, over every row in
         # it: batched, a text's vector would depend on its neighbours (cosine down to 0.96
-        # measured). Such a model embeds one text per call, which costs it 12% of its bulk
+        # measured). Such a model embeds one text per call, which costs it 4% of its bulk
         # speed and keeps every vector a function of its text alone.
         self._rows_per_call = 1 if quantizes_activations_per_call(path) else BATCH_SIZE
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
