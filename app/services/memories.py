@@ -76,16 +76,17 @@ class MemoryService:
             return asyncio.ensure_future(self._embed([m.embedding_text() for m in chunk]))
 
         results: list[UpsertResult] = []
-        pending = embed(chunks[0]) if chunks else None
+        if not chunks:
+            return results
+        pending = embed(chunks[0])
         try:
             for k, chunk in enumerate(chunks):
-                assert pending is not None
                 vectors = await pending
-                pending = embed(chunks[k + 1]) if k + 1 < len(chunks) else None
+                if k + 1 < len(chunks):
+                    pending = embed(chunks[k + 1])
                 results += await self._repo.upsert_many(list(zip(chunk, vectors, strict=True)))
         finally:
-            if pending is not None:
-                pending.cancel()  # a failed write: the rest of the batch is not stored
+            pending.cancel()  # after a failed write; a no-op once the last part is done
         return results
 
     @staticmethod
