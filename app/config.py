@@ -82,6 +82,7 @@ class Settings(BaseSettings):
 
     # Input limits.
     max_content_chars: int = Field(default=20_000, ge=1)
+    max_context_chars: int = Field(default=4_000, ge=1)
     max_tags: int = Field(default=32, ge=0)
     max_tag_chars: int = Field(default=64, ge=1)
     max_metadata_bytes: int = Field(default=16_384, ge=2)

@@ -24,4 +24,10 @@ class Runtime:
     @property
     def limits(self) -> Limits:
         s = self.settings
-        return Limits(s.max_content_chars, s.max_tags, s.max_tag_chars, s.max_metadata_bytes)
+        return Limits(
+            s.max_content_chars,
+            s.max_tags,
+            s.max_tag_chars,
+            s.max_metadata_bytes,
+            max_context_chars=s.max_context_chars,
+        )

@@ -1,7 +1,8 @@
 """Retrieval quality on LoCoMo: keyword-only vs vector-only vs hybrid, side by side.
 
 Every turn becomes a memory scoped to its conversation (source_repo = sample_id,
-dia_id in metadata); every non-adversarial question (category != 5) is searched
+dia_id in metadata), with the turn before it in the session as its `context` (turned
+off by --without-context); every non-adversarial question (category != 5) is searched
 within its conversation. A hit is a returned memory whose dia_id is in the
 question's evidence. Runs the real service in-process with the default embedder.
 
@@ -33,7 +34,7 @@ DEFAULT_DATA = (
 KS = (1, 5, 10, 20)
 
 
-def turns_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+def turns_of(conversation: dict[str, Any], with_context: bool = True) -> list[dict[str, Any]]:
     sample = conversation["sample_id"]
     conv = conversation["conversation"]
     memories = []
@@ -41,19 +42,22 @@ def turns_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
         if not key.startswith("session_") or not isinstance(turns, list):
             continue
         when = conv.get(f"{key}_date_time")
+        previous = None
         for turn in turns:
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares {turn['blip_caption']}]"
-            memories.append(
-                {
-                    "content": text,
-                    "memory_type": "general",
-                    "source_repo": sample,
-                    "source": "import",
-                    "metadata": {"dia_id": turn["dia_id"], "session_date": when},
-                }
-            )
+            memory = {
+                "content": text,
+                "memory_type": "general",
+                "source_repo": sample,
+                "source": "import",
+                "metadata": {"dia_id": turn["dia_id"], "session_date": when},
+            }
+            if with_context and previous is not None:
+                memory["context"] = previous
+            memories.append(memory)
+            previous = text
     return memories
 
 
@@ -97,6 +101,11 @@ async def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--alphas", default="0,1,0.6", help="comma-separated; 0 = keyword only")
     parser.add_argument(
+        "--without-context",
+        action="store_true",
+        help="store each turn alone, without the turn before it as its context",
+    )
+    parser.add_argument(
         "--reuse", action="store_true", help="keep the loaded database between runs (tuning)"
     )
     args = parser.parse_args()
@@ -107,7 +116,8 @@ async def main() -> None:
         for q in c["qa"]
         if q.get("category") != 5 and q.get("evidence")
     ]
-    async with fresh_database("agent_memory_bench_locomo", reuse=args.reuse) as url:
+    database = "agent_memory_bench_locomo" + ("_alone" if args.without_context else "")
+    async with fresh_database(database, reuse=args.reuse) as url:
         settings = Settings(database_url=url)
         app = create_app(settings, database_url=url)
         async with app.router.lifespan_context(app):
@@ -118,7 +128,7 @@ async def main() -> None:
                 stats = await client.get("/stats")
                 loaded = stats.raise_for_status().json()["total"]
                 for conversation in data if not loaded else []:
-                    memories = turns_of(conversation)
+                    memories = turns_of(conversation, with_context=not args.without_context)
                     for i in range(0, len(memories), 500):
                         r = await client.post(
                             "/memories/batch", json={"memories": memories[i : i + 500]}

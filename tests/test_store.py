@@ -114,6 +114,23 @@ async def test_reinforcing_an_embedded_memory_costs_no_model_call(
     assert len(embedded) == 3
 
 
+async def test_context_is_returned_and_the_same_content_in_another_context_reinforces(
+    api: httpx.AsyncClient,
+) -> None:
+    first = await store(
+        api, content="Pin the pytest version", context="  flaky CI after a pytest upgrade "
+    )
+    assert first.status_code == 201
+    assert first.json()["memory"]["context"] == "flaky CI after a pytest upgrade"
+    second = await store(api, content="Pin the pytest version", context="a fresh checkout")
+    assert second.status_code == 200
+    memory = second.json()["memory"]
+    assert memory["id"] == first.json()["memory"]["id"]
+    # Context is not identity: the memory keeps the situation it was first seen in.
+    assert memory["context"] == "flaky CI after a pytest upgrade"
+    assert (await store(api, content="No context given")).json()["memory"]["context"] is None
+
+
 async def test_same_content_in_another_repo_is_a_separate_memory(api: httpx.AsyncClient) -> None:
     a = await store(api, content="Cache the JWKS for ten minutes", source_repo="acme/a")
     b = await store(api, content="Cache the JWKS for ten minutes", source_repo="acme/b")
@@ -198,6 +215,8 @@ async def test_batch_over_the_limit_is_413(api: httpx.AsyncClient) -> None:
         ({"content": "x" * 20_001}, "content"),
         ({"content": "x", "tags": ["t"] * 33}, "tags"),
         ({"content": "x", "tags": ["t" * 65]}, "tags"),
+        ({"content": "x", "context": "c" * 4001}, "context"),
+        ({"content": "x", "context": "bell \x07"}, "context"),
         ({"content": "nul \x00 byte"}, "content"),
         ({"content": "x", "memory_type": "Not A Type"}, "memory_type"),
         ({"content": "x", "id": "00000000-0000-0000-0000-000000000000"}, "id"),

@@ -38,6 +38,11 @@ def to_new_memory(body: MemoryIn, limits: Limits) -> NewMemory:
         source=clean_text(body.source, "source") or "api",
         name=optional(body.name, "name"),
         metadata=clean_metadata(body.metadata, limits),
+        context=(
+            clean_text(body.context, "context", max_chars=limits.max_context_chars) or None
+            if body.context is not None
+            else None
+        ),
     )
 
 

@@ -35,6 +35,13 @@ class MemoryIn(BaseModel):
     source: str = Field(default="api", max_length=100)
     name: str | None = Field(default=None, max_length=300)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    context: str | None = Field(
+        default=None,
+        description="The situation the memory came from (the task, the question it answers,"
+        " the turn before it): searched with the memory, at a lower weight than its content,"
+        " and returned with it. Not part of its identity: the same content in another context"
+        " reinforces the stored memory, whose context stays.",
+    )
 
 
 class BatchIn(BaseModel):
@@ -59,6 +66,7 @@ class MemoryOut(BaseModel):
     source: str
     name: str | None
     metadata: dict[str, Any]
+    context: str | None
     observation_count: int
     relevance_score: float
     access_count: int
@@ -94,6 +102,7 @@ class MemoryOut(BaseModel):
             source=memory.source,
             name=memory.name,
             metadata=memory.metadata,
+            context=memory.context,
             observation_count=memory.observation_count,
             relevance_score=memory.relevance_score,
             access_count=memory.access_count,

@@ -34,10 +34,15 @@ def trust_at_least(minimum: TrustLevel) -> list[str]:
     return list(TRUST_ORDER[TRUST_ORDER.index(minimum) :])
 
 
-def embedding_text(content: str, name: str | None, category: str | None) -> str:
-    """What the vector side sees: the content, with its name and category as context."""
+def embedding_text(
+    content: str, name: str | None, category: str | None, context: str | None = None
+) -> str:
+    """What the vector side sees: the content, labelled with its name and category, then
+    the situation it came from. The content leads, so that the model's truncation at its
+    token limit cuts the context, never the memory."""
     parts = [p for p in (name, category) if p]
-    return f"{' · '.join(parts)}: {content}" if parts else content
+    text = f"{' · '.join(parts)}: {content}" if parts else content
+    return f"{text}\n(context: {context})" if context else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +61,12 @@ class NewMemory:
     source: str = "api"
     name: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The situation the memory came from (the task, the question it answers): searched,
+    # returned, but not part of its identity. See migration 0013.
+    context: str | None = None
 
     def embedding_text(self) -> str:
-        return embedding_text(self.content, self.name, self.category)
+        return embedding_text(self.content, self.name, self.category, self.context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,7 @@ class Memory:
     source: str
     name: str | None
     metadata: dict[str, Any]
+    context: str | None
     observation_count: int
     relevance_score: float
     superseded_by: UUID | None

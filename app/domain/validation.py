@@ -21,6 +21,7 @@ class Limits:
     max_tag_chars: int
     max_metadata_bytes: int
     max_metadata_depth: int = 8
+    max_context_chars: int = 4_000
 
 
 def clean_text(value: str, field: str, *, max_chars: int | None = None) -> str:

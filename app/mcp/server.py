@@ -104,9 +104,11 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         source: str = "mcp",
         name: str | None = None,
         metadata: dict[str, Any] | None = None,
+        context: str | None = None,
     ) -> dict[str, Any]:
         """Store a memory (decision, error_pattern, code_pattern, strategy, learning, ...).
-        Known content in the same repo is reinforced instead of duplicated."""
+        Known content in the same repo is reinforced instead of duplicated. `context` is the
+        situation it came from (the task, the question it answers): searched with it."""
         body = MemoryIn.model_validate(
             {
                 "content": content,
@@ -121,6 +123,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
                 "source": source,
                 "name": name,
                 "metadata": metadata or {},
+                "context": context,
             }
         )
         async with work("write") as (runtime, uow):

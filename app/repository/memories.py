@@ -24,10 +24,11 @@ _MERGED_TAGS = """ARRAY(
 _UPSERT = f"""
 INSERT INTO memories AS m (
     tenant_id, content, content_hash, memory_type, category, tags, source_repo, task_id,
-    trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key
+    trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key,
+    context, context_hash
 )
 VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-        $15)
+        $15, $16, memory_content_hash($16))
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
     tags = {_MERGED_TAGS.format(incoming="EXCLUDED.tags")},
@@ -95,6 +96,7 @@ class MemoryRepository:
             new.metadata,
             embedding,
             self._uow.key_id,
+            new.context,
         )
 
     async def reinforce_embedded(self, items: Sequence[NewMemory]) -> list[Memory | None]:
@@ -205,21 +207,33 @@ class FeedbackRepository:
         return to_memory(row) if row else None
 
 
+@dataclass(frozen=True, slots=True)
+class PendingEmbedding:
+    id: UUID
+    content: str
+    name: str | None
+    category: str | None
+    context: str | None
+
+
 class PendingEmbeddingRepository:
     """Memories stored while the embedding provider was down."""
 
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def pending(self, limit: int) -> list[tuple[UUID, str, str | None, str | None]]:
+    async def pending(self, limit: int) -> list[PendingEmbedding]:
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            "SELECT id, content, name, category FROM memories"
+            "SELECT id, content, name, category, context FROM memories"
             " WHERE tenant_id = $1 AND embedding IS NULL ORDER BY created_at LIMIT $2",
             self._uow.tenant_id,
             limit,
         )
-        return [(r["id"], r["content"], r["name"], r["category"]) for r in rows]
+        return [
+            PendingEmbedding(r["id"], r["content"], r["name"], r["category"], r["context"])
+            for r in rows
+        ]
 
     async def fill(self, vectors: Sequence[tuple[UUID, Sequence[float]]]) -> int:
         conn = await self._uow.connection()

@@ -10,7 +10,7 @@ from app.domain.memory import Memory
 MEMORY_COLUMNS = """
     m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
     m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
-    m.metadata, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
+    m.metadata, m.context, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
     m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
     m.created_by_key, m.version,
     (m.embedding IS NOT NULL) AS has_embedding
@@ -34,6 +34,7 @@ def to_memory(row: Any) -> Memory:
         source=row["source"],
         name=row["name"],
         metadata=row["metadata"],
+        context=row["context"],
         observation_count=row["observation_count"],
         relevance_score=float(row["relevance_score"]),
         superseded_by=row["superseded_by"],

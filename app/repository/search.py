@@ -14,7 +14,8 @@ shared budget of `term_cap` rows; when only common terms match, the rows holding
 of them (at most `term_cap`) are the candidates. The work per query is bounded however
 many rows match a common word. Each candidate
 scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
-(content A 1.0, category B 0.4, tags C 0.4) saturated BM25-style against document
+(content A 1.0, category B 0.4, tags C 0.4, context and the words inside camelCase
+identifiers D 0.2) saturated BM25-style against document
 length; an exact phrase match (identifier or error string) doubles the score.
 keyword_score is (score / best candidate's score)^2: 0..1 within the query, 1 for the
 best. The square keeps a weak keyword match from outvoting a strong vector match
@@ -45,6 +46,10 @@ from app.repository.rows import MEMORY_COLUMNS, to_memory
 # low k1 (one mention is most of the evidence) and little length normalisation.
 BM25_K1 = 0.6
 BM25_B = 0.3
+# ts_rank's weights, in its order D, C, B, A. Context (D) at a fifth of the content: a
+# memory is found through the situation it came from, but its own words rank first
+# (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
+FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +232,7 @@ kw_raw AS (
             FROM term_budget tb
             CROSS JOIN LATERAL (
                 -- x 1.6449 undoes ts_rank's scaling: one content (A) occurrence counts 1.0.
-                SELECT ts_rank('{{0.1, 0.4, 0.4, 1.0}}'::float4[], d.search_vector, tb.tsq, 0)
+                SELECT ts_rank('{FIELD_WEIGHTS}'::float4[], d.search_vector, tb.tsq, 0)
                        ::float8 * 1.6449 AS v
             ) tf
             WHERE d.search_vector @@ tb.tsq)
@@ -282,7 +287,8 @@ top AS (
 checked AS (
     -- A row edited behind the API's back no longer matches its hash: never serve it.
     -- Checked here, on the few rows that could be returned, not on every candidate.
-    SELECT t.*, m.content_hash = memory_content_hash(m.content) AS intact
+    SELECT t.*, m.content_hash = memory_content_hash(m.content)
+                AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context) AS intact
     FROM top t JOIN memories m ON m.tenant_id = $1 AND m.id = t.id
 ),
 ranked AS (

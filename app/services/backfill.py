@@ -28,15 +28,13 @@ async def backfill_embeddings(runtime: Runtime, tenant_id: str, max_rows: int = 
             pending = await repo.pending(min(BATCH, max_rows - filled))
             if not pending:
                 break
-            texts = [
-                embedding_text(content, name, category) for _, content, name, category in pending
-            ]
+            texts = [embedding_text(p.content, p.name, p.category, p.context) for p in pending]
             try:
                 vectors = await runtime.embedder.embed(texts)
             except EmbeddingError as exc:
                 logger.warning("backfill paused: embedding provider still failing: %s", exc)
                 break
-            done = await repo.fill([(row[0], v) for row, v in zip(pending, vectors, strict=True)])
+            done = await repo.fill([(p.id, v) for p, v in zip(pending, vectors, strict=True)])
         filled += done
         if done < len(pending):
             break
