@@ -238,6 +238,44 @@ async def test_filtered_vector_search_is_complete(
     assert f"generated memory {best}" in [r["content"] for r in rows]
 
 
+async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
+    db: asyncpg.Connection, app: FastAPI
+) -> None:
+    """Every query term common (term_cap 10: more than 50 rows): the index is not read for
+    them in a hybrid search; the vector side's candidates holding all of them are scored."""
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(400, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    records = [
+        (f"deploy pipeline step {i}" if i < 300 else f"deploy note {i}", vectors[i])
+        for i in range(400)
+    ]
+    await db.executemany(
+        "INSERT INTO memories (content, content_hash, embedding)"
+        " VALUES ($1, memory_content_hash($1), $2)",
+        records,
+    )
+    await db.execute("ANALYZE memories")
+    query = list(vectors[0])
+
+    async def run(alpha: float) -> list[Any]:
+        params = SearchParams("deploy pipeline", query, alpha, 100, 40, 10, 0.0, 30.0, False)
+        async with unit_of_work(app.state.runtime.database, DEFAULT_TENANT) as uow:
+            outcome = await SearchRepository(uow).search(SearchFilter(), params)
+        return outcome.hits
+
+    hybrid = await run(0.6)
+    assert len(hybrid) == 40  # the vector candidates, nothing else
+    scored = [h for h in hybrid if h.keyword_score > 0]
+    assert scored and all(h.memory.content.startswith("deploy pipeline") for h in scored)
+    assert all(h.keyword_score == 0 for h in hybrid if h.memory.content.startswith("deploy note"))
+    assert hybrid[0].memory.content == "deploy pipeline step 0"
+
+    keyword_only = await run(0.0)
+    assert 0 < len(keyword_only) <= 10
+    assert all(h.memory.content.startswith("deploy pipeline") for h in keyword_only)
+
+
 async def test_access_counters_move_once_per_returned_hit(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:

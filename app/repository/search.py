@@ -10,16 +10,17 @@ matches. Every other term's matching rows are read once, at most `term_cap` of t
 which gives its document frequency in the query's scope and its candidates. IDF,
 ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers, error codes) count
 for more than common ones. Candidates are drawn term by term, rarest first, from a
-shared budget of `term_cap` rows; when only common terms match, the rows holding all
-of them (at most `term_cap`) are the candidates. The work per query is bounded however
-many rows match a common word. Each candidate
-scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
-(content A 1.0, category B 0.4, tags C 0.4, context and the words inside camelCase
-identifiers D 0.2) saturated BM25-style against document
-length; an exact phrase match (identifier or error string) doubles the score.
-keyword_score is (score / best candidate's score)^2: 0..1 within the query, 1 for the
-best. The square keeps a weak keyword match from outvoting a strong vector match
-(measured on LoCoMo: +0.03 recall@10 for the hybrid over the linear ratio).
+shared budget of `term_cap` rows. When only common terms match, the candidates are the
+rows holding all of them among the vector side's candidates (a keyword-only search
+takes the first `term_cap` of them from the index instead). The work per query is
+bounded however many rows match a common word. Each candidate scores
+sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank (content A 1.0,
+category B 0.4, tags C 0.4, context and the words inside camelCase identifiers D 0.2)
+saturated BM25-style against document length; an exact phrase match (identifier or
+error string) doubles the score. keyword_score is (score / best candidate's score)^2:
+0..1 within the query, 1 for the best. The square keeps a weak keyword match from
+outvoting a strong vector match (measured on LoCoMo: +0.03 recall@10 for the hybrid
+over the linear ratio).
 
 Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
 iterative scan (set per connection), so filtered queries still fill up; the planner
@@ -140,6 +141,17 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
     strength = bind(p.strength_days)
     track = bind(p.track_access)
     kw_on = "true" if p.alpha < 1 else "false"
+    # Rows holding every one of several common terms: reading the GIN index for them
+    # would read each term's whole posting list, a cost that grows with the rows that
+    # match. So they are looked for among the vector side's candidates; only a
+    # keyword-only search reads the index (bounded by term_cap rows, not in cost).
+    if p.alpha > 0 and p.embedding is not None:
+        all_terms_hits = "(SELECT v.id FROM vec v WHERE v.holds_all_terms)"
+    else:
+        all_terms_hits = (
+            f"(SELECT k.hit FROM all_terms a, memory_keyword_hits(a.tsq, {cap}, {hit_filters}) k"
+            " WHERE a.tsq IS NOT NULL)"
+        )
     # N for IDF: the size of the filtered scope (counted, capped) when the query is
     # filtered; the planner's row estimate for the whole table when it is not.
     if f.source_repo or f.memory_types or f.tags or f.trust_levels:
@@ -211,11 +223,20 @@ all_terms AS (
                 THEN string_agg(tsq::text, ' & ')::tsquery END AS tsq
     FROM query_terms
 ),
+vec AS (
+    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score,
+           greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity,
+           -- NULL unless only common terms matched (the operator is strict: no detoasting).
+           m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
+    FROM memories m
+    WHERE {where} AND m.embedding IS NOT NULL
+    ORDER BY m.embedding <=> {embedding}::vector
+    LIMIT {vec_limit}
+),
 kw_ids AS (
     SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
     UNION
-    (SELECT k.hit FROM all_terms a, memory_keyword_hits(a.tsq, {cap}, {hit_filters}) k
-     WHERE a.tsq IS NOT NULL)
+    {all_terms_hits}
 ),
 kw_docs AS (
     -- By primary key: the planner cannot tell how few candidates kw_ids holds, and
@@ -245,14 +266,6 @@ kw_raw AS (
 kw AS (
     SELECT k.*, power(k.raw / nullif(max(k.raw) OVER (), 0), 2) AS keyword_score
     FROM kw_raw k
-),
-vec AS (
-    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score,
-           greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity
-    FROM memories m
-    WHERE {where} AND m.embedding IS NOT NULL
-    ORDER BY m.embedding <=> {embedding}::vector
-    LIMIT {vec_limit}
 ),
 fused AS (
     SELECT coalesce(kw.id, vec.id) AS id,
