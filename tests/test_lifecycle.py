@@ -10,9 +10,12 @@ from typing import Any
 
 import asyncpg
 import httpx
+import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.domain.memory import embedding_text
+from app.embeddings.base import Embedder
 from app.logging import JsonFormatter
 
 
@@ -193,6 +196,27 @@ async def test_patch_edits_metadata_fields_but_never_content(api: httpx.AsyncCli
     assert content.status_code == 422
     assert "supersede" in content.json()["errors"][0]["message"]
     assert (await api.patch(f"/memories/{uuid.uuid4()}", json={"pinned": True})).status_code == 404
+
+
+async def test_patching_the_category_re_embeds_the_memory(
+    api: httpx.AsyncClient, db: asyncpg.Connection, embedder: Embedder
+) -> None:
+    memory = await store(api, "Run the migrations before deploying", category="database")
+    memory_id = uuid.UUID(memory["id"])
+    response = await api.patch(f"/memories/{memory['id']}", json={"category": "frontend"})
+    assert response.status_code == 200
+    assert response.json()["embedding_state"] == "ready"
+    stored = np.array(
+        await db.fetchval("SELECT embedding::real[] FROM memories WHERE id = $1", memory_id)
+    )
+    (expected,) = await embedder.embed(
+        [embedding_text("Run the migrations before deploying", None, "frontend")]
+    )
+    assert float(stored @ np.array(expected)) > 0.999
+    # Edits that the embedding does not read leave it alone.
+    await api.patch(f"/memories/{memory['id']}", json={"tags": ["ci"]})
+    after = await db.fetchval("SELECT embedding::real[] FROM memories WHERE id = $1", memory_id)
+    assert np.array(after).tolist() == stored.tolist()
 
 
 async def test_stats_against_a_known_fixture(

@@ -92,6 +92,7 @@ async def edit(
     memory_id: UUID,
     body: MemoryPatch,
     service: LifecycleDep,
+    store: MemoryServiceDep,
     runtime: RuntimeDep,
     response: Response,
     version: Annotated[int | None, Depends(expected_version)],
@@ -109,7 +110,7 @@ async def edit(
         elif name in ("pinned", "confidence") and value is None:
             continue  # these columns have no "unset"
         fields[name] = value
-    memory = await service.edit(memory_id, fields, version)
+    memory = await service.edit(memory_id, fields, store, version)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 

@@ -127,6 +127,19 @@ class MemoryRepository:
             results.append(UpsertResult(to_memory(row), row["inserted"]))
         return results
 
+    async def set_embedding(
+        self, memory_id: UUID, embedding: Sequence[float] | None
+    ) -> Memory | None:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"UPDATE memories AS m SET embedding = $3 WHERE m.tenant_id = $1 AND m.id = $2"
+            f" RETURNING {MEMORY_COLUMNS}",
+            self.tenant_id,
+            memory_id,
+            embedding,
+        )
+        return to_memory(row) if row else None
+
     async def get(self, memory_id: UUID) -> Memory | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(

@@ -115,11 +115,16 @@ class LifecycleService:
         return updated, outcome
 
     async def edit(
-        self, memory_id: UUID, fields: dict[str, Any], expected_version: int | None = None
+        self,
+        memory_id: UUID,
+        fields: dict[str, Any],
+        store: MemoryService,
+        expected_version: int | None = None,
     ) -> Memory:
         memory = await self._repo.update_fields(memory_id, fields, expected_version)
         if memory is not None:
-            return memory
+            # The embedding reads the category: a stale vector would rank by the old one.
+            return await store.reembed(memory) if "category" in fields else memory
         current = await self._memories.get(memory_id)
         if current is None:
             raise NotFoundError(f"memory {memory_id} not found")
