@@ -187,23 +187,31 @@ async def test_filters_are_exact(api: httpx.AsyncClient, db: asyncpg.Connection)
     assert base not in contents(await search(api, q, min_relevance=0.5, limit=50))
 
 
+async def insert_generated(
+    db: asyncpg.Connection, contents: list[str], tags: list[list[str]], seed: int
+) -> np.ndarray:
+    """Rows with random unit vectors, written directly (no model), then ANALYZEd."""
+    vectors = np.random.default_rng(seed).normal(size=(len(contents), 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    await db.executemany(
+        "INSERT INTO memories (content, content_hash, tags, embedding)"
+        " VALUES ($1, memory_content_hash($1), $2, $3)",
+        list(zip(contents, tags, vectors, strict=True)),
+    )
+    await db.execute("ANALYZE memories")
+    return vectors
+
+
 async def test_filtered_vector_search_is_complete(
     api: httpx.AsyncClient, db: asyncpg.Connection, app: FastAPI
 ) -> None:
     """3,000 rows, a filter matching 1%: still `limit` results and the true best match."""
-    rng = np.random.default_rng(7)
-    vectors = rng.normal(size=(3000, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    records = [
-        (f"generated memory {i}", ["rare"] if i % 100 == 0 else ["common"], vectors[i])
-        for i in range(3000)
-    ]
-    await db.executemany(
-        "INSERT INTO memories (content, content_hash, tags, embedding)"
-        " VALUES ($1, memory_content_hash($1), $2, $3)",
-        records,
+    vectors = await insert_generated(
+        db,
+        [f"generated memory {i}" for i in range(3000)],
+        [["rare"] if i % 100 == 0 else ["common"] for i in range(3000)],
+        seed=7,
     )
-    await db.execute("ANALYZE memories")
     # The query is the mean of the rare rows (plus noise): its best match is one of them.
     rare = [i for i in range(3000) if i % 100 == 0]
     query = vectors[rare[:3]].mean(axis=0)
@@ -243,19 +251,8 @@ async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
 ) -> None:
     """Every query term common (term_cap 10: more than 50 rows): the index is not read for
     them in a hybrid search; the vector side's candidates holding all of them are scored."""
-    rng = np.random.default_rng(11)
-    vectors = rng.normal(size=(400, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    records = [
-        (f"deploy pipeline step {i}" if i < 300 else f"deploy note {i}", vectors[i])
-        for i in range(400)
-    ]
-    await db.executemany(
-        "INSERT INTO memories (content, content_hash, embedding)"
-        " VALUES ($1, memory_content_hash($1), $2)",
-        records,
-    )
-    await db.execute("ANALYZE memories")
+    contents = [f"deploy pipeline step {i}" if i < 300 else f"deploy note {i}" for i in range(400)]
+    vectors = await insert_generated(db, contents, [[] for _ in contents], seed=11)
     query = list(vectors[0])
 
     async def run(alpha: float) -> list[Any]:
