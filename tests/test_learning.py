@@ -53,6 +53,7 @@ async def test_first_attempt_success_is_stored_as_a_strategy(api: httpx.AsyncCli
     assert memory["metadata"]["files_changed"] == ["migrations/versions/0002.py"]
     assert memory["metadata"]["quality_score"] == 8
     assert memory["metadata"]["reuse_count"] == 0
+    assert memory["context"] == "Create a database migration for the users table"
 
     again = await api.post("/strategies/learn", json=attempt())
     assert again.json()["status"] == "reinforced"
@@ -121,6 +122,20 @@ async def test_hint_comes_from_the_same_repo_above_the_threshold(api: httpx.Asyn
         )
     ).json()
     assert unrelated["hint"] == ""
+
+
+async def test_hint_finds_a_strategy_through_the_task_it_was_learned_in(
+    api: httpx.AsyncClient,
+) -> None:
+    """No word of "set up the users table" is in the strategy's steps, only in its task."""
+    await api.post("/strategies/learn", json=attempt())
+    hint = (
+        await api.get(
+            "/strategies/hint", params={"task": "set up the users table", "source_repo": "acme/api"}
+        )
+    ).json()
+    assert "Write the SQL migration file" in hint["hint"]
+    assert hint["similarity"] > 0.3
 
 
 async def test_hint_failure_degrades_to_an_empty_hint(

@@ -91,6 +91,10 @@ class LearningService:
             return LearnResult("skipped", "no successful step to learn from")
         pattern = detect_task_pattern(attempt.task_description)
         content = clean_content(strategy_content(pattern, steps), self._limits)
+        # The task it was learned in is its context: a hint for a similar task finds it.
+        task = clean_text(
+            attempt.task_description, "task_description", max_chars=self._limits.max_context_chars
+        )
         outcome = await self._memories.store(
             NewMemory(
                 content=content,
@@ -110,6 +114,7 @@ class LearningService:
                     "quality_score": attempt.quality_score,
                     "reuse_count": 0,
                 },
+                context=task or None,
             )
         )
         return LearnResult(outcome.status, None, outcome.memory)
