@@ -145,7 +145,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     import httpx
 
     body = {"text": args.text}
-    for field in ("source_repo", "category", "name", "reasoning", "confidence"):
+    for field in ("source_repo", "category", "name", "reasoning", "confidence", "context"):
         if getattr(args, field):
             body[field] = getattr(args, field)
     try:
@@ -234,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     remember.add_argument("text", help="the learning, at least 20 characters")
     remember.add_argument("--source-repo", dest="source_repo")
     remember.add_argument("--category")
+    remember.add_argument("--context", help="the task or situation the learning came from")
     remember.add_argument("--name")
     remember.add_argument("--reasoning")
     remember.add_argument("--confidence", choices=["high", "medium", "low"])

@@ -260,11 +260,18 @@ async def test_remember_keeps_an_explicit_category_name_and_reasoning(
             "name": "staging scales down",
             "reasoning": "seen three times",
             "references": ["ops#12"],
+            "context": "Why did the nightly export take four hours?",
         },
     )
     memory = response.json()["memory"]
     assert (memory["category"], memory["name"]) == ("heuristics", "staging scales down")
     assert memory["metadata"] == {"reasoning": "seen three times", "references": ["ops#12"]}
+    assert memory["context"] == "Why did the nightly export take four hours?"
+    bad = await api.post(
+        "/remember", json={"text": "A long enough learning about caching", "context": "\x07"}
+    )
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["field"] == "context"
 
 
 async def test_retry_context_endpoint(api: httpx.AsyncClient) -> None:

@@ -87,11 +87,19 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
     async with Client(mcp_url) as client:
         remembered = payload(
             await client.call_tool(
-                "remember", {"text": "Always pin the Postgres major version in CI images"}
+                "remember",
+                {
+                    "text": "Always pin the Postgres major version in CI images",
+                    "context": "CI broke when the image moved to Postgres 18",
+                },
             )
         )
         assert remembered["message"] == (
             "Stored: Always pin the Postgres major version in CI images (patterns)"
+        )
+        found = payload(await client.call_tool("search_memories", {"query": "CI broke"}))
+        assert found["results"][0]["memory"]["context"] == (
+            "CI broke when the image moved to Postgres 18"
         )
         short = await client.call_tool("remember", {"text": "too short"})
         assert short.is_error
@@ -139,10 +147,11 @@ async def test_stdio_server_serves_the_same_tools(database_url: str) -> None:
 
 async def test_cli_remember_against_a_running_server(served: str, db: asyncpg.Connection) -> None:
     text = "Avoid mocking the database in tests of SQL behaviour"
-    code = await asyncio.to_thread(cli_main, ["remember", text, "--url", served])
-    assert code == 0
-    assert await db.fetchval("SELECT category FROM memories WHERE content = $1", text) == (
-        "anti-patterns"
+    code = await asyncio.to_thread(
+        cli_main, ["remember", text, "--url", served, "--context", "review of PR 12"]
     )
+    assert code == 0
+    row = await db.fetchrow("SELECT category, context FROM memories WHERE content = $1", text)
+    assert (row["category"], row["context"]) == ("anti-patterns", "review of PR 12")
     short = await asyncio.to_thread(cli_main, ["remember", "too short", "--url", served])
     assert short == 1

@@ -90,6 +90,7 @@ async def remember(
         reasoning=body.reasoning,
         confidence=body.confidence,
         references=body.references,
+        context=body.context,
     )
     reinforced = result.outcome.status == "reinforced"
     if reinforced:

@@ -227,6 +227,9 @@ class RememberIn(BaseModel):
     # Checked by the service, so the answer carries the exact wording agents expect.
     confidence: str | None = None
     references: list[str] = Field(default_factory=list, max_length=50)
+    context: str | None = Field(
+        default=None, description="The task or situation the learning came from; searched."
+    )
 
 
 class RememberOut(BaseModel):

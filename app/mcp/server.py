@@ -174,8 +174,10 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         reasoning: str | None = None,
         confidence: str | None = None,
         references: list[str] | None = None,
+        context: str | None = None,
     ) -> dict[str, Any]:
-        """Record a learning (at least 20 characters). Category is inferred when not given."""
+        """Record a learning (at least 20 characters). Category is inferred when not given.
+        `context` is the task or situation it came from: searched with it."""
         async with work("write") as (runtime, uow):
             result = await learning(runtime, uow).remember(
                 text,
@@ -185,6 +187,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
                 reasoning=reasoning,
                 confidence=confidence,
                 references=references or [],
+                context=context,
             )
         answer: dict[str, Any] = {
             "status": result.outcome.status,

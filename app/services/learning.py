@@ -129,8 +129,11 @@ class LearningService:
         reasoning: str | None = None,
         confidence: str | None = None,
         references: Sequence[str] = (),
+        context: str | None = None,
     ) -> RememberResult:
         text = clean_text(text, "text", max_chars=self._limits.max_content_chars)
+        if context is not None:
+            context = clean_text(context, "context", max_chars=self._limits.max_context_chars)
         if len(text) < MIN_LEARNING_CHARS:
             raise InvalidInputError(
                 "Learning too short (need at least 20 characters). Please provide more detail.",
@@ -159,6 +162,7 @@ class LearningService:
                 source="session-capture",
                 name=name,
                 metadata=metadata,
+                context=context or None,
             )
         )
         return RememberResult(outcome, name, category)
