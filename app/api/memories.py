@@ -15,7 +15,14 @@ from app.api.schemas import BatchIn, BatchOut, MemoryIn, MemoryOut, MemoryPage, 
 from app.api.versions import etag
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.memory import NewMemory
-from app.domain.validation import Limits, clean_content, clean_metadata, clean_tags, clean_text
+from app.domain.validation import (
+    Limits,
+    clean_content,
+    clean_context,
+    clean_metadata,
+    clean_tags,
+    clean_text,
+)
 from app.repository.memories import ListFilter
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -38,11 +45,7 @@ def to_new_memory(body: MemoryIn, limits: Limits) -> NewMemory:
         source=clean_text(body.source, "source") or "api",
         name=optional(body.name, "name"),
         metadata=clean_metadata(body.metadata, limits),
-        context=(
-            clean_text(body.context, "context", max_chars=limits.max_context_chars) or None
-            if body.context is not None
-            else None
-        ),
+        context=clean_context(body.context, limits),
     )
 
 

@@ -42,6 +42,13 @@ def clean_content(content: str, limits: Limits, field: str = "content") -> str:
     return content
 
 
+def clean_context(context: str | None, limits: Limits, field: str = "context") -> str | None:
+    """A memory's context, or None when there is none (absent or blank)."""
+    if context is None:
+        return None
+    return clean_text(context, field, max_chars=limits.max_context_chars) or None
+
+
 def clean_tags(tags: list[str], limits: Limits) -> tuple[str, ...]:
     if len(tags) > limits.max_tags:
         raise InvalidInputError(f"at most {limits.max_tags} tags are allowed", field="tags")

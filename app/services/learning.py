@@ -18,7 +18,7 @@ from app.domain.tasks import (
     extract_successful_steps,
     strategy_content,
 )
-from app.domain.validation import Limits, clean_content, clean_text
+from app.domain.validation import Limits, clean_content, clean_context, clean_text
 from app.repository.memories import FeedbackRepository
 from app.repository.search import SearchFilter
 from app.services.memories import MemoryService
@@ -92,9 +92,7 @@ class LearningService:
         pattern = detect_task_pattern(attempt.task_description)
         content = clean_content(strategy_content(pattern, steps), self._limits)
         # The task it was learned in is its context: a hint for a similar task finds it.
-        task = clean_text(
-            attempt.task_description, "task_description", max_chars=self._limits.max_context_chars
-        )
+        task = clean_context(attempt.task_description, self._limits, field="task_description")
         outcome = await self._memories.store(
             NewMemory(
                 content=content,
@@ -114,7 +112,7 @@ class LearningService:
                     "quality_score": attempt.quality_score,
                     "reuse_count": 0,
                 },
-                context=task or None,
+                context=task,
             )
         )
         return LearnResult(outcome.status, None, outcome.memory)
@@ -132,8 +130,7 @@ class LearningService:
         context: str | None = None,
     ) -> RememberResult:
         text = clean_text(text, "text", max_chars=self._limits.max_content_chars)
-        if context is not None:
-            context = clean_text(context, "context", max_chars=self._limits.max_context_chars)
+        context = clean_context(context, self._limits)
         if len(text) < MIN_LEARNING_CHARS:
             raise InvalidInputError(
                 "Learning too short (need at least 20 characters). Please provide more detail.",
@@ -162,7 +159,7 @@ class LearningService:
                 source="session-capture",
                 name=name,
                 metadata=metadata,
-                context=context or None,
+                context=context,
             )
         )
         return RememberResult(outcome, name, category)
