@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 import httpx
 import numpy as np
+import pytest
 from fastapi import FastAPI
 
 from app.db.session import unit_of_work
@@ -56,6 +57,19 @@ async def test_exact_identifier_beats_paraphrase(api: httpx.AsyncClient) -> None
 
     error = await search(api, "TypeError: Cannot read property")
     assert contents(error)[0] == CORPUS[2]
+
+
+async def test_the_query_as_a_phrase_doubles_the_keyword_score(api: httpx.AsyncClient) -> None:
+    # Same lexemes, same length: only the word order tells them apart.
+    in_order = "cannot read property of the session object"
+    scattered = "property of the session object: read it, cannot"
+    await store(api, in_order)
+    await store(api, scattered)
+    body = await search(api, "cannot read property", alpha=0)
+    assert contents(body) == [in_order, scattered]
+    scores = [hit["keyword_score"] for hit in body["results"]]
+    assert scores[0] == 1.0
+    assert scores[1] == pytest.approx(0.25)  # (raw / best)^2 with raw halved
 
 
 async def test_camel_case_identifier_found_by_its_words(api: httpx.AsyncClient) -> None:

@@ -217,6 +217,12 @@ term_budget AS (
     FROM term_stats ts CROSS JOIN corpus c
     WHERE ts.df > 0
 ),
+phrase AS (
+    -- The query as one phrase, when it has several words: once per query, not per row
+    -- (a generic plan would evaluate the function on every candidate).
+    SELECT CASE WHEN numnode(pq) > 1 THEN pq END AS tsq
+    FROM phraseto_tsquery('english'::regconfig, {q}) AS pq
+),
 all_terms AS (
     -- When only common terms match, the rows holding all of them are the candidates.
     SELECT CASE WHEN count(*) > 1 AND NOT EXISTS (SELECT 1 FROM term_stats WHERE hits > 0)
@@ -257,9 +263,7 @@ kw_raw AS (
                        ::float8 * 1.6449 AS v
             ) tf
             WHERE d.search_vector @@ tb.tsq)
-           * CASE WHEN numnode(phraseto_tsquery('english'::regconfig, {q})) > 1
-                   AND d.search_vector @@ phraseto_tsquery('english'::regconfig, {q})
-                  THEN 2 ELSE 1 END AS raw
+           * CASE WHEN d.search_vector @@ (SELECT tsq FROM phrase) THEN 2 ELSE 1 END AS raw
     FROM kw_docs d
     CROSS JOIN (SELECT greatest(avg(dl), 1) AS avgdl FROM kw_docs) a
 ),
