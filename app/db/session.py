@@ -7,7 +7,7 @@ rolls back on any error, so a rejected request leaves nothing half-written.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from uuid import UUID
@@ -84,14 +84,18 @@ class UnitOfWork:
         self._tx: Any = None
         self._lost = False
 
-    async def connection(self) -> Any:
+    async def connection(self, settings: Mapping[str, str] | None = None) -> Any:
+        """The transaction's connection. `settings` are transaction-local parameters the
+        caller's next statement needs; they are set in the same round trip as the tenant
+        when this call begins the transaction."""
+        local = dict(settings or {})
         if self._conn is None:
             conn = await self._database.acquire()
             try:
                 tx = conn.transaction()
                 await tx.start()
                 # Row-level security's second wall: this transaction sees one tenant only.
-                await conn.execute("SELECT set_config('app.tenant_id', $1, true)", self.tenant_id)
+                await _set_local(conn, {"app.tenant_id": self.tenant_id, **local})
             except CONNECTION_ERRORS as exc:
                 await self._database.release(conn, lost=True)
                 raise ServiceUnavailableError("database unavailable") from exc
@@ -99,6 +103,8 @@ class UnitOfWork:
                 await self._database.release(conn)
                 raise
             self._conn, self._tx = conn, tx
+        elif local:
+            await _set_local(self._conn, local)
         return self._conn
 
     async def commit(self) -> None:
@@ -133,6 +139,12 @@ class UnitOfWork:
             conn, self._conn, self._tx = self._conn, None, None
             await self._database.release(conn, lost=self._lost)
             self._lost = False
+
+
+async def _set_local(conn: Any, settings: Mapping[str, str]) -> None:
+    """One statement for all of them, bound as parameters; they end with the transaction."""
+    calls = ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)" for i in range(len(settings)))
+    await conn.execute(f"SELECT {calls}", *[v for item in settings.items() for v in item])
 
 
 @asynccontextmanager
