@@ -363,7 +363,7 @@ class SearchRepository:
         # After five runs of a prepared statement PostgreSQL may switch to one generic plan
         # for every parameter value, sized for an average tenant or repository. For a
         # repository holding half of 100k rows that plan scans all of its vectors exactly
-        # (248 ms instead of 17). Planned for the actual values, each search pays about
+        # (about 240 ms instead of 17). Planned for the actual values, each search pays about
         # 2 ms of planning instead.
         conn = await self._uow.connection({"plan_cache_mode": "force_custom_plan"})
         rows = await conn.fetch(sql, *args)
