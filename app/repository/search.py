@@ -24,7 +24,8 @@ over the linear ratio).
 
 Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
 iterative scan (set per connection), so filtered queries still fill up; the planner
-takes an exact scan through a b-tree when the filter is selective enough.
+takes an exact scan through a b-tree when the filter is selective enough, judged on the
+search's own values (every search gets a custom plan: see SearchRepository.search).
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side
 missing contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for
