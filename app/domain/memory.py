@@ -100,6 +100,9 @@ class Memory:
     version: int
     has_embedding: bool
 
+    def embedding_text(self) -> str:
+        return embedding_text(self.content, self.name, self.category, self.context)
+
 
 @dataclass(frozen=True, slots=True)
 class StoreOutcome:

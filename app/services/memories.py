@@ -11,7 +11,7 @@ from uuid import UUID
 
 from app.db.session import UnitOfWork
 from app.domain.errors import NotFoundError
-from app.domain.memory import Memory, NewMemory, StoreOutcome, embedding_text
+from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
 from app.services.telemetry import Telemetry
@@ -48,9 +48,7 @@ class MemoryService:
     async def reembed(self, memory: Memory) -> Memory:
         """After an edit of what the embedding reads (the category): a fresh vector, or
         pending (for the backfill) when the provider fails."""
-        (vector,) = await self._embed(
-            [embedding_text(memory.content, memory.name, memory.category, memory.context)]
-        )
+        (vector,) = await self._embed([memory.embedding_text()])
         updated = await self._repo.set_embedding(memory.id, vector)
         return updated or memory
 
