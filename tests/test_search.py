@@ -288,32 +288,47 @@ async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
     assert all(h.memory.content.startswith("deploy pipeline") for h in keyword_only)
 
 
-async def test_every_search_is_planned_for_its_own_filter_values(
+async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
     api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
 ) -> None:
-    """A prepared statement run more than five times may get one generic plan for all
-    parameter values; for a repository holding half the rows that plan took the exact
-    vector path (about 240 ms instead of 17 at 100k). Searches are planned per call instead."""
-    contents = [f"generated memory {i}" for i in range(400)]
+    """The search statement keeps one plan per connection (planning it cost 2 ms a search);
+    its vector side must not: a plan shared by every repository would take one access path
+    for all of them (an exact scan of a repository holding half of 100k rows took 240 ms
+    instead of 17). After eight searches of a small repository on one connection, which read
+    its few vectors exactly, a search of the repository holding half the rows goes through
+    HNSW."""
+    contents = [f"generated memory {i}" for i in range(3000)]
     await insert_generated(db, contents, [[] for _ in contents], seed=5)
     await db.execute(
         "UPDATE memories SET source_repo = CASE WHEN split_part(content, ' ', 3)::int % 2 = 0"
-        " THEN 'big' ELSE 'repo-' || split_part(content, ' ', 3)::int % 40 END"
+        " THEN 'big' ELSE 'repo-' || split_part(content, ' ', 3)::int % 50 END"
         " WHERE content LIKE 'generated memory %'"
     )
     await db.execute("ANALYZE memories")
-    pool = await create_pool(database_url, 1, 1, 30)  # one connection: one session's plans
+    pool = await create_pool(database_url, 1, 1, 30, ef_search=200)  # one session's plans
     database = Database(pool)
+    params = SearchParams("generated memory", [1.0] + [0.0] * 383, 0.6, 10, 200, 200, 0, 30, False)
+
+    async def hnsw_index_scans() -> int:
+        async with database.connection() as conn:  # the same, only connection
+            # Its statistics are flushed before it answers this, not up to a second later.
+            await conn.execute("SELECT pg_stat_force_next_flush()")
+            scans: int = await conn.fetchval(
+                "SELECT idx_scan FROM pg_stat_user_indexes"
+                " WHERE indexrelname = 'memories_embedding_hnsw'"
+            )
+            return scans
+
+    async def hnsw_index_scans_after(repo: str) -> int:
+        async with unit_of_work(database, DEFAULT_TENANT) as uow:
+            outcome = await SearchRepository(uow).search(SearchFilter(source_repo=repo), params)
+        assert len(outcome.hits) == 10
+        return await hnsw_index_scans()
+
     try:
-        params = SearchParams(
-            "generated memory", [1.0] + [0.0] * 383, 0.6, 10, 200, 200, 0, 30, False
-        )
-        for _ in range(8):
-            async with unit_of_work(database, DEFAULT_TENANT) as uow:
-                outcome = await SearchRepository(uow).search(
-                    SearchFilter(source_repo="big"), params
-                )
-            assert len(outcome.hits) == 10
+        before = await hnsw_index_scans()
+        small = [await hnsw_index_scans_after("repo-3") for _ in range(8)]
+        big = await hnsw_index_scans_after("big")
         async with database.connection() as conn:
             plans = await conn.fetch(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
@@ -322,7 +337,9 @@ async def test_every_search_is_planned_for_its_own_filter_values(
             )
     finally:
         await database.close()
-    assert [(row["generic_plans"], row["custom_plans"]) for row in plans] == [(0, 8)]
+    assert small == [before] * 8
+    assert big == before + 1
+    assert [(row["generic_plans"], row["custom_plans"]) for row in plans] == [(9, 0)]
 
 
 async def test_access_counters_move_once_per_returned_hit(

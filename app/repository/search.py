@@ -25,7 +25,9 @@ over the linear ratio).
 Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
 iterative scan (set per connection), so filtered queries still fill up; the planner
 takes an exact scan through a b-tree when the filter is selective enough, judged on the
-search's own values (every search gets a custom plan: see SearchRepository.search).
+search's own values: memory_vector_candidates() plans that query on every call, while the
+statement around it, whose plan does not depend on the values, is planned once per
+connection (see SearchRepository.search).
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side
 missing contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for
@@ -119,9 +121,10 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
         return f"${len(args)}"
 
     bind(None)  # $1 is the tenant, filled by the caller
-    where = _filter_sql(f, bind)
-    # The same filters for memory_keyword_hits(), which reads the GIN index with owner
-    # rights (row-level security would forbid it) and enforces the tenant itself.
+    # The filters, as arguments of the two functions that read the indexes:
+    # memory_keyword_hits(), which reads the GIN index with owner rights (row-level
+    # security would forbid it) and enforces the tenant itself, and
+    # memory_vector_candidates(), which plans its query for these values.
     hit_filters = ", ".join(
         (
             f"{bind(f.source_repo)}::text",
@@ -158,7 +161,7 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
     if f.source_repo or f.memory_types or f.tags or f.trust_levels:
         corpus_sql = (
             f"SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
-            f" WHERE {where} LIMIT 10 * {cap}) scope"
+            f" WHERE {_filter_sql(f, bind)} LIMIT 10 * {cap}) scope"
         )
     else:
         corpus_sql = (
@@ -231,14 +234,11 @@ all_terms AS (
     FROM query_terms
 ),
 vec AS (
-    SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score,
-           greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8 AS vector_similarity,
-           -- NULL unless only common terms matched (the operator is strict: no detoasting).
-           m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
-    FROM memories m
-    WHERE {where} AND m.embedding IS NOT NULL
-    ORDER BY m.embedding <=> {embedding}::vector
-    LIMIT {vec_limit}
+    -- Planned on each call for its own values: HNSW or an exact scan (see the function).
+    SELECT v.*
+    FROM memory_vector_candidates({embedding}::vector, {vec_limit}, (SELECT tsq FROM all_terms),
+                                  $1, {hit_filters}) AS v
+    WHERE {vec_limit}::integer > 0
 ),
 kw_ids AS (
     SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
@@ -361,12 +361,11 @@ class SearchRepository:
     async def search(self, f: SearchFilter, p: SearchParams) -> SearchOutcome:
         sql, args = build_search_sql(f, p)
         args[0] = self._uow.tenant_id
-        # After five runs of a prepared statement PostgreSQL may switch to one generic plan
-        # for every parameter value, sized for an average tenant or repository. For a
-        # repository holding half of 100k rows that plan scans all of its vectors exactly
-        # (about 240 ms instead of 17). Planned for the actual values, each search pays about
-        # 2 ms of planning instead.
-        conn = await self._uow.connection({"plan_cache_mode": "force_custom_plan"})
+        # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and its
+        # plan does not depend on the values: the one part whose plan does, the vector side,
+        # is planned inside memory_vector_candidates() on every call. So one plan per
+        # connection serves every search of the same shape.
+        conn = await self._uow.connection({"plan_cache_mode": "force_generic_plan"})
         rows = await conn.fetch(sql, *args)
         hits = [
             SearchHit(
