@@ -27,9 +27,7 @@ APP_ROLE = "agent_memory_app"
 _SIGNATURE = """memory_vector_candidates(
     query vector, max_rows integer, all_terms tsquery, tenant text, repo text,
     types text[], tags text[], trust text[], min_relevance real, include_archived boolean)"""
-_ARGUMENT_TYPES = (
-    "vector, integer, tsquery, text, text, text[], text[], text[], real, boolean"
-)
+_ARGUMENT_TYPES = "vector, integer, tsquery, text, text, text[], text[], text[], real, boolean"
 
 
 def upgrade() -> None:
