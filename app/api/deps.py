@@ -1,4 +1,9 @@
-"""Annotated dependencies: one unit of work per request, services built on it."""
+"""Annotated dependencies: one unit of work per request, services built on it.
+
+Every dependency here is `async def`, even those that never await: FastAPI runs a plain
+`def` dependency in a worker thread, one thread hop per dependency per request, for work
+that takes microseconds.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from app.services.memories import MemoryService
 from app.services.search import SearchService
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
@@ -47,7 +52,7 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
 def capability(name: str) -> Any:
-    def check(principal: PrincipalDep) -> None:
+    async def check(principal: PrincipalDep) -> None:
         principal.require(name)
 
     return Depends(check)
@@ -70,18 +75,18 @@ async def get_uow(runtime: RuntimeDep, principal: PrincipalDep) -> AsyncIterator
 UowDep = Annotated[UnitOfWork, Depends(get_uow, scope="function")]
 
 
-def get_memory_service(runtime: RuntimeDep, uow: UowDep) -> MemoryService:
+async def get_memory_service(runtime: RuntimeDep, uow: UowDep) -> MemoryService:
     return MemoryService(uow, runtime.embedder, runtime.telemetry)
 
 
-def get_search_service(runtime: RuntimeDep, uow: UowDep) -> SearchService:
+async def get_search_service(runtime: RuntimeDep, uow: UowDep) -> SearchService:
     return SearchService(uow, runtime.embedder, runtime.settings, runtime.telemetry)
 
 
 MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service, scope="function")]
 
 
-def get_learning_service(runtime: RuntimeDep, memories: MemoryServiceDep) -> LearningService:
+async def get_learning_service(runtime: RuntimeDep, memories: MemoryServiceDep) -> LearningService:
     return LearningService(memories, runtime.settings, runtime.limits)
 
 

@@ -35,7 +35,7 @@ from app.services.stats import StatsService
 router = APIRouter(tags=["lifecycle"])
 
 
-def get_lifecycle(runtime: RuntimeDep, uow: UowDep) -> LifecycleService:
+async def get_lifecycle(runtime: RuntimeDep, uow: UowDep) -> LifecycleService:
     return LifecycleService(uow, runtime.settings, runtime.telemetry)
 
 

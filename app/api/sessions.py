@@ -18,7 +18,7 @@ from app.services.sessions import SessionService, prune_quietly
 router = APIRouter(tags=["sessions"])
 
 
-def get_sessions(runtime: RuntimeDep, uow: UowDep) -> SessionService:
+async def get_sessions(runtime: RuntimeDep, uow: UowDep) -> SessionService:
     return SessionService(uow, runtime.settings)
 
 

@@ -14,7 +14,7 @@ def etag(memory: Memory) -> str:
     return f'"v{memory.version}"'
 
 
-def expected_version(
+async def expected_version(
     if_match: Annotated[str | None, Header(alias="If-Match")] = None,
 ) -> int | None:
     if if_match is None or if_match.strip() == "*":
