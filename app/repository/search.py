@@ -253,7 +253,8 @@ kw_docs AS (
     FROM memories m
     WHERE m.tenant_id = $1 AND m.id = ANY (ARRAY(SELECT id FROM kw_ids))
 ),
-kw_raw AS (
+kw_raw AS MATERIALIZED (
+    -- MATERIALIZED: inlined into kw, whose three uses of raw would each recompute it.
     SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count, d.relevance_score,
            (SELECT sum(tb.idf * (tf.v * ({BM25_K1} + 1))
                        / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * d.dl / a.avgdl)))
