@@ -292,16 +292,18 @@ async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
     api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
 ) -> None:
     """The search statement keeps one plan per connection (planning it cost 2 ms a search);
-    its vector side must not: a plan shared by every repository would take one access path
-    for all of them (an exact scan of a repository holding half of 100k rows took 240 ms
-    instead of 17). After eight searches of a small repository on one connection, which read
-    its few vectors exactly, a search of the repository holding half the rows goes through
-    HNSW."""
+    its vector side must not: a plan shared by every repository or tenant would take one
+    access path for all of them (an exact scan of a repository holding half of 100k rows took
+    240 ms instead of 17). After eight searches of a small repository on one connection,
+    which read its few vectors exactly, a search of the repository holding half the rows goes
+    through HNSW; so does the large tenant's, not the small tenant's."""
     contents = [f"generated memory {i}" for i in range(3000)]
     await insert_generated(db, contents, [[] for _ in contents], seed=5)
     await db.execute(
         "UPDATE memories SET source_repo = CASE WHEN split_part(content, ' ', 3)::int % 2 = 0"
-        " THEN 'big' ELSE 'repo-' || split_part(content, ' ', 3)::int % 50 END"
+        " THEN 'big' ELSE 'repo-' || split_part(content, ' ', 3)::int % 50 END,"
+        " tenant_id = CASE WHEN split_part(content, ' ', 3)::int % 100 = 1"
+        " THEN 'small-tenant' ELSE tenant_id END"
         " WHERE content LIKE 'generated memory %'"
     )
     await db.execute("ANALYZE memories")
@@ -319,8 +321,8 @@ async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
             )
             return scans
 
-    async def hnsw_index_scans_after(repo: str) -> int:
-        async with unit_of_work(database, DEFAULT_TENANT) as uow:
+    async def hnsw_index_scans_after(repo: str | None, tenant: str = DEFAULT_TENANT) -> int:
+        async with unit_of_work(database, tenant) as uow:
             outcome = await SearchRepository(uow).search(SearchFilter(source_repo=repo), params)
         assert len(outcome.hits) == 10
         return await hnsw_index_scans()
@@ -329,6 +331,8 @@ async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
         before = await hnsw_index_scans()
         small = [await hnsw_index_scans_after("repo-3") for _ in range(8)]
         big = await hnsw_index_scans_after("big")
+        small_tenant = await hnsw_index_scans_after(None, "small-tenant")
+        large_tenant = await hnsw_index_scans_after(None)
         async with database.connection() as conn:
             plans = await conn.fetch(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
@@ -338,8 +342,10 @@ async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
     finally:
         await database.close()
     assert small == [before] * 8
-    assert big == before + 1
-    assert [(row["generic_plans"], row["custom_plans"]) for row in plans] == [(9, 0)]
+    assert big == small_tenant == before + 1
+    assert large_tenant == before + 2
+    # Two shapes of statement (with and without a repository), each planned once.
+    assert sorted((row["generic_plans"], row["custom_plans"]) for row in plans) == [(2, 0), (9, 0)]
 
 
 async def test_access_counters_move_once_per_returned_hit(
