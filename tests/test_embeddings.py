@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -44,6 +46,42 @@ def test_batches_cut_where_padding_would_cost_more_than_a_model_call() -> None:
     lengths = [9, 40, 8, 9, 41, 10, 120]
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     assert _similar_length_batches(order, lengths) == [[2, 0, 3, 5], [1, 4], [6]]
+
+
+class _JobRecordingEmbedder(LocalOnnxEmbedder):
+    """The local model on one lane, recording the texts of each job a lane takes."""
+
+    def __init__(self, model_path: Path) -> None:
+        super().__init__(model_path, lanes=1)
+        self.jobs: list[list[str]] = []
+
+    def _embed_sync(self, texts: Sequence[str]) -> list[list[float]]:
+        self.jobs.append(list(texts))
+        return super()._embed_sync(texts)
+
+
+async def test_requests_share_a_job_only_where_a_model_call_embeds_several_texts(
+    model_cache_dir: Path,
+) -> None:
+    """The quantized model embeds one text per call, so a query queued behind two memories
+    gains nothing from joining their job, and would be answered only after both."""
+    texts = [
+        "a long memory about retries, backoff and the rate limiter of the payments API",
+        "another long memory about the deploy pipeline and its flaky integration step",
+        "rate limits",
+    ]
+    quantized = _JobRecordingEmbedder(local_model_path("dynamic", model_cache_dir))
+    packaged = _JobRecordingEmbedder(local_model_path("weights"))
+    try:
+        for embedder in (quantized, packaged):
+            # All three are queued before the lane takes its first job.
+            vectors = await asyncio.gather(*(embedder.embed([text]) for text in texts))
+            assert [len(v) for v in vectors] == [1, 1, 1]
+    finally:
+        await quantized.aclose()
+        await packaged.aclose()
+    assert quantized.jobs == [[text] for text in texts]
+    assert packaged.jobs == [texts]  # several texts per call: they share calls
 
 
 def test_the_default_provider_is_the_local_model() -> None:

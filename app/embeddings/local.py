@@ -26,7 +26,7 @@ BATCH_SIZE = 32
 # A model call costs about as much as 3 more tokens of every text in it (measured here), so
 # a text joins the batch before it only while the padding it adds costs less than that.
 CALL_COST_TOKENS = 3
-MICRO_BATCH = 32  # requests up to this many texts share model calls with their neighbours
+MICRO_BATCH = 32  # requests up to this many texts queue for a lane (and may share its calls)
 # onnxruntime fuses each residual Add + LayerNormalization into SkipLayerNormalization, and
 # its CPU kernel for that is 4x slower than the two ops it replaces (measured: 106 against
 # 25 us on 43 x 384 floats). Left unfused, a 43-token text costs 7.2 ms instead of 8.5 and
@@ -120,8 +120,8 @@ class LocalOnnxEmbedder(Embedder):
             for lane, part_vectors in enumerate(embedded):
                 vectors[lane :: self._lanes] = part_vectors
             return vectors
-        # Small requests (queries, single stores) that arrive while the model is busy are
-        # embedded together in batches, one per free lane.
+        # Small requests (queries, single stores) queue for the next free lane, first come
+        # first served (those waiting together share calls where a call embeds several).
         loop = asyncio.get_running_loop()
         if self._queue is None or self._queue_loop is not loop:
             self._queue, self._queue_loop = asyncio.Queue(), loop
@@ -136,7 +136,10 @@ class LocalOnnxEmbedder(Embedder):
         while True:
             batch = [await queue.get()]
             size = len(batch[0][0])
-            while not queue.empty() and size < MICRO_BATCH:
+            # Requests share model calls only where a call embeds several texts. With one
+            # text per call nothing is saved, and a query would wait for its neighbours'
+            # longer texts before it is answered: each request is served on its own.
+            while self._rows_per_call > 1 and not queue.empty() and size < MICRO_BATCH:
                 batch.append(queue.get_nowait())
                 size += len(batch[-1][0])
             texts = [text for pending_texts, _ in batch for text in pending_texts]
