@@ -115,8 +115,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
 
     from app.db.migrations import upgrade_head
+    from app.domain.errors import AppError
     from app.main import background_pruning, open_runtime, resolve_database_url
     from app.mcp.server import build_mcp_server, current_principal
+    from app.mcp.stdio import serve_stdio
 
     settings = _settings(args)
     url, embedded = resolve_database_url(settings)
@@ -124,20 +126,28 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if embedded is not None:
             upgrade_head(url)
 
-        async def serve() -> None:
+        async def serve() -> int:
             async with open_runtime(settings, database_url=url) as runtime:
                 # The process acts for one key (AGENT_MEMORY_API_KEY), or open when none exist.
                 key = os.environ.get("AGENT_MEMORY_API_KEY") or None
-                current_principal.set(await runtime.authenticator.authenticate(key))
+                try:
+                    principal = await runtime.authenticator.authenticate(key)
+                except AppError as exc:
+                    print(
+                        f"agent-memory mcp: {exc.detail} (set AGENT_MEMORY_API_KEY)",
+                        file=sys.stderr,
+                    )
+                    return 2
+                current_principal.set(principal)
                 server = build_mcp_server(lambda: runtime)
                 async with background_pruning(runtime):
-                    await server.run_stdio_async()
+                    await serve_stdio(server, settings.max_body_bytes)
+            return 0
 
-        asyncio.run(serve())
+        return asyncio.run(serve())
     finally:
         if embedded is not None:
             embedded.stop()
-    return 0
 
 
 def cmd_remember(args: argparse.Namespace) -> int:

@@ -33,6 +33,12 @@ class Settings(BaseSettings):
     db_app_role: str = "agent_memory_app"
     # Requests per API key per minute (0: unlimited).
     rate_limit_per_minute: int = Field(default=1200, ge=0)
+    # Pooled connections one tenant may hold at once (0: half the pool, at least 1); its
+    # further requests wait for one of its own, up to DB_ACQUIRE_TIMEOUT_S, then 503.
+    tenant_max_connections: int = Field(default=0, ge=0)
+    # A request body larger than this is refused (413) while it is read, before parsing;
+    # MCP over stdio refuses a message line larger than this.
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     # With no API keys the server runs open; only on loopback unless this is set.
     allow_open_network: bool = False
 
@@ -62,6 +68,8 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
+    # A search statement running longer is cancelled in the server (503, Retry-After).
+    search_timeout_ms: int = Field(default=2_000, ge=100)
 
     # Forgetting: archive what nobody uses (never deletes).
     prune_unused_days: int = Field(default=90, ge=1)
@@ -88,9 +96,12 @@ class Settings(BaseSettings):
     max_metadata_bytes: int = Field(default=16_384, ge=2)
     max_batch: int = Field(default=500, ge=1)
     max_query_chars: int = Field(default=2_000, ge=1)
+    max_query_terms: int = Field(default=32, ge=1, le=1_000)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
+        if self.tenant_max_connections > self.db_pool_max:
+            raise ValueError("TENANT_MAX_CONNECTIONS must not exceed DB_POOL_MAX")
         if self.db_pool_min > self.db_pool_max:
             raise ValueError("DB_POOL_MIN must not exceed DB_POOL_MAX")
         if self.embedding_provider == "openai" and not self.openai_base_url:
@@ -101,3 +112,7 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def tenant_connection_share(settings: Settings) -> int:
+    return settings.tenant_max_connections or max(1, settings.db_pool_max // 2)

@@ -17,11 +17,11 @@ from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api import health, keys, learning, lifecycle, memories, metrics, search, sessions
+from app.api.body_limit import BodyLimitMiddleware
 from app.api.deps import get_principal
 from app.api.errors import PROBLEM_RESPONSES, app_error_response, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
-from app.api.schemas import Problem
-from app.config import Settings, get_settings
+from app.config import Settings, get_settings, tenant_connection_share
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
 from app.db.pool import create_pool
@@ -37,6 +37,7 @@ from app.services.auth import Authenticator, RateLimiter
 from app.services.backfill import backfill_embeddings
 from app.services.sessions import prune_quietly
 from app.services.telemetry import Telemetry
+from app.views import Problem
 
 logger = logging.getLogger("agent_memory")
 
@@ -107,7 +108,7 @@ async def open_runtime(
             settings.hnsw_ef_search,
             settings.db_app_role or None,
         )
-        database = Database(pool, settings.db_acquire_timeout_s)
+        database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
         try:
             head = head_revision()
@@ -203,6 +204,8 @@ def create_app(
     mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
     app.router.routes.append(Route("/mcp", AuthenticatedMcp(mcp_asgi)))
     app.add_middleware(IdempotencyMiddleware)
+    # Outermost but for metrics: no other middleware reads a body past the limit.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(metrics.MetricsMiddleware)
     for module in (health, memories, search, learning, lifecycle, sessions, keys, metrics):
         app.include_router(module.router)

@@ -25,9 +25,12 @@ class Runtime:
     def limits(self) -> Limits:
         s = self.settings
         return Limits(
-            s.max_content_chars,
-            s.max_tags,
-            s.max_tag_chars,
-            s.max_metadata_bytes,
+            max_content_chars=s.max_content_chars,
             max_context_chars=s.max_context_chars,
+            max_tags=s.max_tags,
+            max_tag_chars=s.max_tag_chars,
+            max_metadata_bytes=s.max_metadata_bytes,
+            max_batch=s.max_batch,
+            max_query_chars=s.max_query_chars,
+            max_query_terms=s.max_query_terms,
         )

@@ -16,7 +16,9 @@ class GatedEmbedder(HashEmbedder):
         super().__init__(384)
         self.entered, self.gate = asyncio.Event(), asyncio.Event()
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(
+        self, texts: Sequence[str], *, tenant: str = "", interactive: bool = False
+    ) -> list[list[float]]:
         self.entered.set()
         await self.gate.wait()
         return await super().embed(texts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.diffs import NO_CHANGES, line_diff, retry_context
+from app.domain.inputs import FileState, RetryDraft
 from app.domain.learning import infer_category, make_title
 from app.domain.tasks import detect_task_pattern, extract_successful_steps, strategy_content
 
@@ -94,21 +95,20 @@ def test_diff_marks_added_deleted_and_changed_lines_and_is_bounded() -> None:
 
 def test_retry_context_rules() -> None:
     context = retry_context(
-        task_description="t" * 300,
-        plan_summary="1. do it",
-        current_files=[
-            {"path": "new.py", "content": "n" * 800},
-            {"path": "same.py", "content": "unchanged"},
-            {"path": "edit.py", "content": "a\nB\nc"},
-        ],
-        previous_files=[
-            {"path": "same.py", "content": "unchanged"},
-            {"path": "edit.py", "content": "a\nb\nc"},
-        ],
-        validation_output="E" * 5000,
-        diagnosis={"root_cause": "typo", "reason": "r", "suggested_action": "fix"},
-        attempt_number=2,
-        full_context_tokens=10_000,
+        RetryDraft(
+            task_description="t" * 300,
+            plan_summary="1. do it",
+            current_files=[
+                FileState("new.py", "n" * 800),
+                FileState("same.py", "unchanged"),
+                FileState("edit.py", "a\nB\nc"),
+            ],
+            previous_files=[FileState("same.py", "unchanged"), FileState("edit.py", "a\nb\nc")],
+            validation_output="E" * 5000,
+            diagnosis={"root_cause": "typo", "reason": "r", "suggested_action": "fix"},
+            attempt_number=2,
+            full_context_tokens=10_000,
+        )
     )
     assert len(context["task_summary"]) == 200
     assert len(context["latest_error"]) == 1000

@@ -31,10 +31,10 @@ async def test_provider_down_stores_pending_searches_keyword_only_and_backfills(
 ) -> None:
     embedder = app.state.runtime.embedder
 
-    async def down(texts: Sequence[str]) -> list[list[float]]:
+    async def down(texts: Sequence[str], **_: object) -> list[list[float]]:
         raise EmbeddingError("upstream said 429 for key sk-secret-token")
 
-    async def down_one(text: str) -> list[float]:
+    async def down_one(text: str, **_: object) -> list[float]:
         raise EmbeddingError("upstream said 429 for key sk-secret-token")
 
     with monkeypatch.context() as outage:

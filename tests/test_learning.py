@@ -146,7 +146,7 @@ async def test_hint_failure_degrades_to_an_empty_hint(
     async def broken(self: Any, request: Any) -> Any:
         raise RuntimeError("search exploded")
 
-    monkeypatch.setattr(SearchService, "search", broken)
+    monkeypatch.setattr(SearchService, "run", broken)
     response = await api.get(
         "/strategies/hint", params={"task": "database migration", "source_repo": "acme/api"}
     )
@@ -159,7 +159,7 @@ async def test_hint_still_works_keyword_only_when_the_embedder_is_down(
 ) -> None:
     await api.post("/strategies/learn", json=attempt())
 
-    async def down(text: str) -> list[float]:
+    async def down(text: str, **_: object) -> list[float]:
         raise EmbeddingError("provider down")
 
     monkeypatch.setattr(app.state.runtime.embedder, "embed_one", down)

@@ -87,9 +87,9 @@ async def test_reinforcing_an_embedded_memory_costs_no_model_call(
     embedded: list[str] = []
     real_embed = embedder.embed
 
-    async def counting(texts: Sequence[str]) -> list[list[float]]:
+    async def counting(texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
         embedded.extend(texts)
-        return await real_embed(texts)
+        return await real_embed(texts, **kwargs)
 
     monkeypatch.setattr(embedder, "embed", counting)
     await store(api, content="Pin the lockfile in CI", source_repo="acme/ci")

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.db.session import CONNECTION_ERRORS
 from app.domain.errors import AppError, RetryLaterError
 from app.embeddings.base import EmbeddingError
+from app.views import invalid_input_problem, problem_of
 
 logger = logging.getLogger("agent_memory.errors")
 
@@ -40,16 +41,10 @@ def problem(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
-def _field_of(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
-
-
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
-    fields = ", ".join(dict.fromkeys(e["field"] for e in errors))
-    return problem(request, 422, "Unprocessable Content", f"invalid input: {fields}", errors=errors)
+    body = invalid_input_problem(list(exc.errors()))
+    return problem(request, 422, body["title"], body["detail"], errors=body["errors"])
 
 
 async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
@@ -59,8 +54,10 @@ async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after_s)}
     if exc.status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
-    errors = [{"field": exc.field, "message": exc.detail}] if exc.field else None
-    return problem(request, exc.status, exc.title, exc.detail, errors=errors, headers=headers)
+    body = problem_of(exc)
+    return problem(
+        request, exc.status, exc.title, exc.detail, errors=body.get("errors"), headers=headers
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,6 +1,11 @@
 """Idempotency-Key on the POSTs that create: a retry answers the first response and adds
 nothing; the same key with another body is a 422; while the first is still running, 409.
 
+Only an answer the body determines is kept for replay (2xx, 400, 422): a 401, 403, 409,
+429 or 5xx releases the claim, so the retry runs again. A record belongs to the API key
+that made it: another key of the tenant, with the same Idempotency-Key, is another request.
+The caller is authenticated (and rate-counted) once; the route reuses the result.
+
 Pure ASGI middleware: it claims the key in its own committed transaction (so a concurrent
 retry sees the claim), runs the route, then stores the response (or releases the claim
 after a 5xx, so the client may retry). When the database goes away mid-request the claim
@@ -28,6 +33,8 @@ CREATING_ROUTES = re.compile(
     r"^/(memories|memories/batch|memories/[^/]+/supersede|remember|strategies/learn|sessions)$"
 )
 MAX_KEY_CHARS = 200
+# The answers a retry of the same body would get again, whoever asks and whenever.
+REPLAYABLE = frozenset({400, 422})
 STALE_AFTER_S = 60.0
 MAX_ORPHANED = 10_000
 
@@ -59,9 +66,10 @@ class IdempotencyMiddleware:
         runtime = scope["app"].state.runtime
         try:
             principal = await get_principal(request, runtime)
-        except AppError:
-            await self.app(scope, receive, send)  # the route answers 401/429 itself
+        except AppError as exc:
+            await (await app_error_response(request, exc))(scope, receive, send)
             return
+        key = f"{principal.key_id or 'open'}:{key}"
 
         body = await _read_body(receive)
         request_hash = hashlib.sha256(scope["path"].encode() + b"\0" + body).hexdigest()
@@ -113,7 +121,7 @@ class IdempotencyMiddleware:
             try:
                 async with unit_of_work(runtime.database, principal.tenant_id) as uow:
                     records = IdempotencyRepository(uow)
-                    if status < 500:
+                    if 200 <= status < 300 or status in REPLAYABLE:
                         await records.complete(key, status, b"".join(chunks))
                     else:
                         await records.release(key)

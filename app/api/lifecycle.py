@@ -7,120 +7,58 @@ from uuid import UUID
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from app.api.deps import (
-    CanAdmin,
-    CanObserve,
-    CanWrite,
-    MemoryServiceDep,
-    PrincipalDep,
-    RuntimeDep,
-    UowDep,
-)
-from app.api.memories import to_new_memory
-from app.api.schemas import (
-    MemoryIn,
-    MemoryOut,
-    MemoryPatch,
-    PruneIn,
-    PruneOut,
-    StoreOut,
-    SupersedeOut,
-)
+from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
+from app.api.schemas import MemoryIn, MemoryPatch, PruneIn
 from app.api.versions import etag, expected_version
-from app.domain.validation import clean_metadata, clean_tags, clean_text
-from app.services.backfill import backfill_embeddings
-from app.services.lifecycle import LifecycleService, PruneReport
-from app.services.stats import StatsService
+from app.services.backfill import backfill_for
+from app.views import MemoryOut, PruneOut, SupersedeOut, render_prune, render_store
 
 router = APIRouter(tags=["lifecycle"])
 
-
-async def get_lifecycle(runtime: RuntimeDep, uow: UowDep) -> LifecycleService:
-    return LifecycleService(uow, runtime.settings, runtime.telemetry)
+VersionDep = Annotated[int | None, Depends(expected_version)]
 
 
-LifecycleDep = Annotated[LifecycleService, Depends(get_lifecycle, scope="function")]
-
-
-def render_prune(report: PruneReport) -> PruneOut:
-    return PruneOut(
-        archived=report.archived,
-        total_archived=report.total_archived,
-        message=report.message,
-        dry_run=report.dry_run,
-        would_archive_ids=report.ids if report.dry_run else None,
-    )
-
-
-@router.post("/prune", response_model=PruneOut, dependencies=[CanAdmin])
-async def prune(service: LifecycleDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
+@router.post("/prune", response_model=PruneOut)
+async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
     body = body or PruneIn()
-    return render_prune(await service.prune(body.source_repo, body.dry_run))
+    return render_prune(await services.lifecycle.prune(body.source_repo, body.dry_run))
 
 
-@router.post("/memories/{memory_id}/restore", response_model=MemoryOut, dependencies=[CanAdmin])
-async def restore(memory_id: UUID, service: LifecycleDep) -> MemoryOut:
-    return MemoryOut.of(await service.restore(memory_id))
+@router.post("/memories/{memory_id}/restore", response_model=MemoryOut)
+async def restore(memory_id: UUID, services: ServicesDep) -> MemoryOut:
+    return MemoryOut.of(await services.lifecycle.restore(memory_id))
 
 
-@router.post(
-    "/memories/{memory_id}/supersede",
-    response_model=SupersedeOut,
-    status_code=201,
-    dependencies=[CanWrite],
-)
+@router.post("/memories/{memory_id}/supersede", response_model=SupersedeOut, status_code=201)
 async def supersede(
-    memory_id: UUID,
-    body: MemoryIn,
-    service: LifecycleDep,
-    store: MemoryServiceDep,
-    runtime: RuntimeDep,
-    principal: PrincipalDep,
-    version: Annotated[int | None, Depends(expected_version)],
+    memory_id: UUID, body: MemoryIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
-    principal.require_trust(body.trust_level)
-    new = to_new_memory(body, runtime.limits)
-    old, outcome = await service.supersede(memory_id, new, store, version)
-    return SupersedeOut(
-        superseded=MemoryOut.of(old),
-        replacement=StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory)),
+    old, outcome = await services.lifecycle.supersede(
+        memory_id, body.draft(), services.memories, version
     )
+    return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
 
-@router.patch("/memories/{memory_id}", response_model=MemoryOut, dependencies=[CanWrite])
+@router.patch("/memories/{memory_id}", response_model=MemoryOut)
 async def edit(
     memory_id: UUID,
     body: MemoryPatch,
-    service: LifecycleDep,
-    store: MemoryServiceDep,
-    runtime: RuntimeDep,
+    services: ServicesDep,
     response: Response,
-    version: Annotated[int | None, Depends(expected_version)],
+    version: VersionDep,
 ) -> MemoryOut:
     """Send If-Match with the ETag of your read: a concurrent edit then answers 412."""
-    fields: dict[str, Any] = {}
-    for name in body.model_fields_set:
-        value = getattr(body, name)
-        if name == "tags":
-            value = list(clean_tags(value or [], runtime.limits))
-        elif name == "metadata":
-            value = clean_metadata(value or {}, runtime.limits)
-        elif name == "category" and value is not None:
-            value = clean_text(value, "category") or None
-        elif name in ("pinned", "confidence") and value is None:
-            continue  # these columns have no "unset"
-        fields[name] = value
-    memory = await service.edit(memory_id, fields, store, version)
+    memory = await services.lifecycle.edit(memory_id, body.changes(), services.memories, version)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 
 
-@router.post("/admin/backfill", dependencies=[CanAdmin])
+@router.post("/admin/backfill")
 async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, int]:
     """Embed this tenant's memories stored while the embedding provider was down."""
-    return {"filled": await backfill_embeddings(runtime, principal.tenant_id)}
+    return {"filled": await backfill_for(runtime, principal)}
 
 
-@router.get("/stats", dependencies=[CanObserve])
-async def stats(uow: UowDep, runtime: RuntimeDep, source_repo: str | None = None) -> dict[str, Any]:
-    return await StatsService(uow, runtime.settings).stats(source_repo)
+@router.get("/stats")
+async def stats(services: ServicesDep, source_repo: str | None = None) -> dict[str, Any]:
+    return await services.stats.stats(source_repo)

@@ -1,395 +1,274 @@
-"""Request and response bodies."""
+"""REST request bodies: the shapes a client may send. Types only: every rule on the values
+lives in app/domain and is applied by the services, the same for every door. The limits
+shown in OpenAPI are read from the domain's table, so the docs cannot drift from the rule."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
-from uuid import UUID
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, Memory
+from app.domain.inputs import (
+    ATTEMPT_RESULTS,
+    CONFIDENCES,
+    SESSION_STATUSES,
+    Attempt,
+    FileState,
+    KeyChange,
+    MemoryDraft,
+    RememberDraft,
+    RetryDraft,
+    SearchDraft,
+    SessionDraft,
+    SessionEnd,
+    StrategyAttempt,
+    forbid_content_change,
+)
+from app.domain.keys import ROLES
+from app.domain.memory import KNOWN_MEMORY_TYPES, TRUST_ORDER
+from app.domain.validation import FIELD_CHARS, LIST_ITEMS, Limits
 
-TrustLevelField = Literal["user", "agent", "system"]
-ConfidenceField = Literal["high", "medium", "low"]
+_DEFAULTS = Limits()
 
 
-class MemoryIn(BaseModel):
-    """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
+def documented(
+    *,
+    chars: str | int | None = None,
+    items: str | int | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    """OpenAPI keywords for a rule the domain enforces (for clients and docs only)."""
+    extra: dict[str, Any] = {}
+    if chars is not None:
+        extra["maxLength"] = FIELD_CHARS[chars] if isinstance(chars, str) else chars
+    if items is not None:
+        extra["maxItems"] = LIST_ITEMS[items] if isinstance(items, str) else items
+    if choices is not None:
+        extra["enum"] = list(choices)
+    return extra
 
+
+class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(description="The memory itself; required and non-empty.")
+
+class MemoryIn(Body):
+    """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
+
+    content: str = Field(
+        description="The memory itself; required and non-empty.",
+        json_schema_extra=documented(chars=_DEFAULTS.max_content_chars),
+    )
     memory_type: str = Field(
         default="general",
-        pattern=MEMORY_TYPE_PATTERN,
         description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
+        json_schema_extra={"pattern": "^[a-z][a-z0-9_]{0,39}$"},
     )
-    category: str | None = Field(default=None, max_length=200)
-    tags: list[str] = Field(default_factory=list)
-    source_repo: str | None = Field(default=None, max_length=300)
-    task_id: str | None = Field(default=None, max_length=300)
-    trust_level: TrustLevelField = "agent"
-    confidence: ConfidenceField = "medium"
+    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
+    tags: list[str] = Field(
+        default_factory=list, json_schema_extra=documented(items=_DEFAULTS.max_tags)
+    )
+    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
+    task_id: str | None = Field(default=None, json_schema_extra=documented(chars="task_id"))
+    trust_level: str = Field(default="agent", json_schema_extra=documented(choices=TRUST_ORDER))
+    confidence: str = Field(default="medium", json_schema_extra=documented(choices=CONFIDENCES))
     pinned: bool = False
-    source: str = Field(default="api", max_length=100)
-    name: str | None = Field(default=None, max_length=300)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    source: str = Field(default="api", json_schema_extra=documented(chars="source"))
+    name: str | None = Field(default=None, json_schema_extra=documented(chars="name"))
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Any JSON object up to {_DEFAULTS.max_metadata_bytes} bytes,"
+        f" {_DEFAULTS.max_metadata_depth} levels deep.",
+    )
     context: str | None = Field(
         default=None,
         description="The situation the memory came from (the task, the question it answers,"
         " the turn before it): searched with the memory, at a lower weight than its content,"
         " and returned with it. Not part of its identity: the same content in another context"
         " reinforces the stored memory, whose context stays.",
+        json_schema_extra=documented(chars=_DEFAULTS.max_context_chars),
     )
 
-
-class BatchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    memories: list[MemoryIn] = Field(min_length=1)
+    def draft(self) -> MemoryDraft:
+        return MemoryDraft(**self.model_dump())
 
 
-class MemoryOut(BaseModel):
-    id: UUID
-    tenant_id: str
-    content: str
-    content_hash: str
-    memory_type: str
-    category: str | None
-    tags: list[str]
-    source_repo: str | None
-    task_id: str | None
-    trust_level: str
-    confidence: str
-    pinned: bool
-    source: str
-    name: str | None
-    metadata: dict[str, Any]
-    context: str | None
-    observation_count: int
-    relevance_score: float
-    access_count: int
-    embedding_state: Literal["ready", "pending"]
-    superseded_by: UUID | None
-    created_at: datetime
-    updated_at: datetime
-    last_accessed_at: datetime | None
-    archived_at: datetime | None
-    quarantined_at: datetime | None = Field(
-        description="Set when the content was found altered behind the API's back."
+class BatchIn(Body):
+    memories: list[MemoryIn] = Field(json_schema_extra=documented(items=_DEFAULTS.max_batch))
+
+
+class SearchIn(Body):
+    q: str = Field(
+        description="What to look for. Past its first "
+        f"{_DEFAULTS.max_query_terms} distinct words a query is cut (and the answer says so).",
+        json_schema_extra=documented(chars=_DEFAULTS.max_query_chars),
     )
-    created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
-    version: int = Field(
-        description='Bumped by every edit; send it back as If-Match: "v<version>".'
-    )
-
-    @classmethod
-    def of(cls, memory: Memory) -> MemoryOut:
-        return cls(
-            id=memory.id,
-            tenant_id=memory.tenant_id,
-            content=memory.content,
-            content_hash=memory.content_hash,
-            memory_type=memory.memory_type,
-            category=memory.category,
-            tags=memory.tags,
-            source_repo=memory.source_repo,
-            task_id=memory.task_id,
-            trust_level=memory.trust_level,
-            confidence=memory.confidence,
-            pinned=memory.pinned,
-            source=memory.source,
-            name=memory.name,
-            metadata=memory.metadata,
-            context=memory.context,
-            observation_count=memory.observation_count,
-            relevance_score=memory.relevance_score,
-            access_count=memory.access_count,
-            embedding_state="ready" if memory.has_embedding else "pending",
-            superseded_by=memory.superseded_by,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            last_accessed_at=memory.last_accessed_at,
-            archived_at=memory.archived_at,
-            quarantined_at=memory.quarantined_at,
-            created_by_key=memory.created_by_key,
-            version=memory.version,
-        )
-
-
-class StoreOut(BaseModel):
-    status: Literal["stored", "reinforced"]
-    memory: MemoryOut
-
-
-class BatchOut(BaseModel):
-    results: list[StoreOut]
-
-
-class MemoryPage(BaseModel):
-    memories: list[MemoryOut]
-    next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null on the last page."
-    )
-
-
-class SearchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    q: str
     source_repo: str | None = None
-    memory_type: list[str] | None = None
+    memory_type: list[str] | None = Field(
+        default=None, json_schema_extra=documented(items="memory_type")
+    )
     tags: list[str] | None = None
-    min_trust: TrustLevelField | None = None
-    min_relevance: float | None = Field(default=None, ge=0.0, le=100.0)
-    limit: int = Field(default=10, ge=1, le=100)
-    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_trust: str | None = Field(default=None, json_schema_extra=documented(choices=TRUST_ORDER))
+    min_relevance: float | None = Field(
+        default=None, json_schema_extra={"minimum": 0, "maximum": 100}
+    )
+    limit: int = Field(default=10, json_schema_extra={"minimum": 1, "maximum": 100})
+    alpha: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     include_archived: bool = False
     track_access: bool = True
 
-
-class SearchResultOut(BaseModel):
-    memory: MemoryOut
-    score: float = Field(description="Rank order: similarity adjusted by decay.")
-    similarity: float = Field(description="alpha * vector_similarity + (1 - alpha) * keyword")
-    vector_similarity: float = Field(description="Cosine similarity, 0 if not a vector hit.")
-    keyword_score: float = Field(description="BM25-style keyword rank / best in this query.")
-    decayed_score: float = Field(description="similarity * retention (forgetting curve).")
+    def draft(self) -> SearchDraft:
+        return SearchDraft(**self.model_dump())
 
 
-class SearchOut(BaseModel):
-    results: list[SearchResultOut]
-    alpha: float = Field(description="The alpha used (0 when degraded to keyword-only).")
-    took_ms: float
-    degraded: str | None = Field(
-        default=None, description="Set when the search ran with one side only, and why."
-    )
-
-
-class Problem(BaseModel):
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str
-    instance: str | None = None
-    errors: list[dict[str, Any]] | None = None
-
-
-class AttemptIn(BaseModel):
+class AttemptIn(Body):
     step_index: int | None = None
-    action: str | None = None
-    result: Literal["success", "failure"]
-    error: str | None = None
+    action: str | None = Field(default=None, json_schema_extra=documented(chars="action"))
+    result: str = Field(json_schema_extra=documented(choices=ATTEMPT_RESULTS))
+    error: str | None = Field(default=None, json_schema_extra=documented(chars="error"))
 
 
-class StrategyLearnIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_description: str = Field(min_length=1, max_length=2_000)
-    plan_steps: list[str] | None = Field(default=None, max_length=100)
-    plan_summary: str | None = Field(default=None, max_length=20_000)
-    attempt_history: list[AttemptIn] = Field(default_factory=list, max_length=500)
-    total_attempts: int = Field(ge=0)
+class StrategyLearnIn(Body):
+    task_description: str = Field(json_schema_extra=documented(chars="task_description"))
+    plan_steps: list[str] | None = Field(
+        default=None, json_schema_extra=documented(items="plan_steps")
+    )
+    plan_summary: str | None = Field(
+        default=None, json_schema_extra=documented(chars="plan_summary")
+    )
+    attempt_history: list[AttemptIn] = Field(
+        default_factory=list, json_schema_extra=documented(items="attempt_history")
+    )
+    total_attempts: int
     quality_score: float
-    files_changed: list[str] = Field(default_factory=list, max_length=500)
-    model: str | None = Field(default=None, max_length=200)
-    source_repo: str | None = Field(default=None, max_length=300)
-    task_id: str | None = Field(default=None, max_length=300)
+    files_changed: list[str] = Field(
+        default_factory=list, json_schema_extra=documented(items="files_changed")
+    )
+    model: str | None = Field(default=None, json_schema_extra=documented(chars="model"))
+    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
+    task_id: str | None = Field(default=None, json_schema_extra=documented(chars="task_id"))
+
+    def draft(self) -> StrategyAttempt:
+        fields = self.model_dump(exclude={"attempt_history"})
+        history = [Attempt(**a.model_dump()) for a in self.attempt_history]
+        return StrategyAttempt(**fields, attempt_history=history)
 
 
-class StrategyLearnOut(BaseModel):
-    status: Literal["stored", "reinforced", "skipped"]
-    reason: str | None = None
-    memory: MemoryOut | None = None
+class FeedbackIn(Body):
+    outcome: str = Field(json_schema_extra=documented(choices=("helpful", "unhelpful")))
 
 
-class HintOut(BaseModel):
-    hint: str
-    similarity: float
-    strategy: MemoryOut | None
-
-
-class FeedbackIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    outcome: Literal["helpful", "unhelpful"]
-
-
-class RememberIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    text: str
-    source_repo: str | None = Field(default=None, max_length=300)
-    category: str | None = Field(default=None, max_length=200)
-    name: str | None = Field(default=None, max_length=300)
-    reasoning: str | None = Field(default=None, max_length=5_000)
-    # Checked by the service, so the answer carries the exact wording agents expect.
-    confidence: str | None = None
-    references: list[str] = Field(default_factory=list, max_length=50)
+class RememberIn(Body):
+    text: str = Field(json_schema_extra=documented(chars=_DEFAULTS.max_content_chars))
+    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
+    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
+    name: str | None = Field(default=None, json_schema_extra=documented(chars="name"))
+    reasoning: str | None = Field(default=None, json_schema_extra=documented(chars="reasoning"))
+    confidence: str | None = Field(default=None, json_schema_extra=documented(choices=CONFIDENCES))
+    references: list[str] = Field(
+        default_factory=list, json_schema_extra=documented(items="references")
+    )
     context: str | None = Field(
-        default=None, description="The task or situation the learning came from; searched."
+        default=None,
+        description="The task or situation the learning came from; searched.",
+        json_schema_extra=documented(chars=_DEFAULTS.max_context_chars),
     )
 
-
-class RememberOut(BaseModel):
-    status: Literal["stored", "reinforced"]
-    message: str
-    observation_count: int | None = None
-    memory: MemoryOut
+    def draft(self) -> RememberDraft:
+        return RememberDraft(**self.model_dump())
 
 
-class FileIn(BaseModel):
-    path: str = Field(max_length=1_000)
-    content: str = Field(default="", max_length=1_000_000)
+class FileIn(Body):
+    path: str = Field(json_schema_extra=documented(chars="path"))
+    content: str = Field(default="", json_schema_extra=documented(chars="file_content"))
 
 
-class DiagnosisIn(BaseModel):
+class DiagnosisIn(Body):
     root_cause: str | None = None
     reason: str | None = None
     suggested_action: str | None = None
 
 
-class RetryContextIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_description: str = Field(max_length=100_000)
-    plan_summary: str = Field(default="", max_length=100_000)
-    current_files: list[FileIn] = Field(default_factory=list, max_length=500)
-    previous_files: list[FileIn] = Field(default_factory=list, max_length=500)
-    validation_output: str = Field(default="", max_length=1_000_000)
+class RetryContextIn(Body):
+    task_description: str = Field(json_schema_extra=documented(chars="retry_text"))
+    plan_summary: str = Field(default="", json_schema_extra=documented(chars="retry_text"))
+    current_files: list[FileIn] = Field(
+        default_factory=list, json_schema_extra=documented(items="files")
+    )
+    previous_files: list[FileIn] = Field(
+        default_factory=list, json_schema_extra=documented(items="files")
+    )
+    validation_output: str = Field(
+        default="", json_schema_extra=documented(chars="validation_output")
+    )
     diagnosis: DiagnosisIn | None = None
-    attempt_number: int = Field(default=1, ge=1)
-    full_context_tokens: int | None = Field(default=None, ge=0)
+    attempt_number: int = 1
+    full_context_tokens: int | None = None
+
+    def draft(self) -> RetryDraft:
+        return RetryDraft(
+            task_description=self.task_description,
+            plan_summary=self.plan_summary,
+            current_files=[FileState(f.path, f.content) for f in self.current_files],
+            previous_files=[FileState(f.path, f.content) for f in self.previous_files],
+            validation_output=self.validation_output,
+            diagnosis=self.diagnosis.model_dump() if self.diagnosis else None,
+            attempt_number=self.attempt_number,
+            full_context_tokens=self.full_context_tokens,
+        )
 
 
-class FileDeltaOut(BaseModel):
-    path: str
-    diff: str
-
-
-class RetryContextOut(BaseModel):
-    task_summary: str
-    plan_summary: str
-    latest_error: str
-    changed_files: list[FileDeltaOut]
-    diagnosis: dict[str, Any] | None
-    attempt_number: int
-    estimated_tokens: int
-    saved_tokens: int
-    saved_percent: float
-
-
-class PruneIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PruneIn(Body):
     dry_run: bool = False
     source_repo: str | None = None
 
 
-class PruneOut(BaseModel):
-    archived: dict[str, int]
-    total_archived: int
-    message: str
-    dry_run: bool = False
-    would_archive_ids: list[UUID] | None = None
-
-
-class MemoryPatch(BaseModel):
+class MemoryPatch(Body):
     """Only these fields change in place; new content is a supersede."""
-
-    model_config = ConfigDict(extra="forbid")
 
     tags: list[str] | None = None
     pinned: bool | None = None
-    confidence: ConfidenceField | None = None
-    category: str | None = Field(default=None, max_length=200)
+    confidence: str | None = Field(default=None, json_schema_extra=documented(choices=CONFIDENCES))
+    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
     metadata: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _content_is_immutable(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "content" in data:
-            raise ValueError(
-                "content never changes in place: POST /memories/{id}/supersede with the new memory"
-            )
+        forbid_content_change(data)  # before "extra field": the answer says what to do
         return data
 
-
-class SupersedeOut(BaseModel):
-    superseded: MemoryOut
-    replacement: StoreOut
+    def changes(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.model_fields_set}
 
 
-class SessionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SessionIn(Body):
+    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
+    agent: str | None = Field(default=None, json_schema_extra=documented(chars="agent"))
+    task: str | None = Field(default=None, json_schema_extra=documented(chars="task"))
 
-    source_repo: str | None = Field(default=None, max_length=300)
-    agent: str | None = Field(default=None, max_length=200)
-    task: str | None = Field(default=None, max_length=2_000)
-
-
-class KeyChange(BaseModel):
-    file: str = Field(max_length=1_000)
-    action: str | None = Field(default=None, max_length=100)
-    description: str | None = Field(default=None, max_length=1_000)
+    def draft(self) -> SessionDraft:
+        return SessionDraft(**self.model_dump())
 
 
-class SessionEndIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["completed", "failed"]
-    summary: str | None = Field(default=None, max_length=10_000)
-    key_changes: list[KeyChange] = Field(default_factory=list, max_length=100)
+class KeyChangeIn(Body):
+    file: str = Field(json_schema_extra=documented(chars="file"))
+    action: str | None = Field(default=None, json_schema_extra=documented(chars="action"))
+    description: str | None = Field(default=None, json_schema_extra=documented(chars="description"))
 
 
-class SessionOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
+class SessionEndIn(Body):
+    status: str = Field(json_schema_extra=documented(choices=SESSION_STATUSES))
+    summary: str | None = Field(default=None, json_schema_extra=documented(chars="summary"))
+    key_changes: list[KeyChangeIn] = Field(
+        default_factory=list, json_schema_extra=documented(items="key_changes")
+    )
 
-    id: UUID
-    source_repo: str | None
-    agent: str | None
-    task: str | None
-    status: str
-    summary: str | None
-    key_changes: list[dict[str, Any]]
-    started_at: datetime
-    ended_at: datetime | None
+    def draft(self) -> SessionEnd:
+        changes = [KeyChange(**c.model_dump()) for c in self.key_changes]
+        return SessionEnd(status=self.status, summary=self.summary, key_changes=changes)
 
 
-class CaptureSettings(BaseModel):
-    capture_mode: str
-    silent_capture_budget: int
-    tip: str
-
-
-class SessionStartOut(BaseModel):
-    session_id: UUID
-    session: SessionOut
-    pruning: PruneOut | None = Field(description="null when pruning failed; the session started")
-    capture: CaptureSettings
-
-
-class KeyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=200)
-    role: Literal["agent", "reader", "admin"]
-
-
-class KeyOut(BaseModel):
-    """An API key's record; never the key itself."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-    id: UUID
-    tenant_id: str
-    name: str
-    role: str
-    prefix: str
-    created_at: datetime
-    revoked_at: datetime | None
-
-
-class NewKeyOut(KeyOut):
-    key: str = Field(description="Shown once; only its hash is stored.")
+class KeyIn(Body):
+    name: str = Field(json_schema_extra=documented(chars="key_name"))
+    role: str = Field(json_schema_extra=documented(choices=ROLES))

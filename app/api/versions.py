@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import Header
@@ -20,8 +21,12 @@ async def expected_version(
     if if_match is None or if_match.strip() == "*":
         return None
     tag = if_match.strip().removeprefix("W/").strip('"')
-    if not (tag.startswith("v") and tag[1:].isdigit()):
+    # ASCII digits only ("v²" is a digit to str.isdigit), and no more than a version holds.
+    if not _VERSION_TAG.fullmatch(tag):
         raise InvalidInputError(
             'If-Match must be an ETag this server issued, like "v3"', field="If-Match"
         )
     return int(tag[1:])
+
+
+_VERSION_TAG = re.compile(r"v[0-9]{1,9}")

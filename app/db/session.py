@@ -14,7 +14,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.domain.errors import InvalidInputError, ServiceUnavailableError
+from app.domain.errors import InvalidInputError, OverloadedError, ServiceUnavailableError
 
 # Errors that mean "the database is not there right now", as opposed to a bad statement.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
@@ -31,10 +31,48 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+class TenantShares:
+    """At most `per_tenant` pooled connections per tenant at once, so that one tenant's
+    burst cannot hold every slot: its further requests wait for one of its own slots."""
+
+    def __init__(self, per_tenant: int) -> None:
+        self.per_tenant = per_tenant
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._holders: dict[str, int] = {}
+
+    async def acquire(self, tenant_id: str, timeout_s: float) -> None:
+        slots = self._slots.setdefault(tenant_id, asyncio.Semaphore(self.per_tenant))
+        self._holders[tenant_id] = self._holders.get(tenant_id, 0) + 1
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout_s)
+        except TimeoutError as exc:
+            self._forget(tenant_id)
+            raise OverloadedError(
+                f"this tenant already uses its {self.per_tenant} database connections;"
+                " retry shortly",
+                retry_after_s=1,
+            ) from exc
+        except BaseException:
+            self._forget(tenant_id)
+            raise
+
+    def release(self, tenant_id: str) -> None:
+        self._slots[tenant_id].release()
+        self._forget(tenant_id)
+
+    def _forget(self, tenant_id: str) -> None:
+        self._holders[tenant_id] -= 1
+        if not self._holders[tenant_id]:  # nobody holds or waits: drop its semaphore
+            del self._holders[tenant_id], self._slots[tenant_id]
+
+
 class Database:
-    def __init__(self, pool: Any, acquire_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self, pool: Any, acquire_timeout_s: float = 5.0, tenant_share: int | None = None
+    ) -> None:
         self.pool = pool
         self.acquire_timeout_s = acquire_timeout_s
+        self.shares = TenantShares(tenant_share) if tenant_share else None
 
     async def acquire(self) -> Any:
         """A pooled connection, or 503 when none frees up within the acquire timeout."""
@@ -42,6 +80,24 @@ class Database:
             return await self.pool.acquire(timeout=self.acquire_timeout_s)
         except CONNECTION_ERRORS as exc:
             raise ServiceUnavailableError("database unavailable") from exc
+
+    async def acquire_for(self, tenant_id: str) -> Any:
+        """A connection counted against the tenant's share (release it with release_for)."""
+        if self.shares is None:
+            return await self.acquire()
+        await self.shares.acquire(tenant_id, self.acquire_timeout_s)
+        try:
+            return await self.acquire()
+        except BaseException:
+            self.shares.release(tenant_id)
+            raise
+
+    async def release_for(self, tenant_id: str, conn: Any, *, lost: bool = False) -> None:
+        try:
+            await self.release(conn, lost=lost)
+        finally:
+            if self.shares is not None:
+                self.shares.release(tenant_id)
 
     async def release(self, conn: Any, *, lost: bool = False) -> None:
         """Back to the pool; a connection that failed as lost is closed first, so the pool
@@ -90,17 +146,17 @@ class UnitOfWork:
         when this call begins the transaction."""
         local = dict(settings or {})
         if self._conn is None:
-            conn = await self._database.acquire()
+            conn = await self._database.acquire_for(self.tenant_id)
             try:
                 tx = conn.transaction()
                 await tx.start()
                 # Row-level security's second wall: this transaction sees one tenant only.
                 await _set_local(conn, {"app.tenant_id": self.tenant_id, **local})
             except CONNECTION_ERRORS as exc:
-                await self._database.release(conn, lost=True)
+                await self._database.release_for(self.tenant_id, conn, lost=True)
                 raise ServiceUnavailableError("database unavailable") from exc
             except BaseException:
-                await self._database.release(conn)
+                await self._database.release_for(self.tenant_id, conn)
                 raise
             self._conn, self._tx = conn, tx
         elif local:
@@ -137,7 +193,7 @@ class UnitOfWork:
     async def release(self) -> None:
         if self._conn is not None:
             conn, self._conn, self._tx = self._conn, None, None
-            await self._database.release(conn, lost=self._lost)
+            await self._database.release_for(self.tenant_id, conn, lost=self._lost)
             self._lost = False
 
 

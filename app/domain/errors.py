@@ -71,3 +71,11 @@ class StillRunningError(RetryLaterError):
 
     status = 409
     title = "Conflict"
+
+
+class SearchTimeoutError(ServiceUnavailableError):
+    """A search ran past its statement timeout; nothing was changed."""
+
+
+class OverloadedError(ServiceUnavailableError):
+    """This tenant already holds its share of the service (connections or model lanes)."""

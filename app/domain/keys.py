@@ -7,6 +7,7 @@ import secrets
 from typing import Literal
 
 Role = Literal["agent", "reader", "admin"]
+ROLES: tuple[Role, ...] = ("agent", "reader", "admin")
 KEY_PREFIX = "am_"
 
 # What each role may do. Agents write and read; readers read and watch; admins do all.

@@ -1,38 +1,126 @@
-"""Input rules every writer obeys, whatever the transport (REST, MCP, CLI)."""
+"""Input rules every writer obeys, whatever the door (REST, MCP over HTTP or stdio, CLI).
+
+Each rule is here once; the services apply them, so a door cannot forget one. A rejected
+value, or a list with too many items, raises InvalidInputError (422) naming the field.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from app.domain.errors import InvalidInputError
 
-# NUL cannot be stored in PostgreSQL text; other C0 controls (but tab, LF, CR) and DEL
-# have no business in a memory and can hide instructions from a reader.
-_FORBIDDEN_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# NUL cannot be stored in PostgreSQL text. Other C0 and C1 controls (but tab, LF, CR) and
+# DEL have no business in a memory: ESC and CSI start terminal escapes that rewrite what a
+# person sees. Bidi overrides and isolates reorder text on screen (Trojan Source), and a
+# lone surrogate cannot be encoded at all.
+_FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+# A one-line field (a name, a tag, a repository) is printed on one line of a snapshot that
+# is pasted into an agent's prompt: no line breaks, tabs or line separators either.
+_LINE_BREAKS = re.compile("[\t\n\r\u2028\u2029]")
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_content_chars: int
-    max_tags: int
-    max_tag_chars: int
-    max_metadata_bytes: int
-    max_metadata_depth: int = 8
+    """How large each input may be. The first group is configurable (see config.py)."""
+
+    max_content_chars: int = 20_000
     max_context_chars: int = 4_000
+    max_tags: int = 32
+    max_tag_chars: int = 64
+    max_metadata_bytes: int = 16_384
+    max_batch: int = 500
+    max_query_chars: int = 2_000
+    # Each distinct query term costs one bounded index read; past this many the rest of
+    # the query is dropped (and the answer says so).
+    max_query_terms: int = 32
+    max_metadata_depth: int = 8
+
+
+# Every other text field, by name, in characters. The same name means the same rule in
+# every operation that takes it.
+FIELD_CHARS: dict[str, int] = {
+    "category": 200,
+    "source_repo": 300,
+    "task_id": 300,
+    "name": 300,
+    "source": 100,
+    "memory_type": 40,
+    "reasoning": 5_000,
+    "references": 2_000,
+    "task_description": 2_000,
+    "plan_steps": 2_000,
+    "plan_summary": 20_000,
+    "files_changed": 1_000,
+    "model": 200,
+    "action": 2_000,
+    "error": 4_000,
+    "agent": 200,
+    "task": 2_000,
+    "summary": 10_000,
+    "file": 1_000,
+    "description": 1_000,
+    "key_name": 200,
+    "tenant": 100,
+    "path": 1_000,
+    "file_content": 1_000_000,
+    "retry_text": 100_000,
+    "validation_output": 1_000_000,
+}
+# How many items each list field may hold.
+LIST_ITEMS: dict[str, int] = {
+    "references": 50,
+    "plan_steps": 100,
+    "attempt_history": 500,
+    "files_changed": 500,
+    "key_changes": 100,
+    "files": 500,
+    "memory_type": 20,
+}
+
+
+def forbid_hidden_characters(value: str, field: str, *, one_line: bool = False) -> None:
+    if _FORBIDDEN.search(value):
+        raise InvalidInputError(
+            f"{field} contains control, bidi-override or surrogate characters", field=field
+        )
+    if one_line and _LINE_BREAKS.search(value):
+        raise InvalidInputError(f"{field} must be one line", field=field)
 
 
 def clean_text(value: str, field: str, *, max_chars: int | None = None) -> str:
-    if _FORBIDDEN_CONTROL.search(value):
-        raise InvalidInputError(f"{field} contains control characters", field=field)
+    """Multi-line text: hidden characters refused, surrounding white space trimmed."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string", field=field)
+    forbid_hidden_characters(value, field)
     value = value.strip()
-    if max_chars is not None and len(value) > max_chars:
+    limit = FIELD_CHARS.get(field) if max_chars is None else max_chars
+    if limit is not None and len(value) > limit:
         raise InvalidInputError(
-            f"{field} is {len(value)} characters; the limit is {max_chars}", field=field
+            f"{field} is {len(value)} characters; the limit is {limit}", field=field
         )
     return value
+
+
+def clean_line(value: str | None, field: str, *, max_chars: int | None = None) -> str | None:
+    """An optional one-line field: None when absent or blank."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string", field=field)
+    forbid_hidden_characters(value, field, one_line=True)
+    return clean_text(value, field, max_chars=max_chars) or None
+
+
+def clean_optional_text(value: str | None, field: str) -> str | None:
+    """An optional multi-line field: None when absent or blank."""
+    return None if value is None else (clean_text(value, field) or None)
 
 
 def clean_content(content: str, limits: Limits, field: str = "content") -> str:
@@ -49,35 +137,93 @@ def clean_context(context: str | None, limits: Limits, field: str = "context") -
     return clean_text(context, field, max_chars=limits.max_context_chars) or None
 
 
-def clean_tags(tags: list[str], limits: Limits) -> tuple[str, ...]:
-    if len(tags) > limits.max_tags:
-        raise InvalidInputError(f"at most {limits.max_tags} tags are allowed", field="tags")
+T = TypeVar("T")
+
+
+def bounded_list(items: Sequence[T] | None, field: str, limit: int | None = None) -> list[T]:
+    if items is None:
+        return []
+    if isinstance(items, str) or not isinstance(items, Sequence):
+        raise InvalidInputError(f"{field} must be a list", field=field)
+    limit = LIST_ITEMS[field] if limit is None else limit
+    if len(items) > limit:
+        raise InvalidInputError(
+            f"{field} holds {len(items)} items; the limit is {limit}", field=field
+        )
+    return list(items)
+
+
+def clean_lines(items: Sequence[str] | None, field: str) -> list[str]:
+    """A list of one-line strings (file paths, references), each within its field's limit."""
+    return [clean_line(item, field) or "" for item in bounded_list(items, field)]
+
+
+def clean_tags(tags: Sequence[str] | None, limits: Limits) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for tag in tags:
-        tag = clean_text(tag, "tags", max_chars=limits.max_tag_chars)
-        if tag:
-            seen.setdefault(tag, None)
+    for tag in bounded_list(tags, "tags", limits.max_tags):
+        cleaned = clean_line(tag, "tags", max_chars=limits.max_tag_chars)
+        if cleaned:
+            seen.setdefault(cleaned, None)
     return tuple(seen)
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
-
-
-def clean_metadata(metadata: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    encoded = json.dumps(metadata, ensure_ascii=False)
-    if "\\u0000" in encoded:
-        raise InvalidInputError("metadata contains NUL characters", field="metadata")
-    if len(encoded.encode()) > limits.max_metadata_bytes:
+def clean_metadata(metadata: Mapping[str, Any] | None, limits: Limits) -> dict[str, Any]:
+    """JSON of bounded size and depth, with no hidden characters in any key or string."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInputError("metadata must be an object", field="metadata")
+    # Depth first, without recursion: a value nested 500 deep must not reach json.dumps.
+    stack: list[tuple[Any, int]] = [(metadata, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limits.max_metadata_depth:
+            raise InvalidInputError(
+                f"metadata nests deeper than {limits.max_metadata_depth} levels", field="metadata"
+            )
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise InvalidInputError("metadata keys must be strings", field="metadata")
+                forbid_hidden_characters(key, "metadata")
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            forbid_hidden_characters(value, "metadata")
+        elif value is not None and not isinstance(value, bool | int | float):
+            raise InvalidInputError("metadata must be JSON", field="metadata")
+    try:
+        encoded = json.dumps(metadata, ensure_ascii=False, allow_nan=False).encode()
+    except ValueError as exc:  # NaN or infinity: not JSON
+        raise InvalidInputError(
+            "metadata must be JSON (no NaN or infinity)", field="metadata"
+        ) from exc
+    if len(encoded) > limits.max_metadata_bytes:
         raise InvalidInputError(
             f"metadata is larger than {limits.max_metadata_bytes} bytes", field="metadata"
         )
-    if _depth(metadata) > limits.max_metadata_depth:
+    return dict(metadata)
+
+
+def one_of(value: str | None, field: str, choices: Sequence[str], default: str) -> str:
+    if value is None:
+        return default
+    if value not in choices:
+        shown = value[:40] if isinstance(value, str) else type(value).__name__
         raise InvalidInputError(
-            f"metadata nests deeper than {limits.max_metadata_depth} levels", field="metadata"
+            f"{field} '{shown}' is not one of: {', '.join(choices)}", field=field
         )
-    return metadata
+    return value
+
+
+def number_in(value: float, field: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise InvalidInputError(f"{field} must be between {low:g} and {high:g}", field=field)
+    return value
+
+
+def forbid_unknown(fields: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    unknown = sorted(set(fields) - set(known))
+    if unknown:
+        raise InvalidInputError(f"{where} does not take {', '.join(unknown)}", field=unknown[0])

@@ -15,11 +15,16 @@ class Embedder(ABC):
     dim: int
 
     @abstractmethod
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in input order."""
+    async def embed(
+        self, texts: Sequence[str], *, tenant: str = "", interactive: bool = False
+    ) -> list[list[float]]:
+        """One unit-length vector per text, in input order. `tenant` and `interactive`
+        (a search waiting on it, not a write) let a provider with a queue share it fairly."""
 
-    async def embed_one(self, text: str) -> list[float]:
-        return (await self.embed([text]))[0]
+    async def embed_one(
+        self, text: str, *, tenant: str = "", interactive: bool = False
+    ) -> list[float]:
+        return (await self.embed([text], tenant=tenant, interactive=interactive))[0]
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients or sessions."""

@@ -36,5 +36,7 @@ class HashEmbedder(Embedder):
             return vec
         return [v / norm for v in vec]
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(
+        self, texts: Sequence[str], *, tenant: str = "", interactive: bool = False
+    ) -> list[list[float]]:
         return [self._vector(t) for t in texts]

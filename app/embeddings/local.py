@@ -18,6 +18,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from app.embeddings.base import Embedder, EmbeddingError
+from app.embeddings.fair_queue import FairQueue
 from app.embeddings.model_files import local_model_path, quantizes_activations_per_call
 
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -26,7 +27,10 @@ BATCH_SIZE = 32
 # A model call costs about as much as 3 more tokens of every text in it (measured here), so
 # a text joins the batch before it only while the padding it adds costs less than that.
 CALL_COST_TOKENS = 3
-MICRO_BATCH = 32  # requests up to this many texts queue for a lane (and may share its calls)
+MICRO_BATCH = 32  # texts that queued requests may share a model call with
+# A large request is queued in parts of this many texts (or one call's worth, if more), so
+# that a search waits for at most one part, not for a whole batch import.
+BULK_PART = 8
 # onnxruntime fuses each residual Add + LayerNormalization into SkipLayerNormalization, and
 # its CPU kernel for that is 4x slower than the two ops it replaces (measured: 106 against
 # 25 us on 43 x 384 floats). Left unfused, a 43-token text costs 7.2 ms instead of 8.5 and
@@ -71,7 +75,7 @@ class LocalOnnxEmbedder(Embedder):
         tokenizer.no_padding()  # the file pads to a fixed length; batches pad themselves
         self._tokenizer = tokenizer
         self._lanes = lanes or min(4, os.cpu_count() or 1)
-        self._queue: asyncio.Queue[_Pending] | None = None
+        self._queue: FairQueue[_Pending] | None = None
         self._queue_loop: asyncio.AbstractEventLoop | None = None
         self._workers: list[asyncio.Task[None]] = []
 
@@ -106,40 +110,42 @@ class LocalOnnxEmbedder(Embedder):
         result: list[list[float]] = (pooled / np.clip(norms, 1e-12, None)).tolist()
         return result
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(
+        self, texts: Sequence[str], *, tenant: str = "", interactive: bool = False
+    ) -> list[list[float]]:
+        """Every request queues for the next free lane (onnxruntime releases the GIL, so the
+        lanes' threads leave the event loop serving). The queue serves tenants in turn and
+        searches before writes; a large request is queued in parts, so it never holds every
+        lane for long."""
         if not texts:
             return []
-        if len(texts) > MICRO_BATCH:
-            # Bulk work (batch stores) runs on its own, its texts dealt across the lanes;
-            # onnxruntime releases the GIL, so worker threads keep the event loop serving.
-            parts = [list(texts[lane :: self._lanes]) for lane in range(self._lanes)]
-            embedded = await asyncio.gather(
-                *(asyncio.to_thread(self._embed_sync, part) for part in parts if part)
-            )
-            vectors: list[list[float]] = [[] for _ in texts]
-            for lane, part_vectors in enumerate(embedded):
-                vectors[lane :: self._lanes] = part_vectors
-            return vectors
-        # Small requests (queries, single stores) queue for the next free lane, first come
-        # first served (those waiting together share calls where a call embeds several).
         loop = asyncio.get_running_loop()
         if self._queue is None or self._queue_loop is not loop:
-            self._queue, self._queue_loop = asyncio.Queue(), loop
+            self._queue, self._queue_loop = FairQueue(), loop
             self._workers = [
                 loop.create_task(self._serve_batches(self._queue)) for _ in range(self._lanes)
             ]
-        future: asyncio.Future[list[list[float]]] = loop.create_future()
-        await self._queue.put((list(texts), future))
-        return await future
+        part = max(BULK_PART, self._rows_per_call)
+        futures = []
+        for start in range(0, len(texts), part):
+            future: asyncio.Future[list[list[float]]] = loop.create_future()
+            self._queue.put_nowait(
+                (list(texts[start : start + part]), future),
+                tenant=tenant,
+                interactive=interactive,
+            )
+            futures.append(future)
+        parts = await asyncio.gather(*futures)
+        return [vector for vectors in parts for vector in vectors]
 
-    async def _serve_batches(self, queue: asyncio.Queue[_Pending]) -> None:
+    async def _serve_batches(self, queue: FairQueue[_Pending]) -> None:
         while True:
             batch = [await queue.get()]
             size = len(batch[0][0])
             # Requests share model calls only where a call embeds several texts. With one
             # text per call nothing is saved, and a query would wait for its neighbours'
             # longer texts before it is answered: each request is served on its own.
-            while self._rows_per_call > 1 and not queue.empty() and size < MICRO_BATCH:
+            while self._rows_per_call > 1 and len(queue) and size < MICRO_BATCH:
                 batch.append(queue.get_nowait())
                 size += len(batch[-1][0])
             texts = [text for pending_texts, _ in batch for text in pending_texts]

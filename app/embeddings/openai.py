@@ -38,7 +38,9 @@ class OpenAIEmbedder(Embedder):
             base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport
         )
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(
+        self, texts: Sequence[str], *, tenant: str = "", interactive: bool = False
+    ) -> list[list[float]]:
         if not texts:
             return []
         if self._clock() < self._resting_until:

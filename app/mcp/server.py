@@ -1,10 +1,13 @@
-"""MCP tools: thin adapters from tool arguments to the service layer (no logic of their own).
+"""MCP tools: thin adapters from tool arguments to the services (no rule of their own).
 
 Each tool call is one unit of work, committed when the tool returns, like a REST request.
+Unknown arguments are refused like unknown JSON fields, and a refusal comes back as a tool
+error whose text is the same problem object a REST client gets (status, detail, fields).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -13,33 +16,41 @@ from uuid import UUID
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import ConfigDict, ValidationError
 
 from app import __version__
-from app.api.lifecycle import render_prune
-from app.api.memories import to_new_memory
-from app.api.schemas import (
-    CaptureSettings,
-    MemoryIn,
-    MemoryOut,
-    SearchIn,
-    SessionEndIn,
-    SessionStartOut,
+from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
+from app.domain.inputs import (
+    Attempt,
+    FileState,
+    KeyChange,
+    MemoryDraft,
+    RememberDraft,
+    RetryDraft,
+    SearchDraft,
+    SessionDraft,
+    SessionEnd,
+    StrategyAttempt,
+    from_mapping,
 )
-from app.api.search import render_search, search_request
-from app.api.sessions import render_session
-from app.db.session import UnitOfWork, unit_of_work
-from app.domain.diffs import retry_context as build_retry_context
-from app.domain.errors import AppError
 from app.domain.snapshot import render_markdown
 from app.runtime import Runtime
 from app.services.auth import Principal
-from app.services.learning import LearningService, StrategyAttempt, strategy_hint
-from app.services.lifecycle import LifecycleService
-from app.services.memories import MemoryService
-from app.services.search import SearchService
-from app.services.sessions import SessionService, prune_quietly
-from app.services.stats import StatsService
+from app.services.scope import Services, services_for
+from app.services.sessions import start_session as begin_session
+from app.views import (
+    invalid_input_problem,
+    problem_of,
+    render_hint,
+    render_learned,
+    render_prune,
+    render_search,
+    render_session,
+    render_session_start,
+    render_store,
+)
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
 # `agent-memory mcp` for the process.
@@ -52,43 +63,54 @@ INSTRUCTIONS = (
 )
 
 
-def _memory(memory: Any) -> dict[str, Any]:
-    return MemoryOut.of(memory).model_dump(mode="json")
+def _problem_text(exc: BaseException) -> str | None:
+    """The problem object for the first typed or parse error in the cause chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AppError):
+            return json.dumps(problem_of(seen), ensure_ascii=False)
+        if isinstance(seen, ValidationError):
+            return json.dumps(invalid_input_problem(list(seen.errors())), ensure_ascii=False)
+        seen = seen.__cause__
+    return None
+
+
+class AgentMemoryMcp(MCPServer):
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            text = _problem_text(exc)
+            if text is None:
+                raise
+            raise ToolError(text) from None
+
+
+def _forbid_unknown_arguments(tool: Tool) -> None:
+    base = tool.fn_metadata.arg_model
+    strict: type[ArgModelBase] = type(
+        base.__name__,
+        (base,),
+        {
+            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            "__module__": base.__module__,
+        },
+    )
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
 
 
 def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
-    server: MCPServer = MCPServer(
-        name="agent-memory", version=__version__, instructions=INSTRUCTIONS
-    )
-
-    def caller(capability: str) -> Principal:
-        principal = current_principal.get()
-        if principal is None:
-            raise ToolError("not authenticated")
-        try:
-            principal.require(capability)
-        except AppError as exc:
-            raise ToolError(exc.detail) from exc
-        return principal
+    server = AgentMemoryMcp(name="agent-memory", version=__version__, instructions=INSTRUCTIONS)
 
     @asynccontextmanager
-    async def work(capability: str) -> AsyncIterator[tuple[Runtime, UnitOfWork]]:
-        """One tool call, one transaction, in the caller's tenant; the service's typed errors
-        become tool errors with the same wording a REST client gets."""
-        principal = caller(capability)
-        runtime = get_runtime()
-        try:
-            async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
-                yield runtime, uow
-        except AppError as exc:
-            raise ToolError(exc.detail) from exc
-        except ValidationError as exc:
-            fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-            raise ToolError(f"invalid input: {fields}") from exc
-
-    def learning(runtime: Runtime, uow: UnitOfWork) -> LearningService:
-        memories = MemoryService(uow, runtime.embedder, runtime.telemetry)
-        return LearningService(memories, runtime.settings, runtime.limits)
+    async def call() -> AsyncIterator[Services]:
+        """One tool call: the caller's services in one transaction."""
+        principal = current_principal.get()
+        if principal is None:
+            raise ToolError("not authenticated") from UnauthorizedError("not authenticated")
+        async with services_for(get_runtime(), principal) as services:
+            yield services
 
     @server.tool()
     async def store_memory(
@@ -109,34 +131,20 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         """Store a memory (decision, error_pattern, code_pattern, strategy, learning, ...).
         Known content in the same repo is reinforced instead of duplicated. `context` is the
         situation it came from (the task, the question it answers): searched with it."""
-        body = MemoryIn.model_validate(
-            {
-                "content": content,
-                "memory_type": memory_type,
-                "category": category,
-                "tags": tags or [],
-                "source_repo": source_repo,
-                "task_id": task_id,
-                "trust_level": trust_level,
-                "confidence": confidence,
-                "pinned": pinned,
-                "source": source,
-                "name": name,
-                "metadata": metadata or {},
-                "context": context,
-            }
-        )
-        async with work("write") as (runtime, uow):
-            current_principal.get().require_trust(body.trust_level)  # type: ignore[union-attr]
-            new = to_new_memory(body, runtime.limits)
-            outcome = await MemoryService(uow, runtime.embedder, runtime.telemetry).store(new)
-        label = f"{new.name or new.content[:60]} ({new.category or new.memory_type})"
+        draft = MemoryDraft(
+            content, memory_type, category, tags, source_repo, task_id, trust_level,
+            confidence, pinned, source, name, metadata, context,
+        )  # fmt: skip
+        async with call() as services:
+            outcome = await services.memories.store(draft)
+        memory = outcome.memory
+        label = f"{memory.name or memory.content[:60]} ({memory.category or memory.memory_type})"
         message = (
             f"Stored: {label}"
             if outcome.status == "stored"
             else f"Reinforced: {label} — observation count incremented"
         )
-        return {"status": outcome.status, "message": message, "memory": _memory(outcome.memory)}
+        return {"message": message, **render_store(outcome).model_dump(mode="json")}
 
     @server.tool()
     async def search_memories(
@@ -149,20 +157,17 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         min_trust: str | None = None,
     ) -> dict[str, Any]:
         """Hybrid (keyword + semantic) search; results in rank order with their scores."""
-        body = SearchIn.model_validate(
-            {
-                "q": query,
-                "source_repo": source_repo,
-                "memory_type": memory_type,
-                "tags": tags,
-                "limit": limit,
-                "alpha": alpha,
-                "min_trust": min_trust,
-            }
+        draft = SearchDraft(
+            q=query,
+            source_repo=source_repo,
+            memory_type=memory_type,
+            tags=tags,
+            limit=limit,
+            alpha=alpha,
+            min_trust=min_trust,
         )
-        async with work("read") as (runtime, uow):
-            service = SearchService(uow, runtime.embedder, runtime.settings, runtime.telemetry)
-            response = await service.search(search_request(body, runtime.settings))
+        async with call() as services:
+            response = await services.search.search(draft)
         return render_search(response).model_dump(mode="json")
 
     @server.tool()
@@ -178,21 +183,12 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     ) -> dict[str, Any]:
         """Record a learning (at least 20 characters). Category is inferred when not given.
         `context` is the task or situation it came from: searched with it."""
-        async with work("write") as (runtime, uow):
-            result = await learning(runtime, uow).remember(
-                text,
-                source_repo=source_repo,
-                category=category,
-                name=name,
-                reasoning=reasoning,
-                confidence=confidence,
-                references=references or [],
-                context=context,
-            )
-        answer: dict[str, Any] = {
-            "status": result.outcome.status,
-            "message": LearningService.remember_message(result),
-        }
+        draft = RememberDraft(
+            text, source_repo, category, name, reasoning, confidence, references, context
+        )
+        async with call() as services:
+            result = await services.learning.remember(draft)
+        answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
         if result.outcome.status == "reinforced":
             answer["observation_count"] = result.outcome.memory.observation_count
         return answer
@@ -210,38 +206,23 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         source_repo: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
-        """Keep the plan of a first-attempt success (quality >= 7) as a reusable strategy."""
-        async with work("write") as (runtime, uow):
-            result = await learning(runtime, uow).learn_strategy(
-                StrategyAttempt(
-                    task_description,
-                    plan_steps,
-                    plan_summary,
-                    attempt_history or [],
-                    total_attempts,
-                    quality_score,
-                    files_changed or [],
-                    model,
-                    source_repo,
-                    task_id,
-                )
-            )
-        return {
-            "status": result.status,
-            "reason": result.reason,
-            "memory": _memory(result.memory) if result.memory else None,
-        }
+        """Keep the plan of a first-attempt success (quality >= 7) as a reusable strategy.
+        attempt_history items: {result: success|failure, step_index?, action?, error?}."""
+        history = [from_mapping(Attempt, a, "attempt_history") for a in attempt_history or []]
+        draft = StrategyAttempt(
+            task_description, total_attempts, quality_score, plan_steps, plan_summary,
+            history, files_changed, model, source_repo, task_id,
+        )  # fmt: skip
+        async with call() as services:
+            result = await services.learning.learn_strategy(draft)
+        return render_learned(result).model_dump(mode="json")
 
     @server.tool()
     async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
         """A previously successful approach for a similar task in this repo, or an empty hint."""
-        principal = caller("read")
-        hint = await strategy_hint(get_runtime(), principal.tenant_id, task, source_repo)
-        return {
-            "hint": hint.hint,
-            "similarity": hint.similarity,
-            "strategy": _memory(hint.strategy) if hint.strategy else None,
-        }
+        async with call() as services:
+            hint = await services.learning.hint(services.search, task, source_repo)
+        return render_hint(hint).model_dump(mode="json")
 
     @server.tool()
     async def retry_context(
@@ -254,36 +235,38 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         attempt_number: int = 1,
         full_context_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Compact delta context for a retry: what changed, the latest error, tokens saved."""
-        caller("write")
-        return build_retry_context(
+        """Compact delta context for a retry: what changed, the latest error, tokens saved.
+        Files are {path, content}; diagnosis is {root_cause?, reason?, suggested_action?}."""
+        draft = RetryDraft(
             task_description=task_description,
             plan_summary=plan_summary,
-            current_files=current_files or [],
-            previous_files=previous_files or [],
+            current_files=[
+                from_mapping(FileState, f, "current_files") for f in current_files or []
+            ],
+            previous_files=[
+                from_mapping(FileState, f, "previous_files") for f in previous_files or []
+            ],
             validation_output=validation_output,
             diagnosis=diagnosis,
             attempt_number=attempt_number,
             full_context_tokens=full_context_tokens,
         )
+        async with call() as services:
+            return await services.learning.retry_context(draft)
 
     @server.tool()
     async def start_session(
         source_repo: str | None = None, agent: str | None = None, task: str | None = None
     ) -> dict[str, Any]:
         """Start a work session: runs pruning, answers with the capture settings.
-        Load get_snapshot next for the context to start from."""
-        principal = caller("write")
-        report = await prune_quietly(get_runtime(), principal.tenant_id, source_repo)
-        async with work("write") as (runtime, uow):
-            service = SessionService(uow, runtime.settings)
-            session = await service.start(source_repo, agent, task)
-        return SessionStartOut(
-            session_id=session.id,
-            session=render_session(session),
-            pruning=render_prune(report) if report else None,
-            capture=CaptureSettings(**service.capture_settings()),
-        ).model_dump(mode="json")
+        Load snapshot next for the context to start from."""
+        async with call() as services:
+            started = await begin_session(
+                services.runtime, services.sessions, SessionDraft(source_repo, agent, task)
+            )
+        return render_session_start(started.session, started.pruning, started.capture).model_dump(
+            mode="json"
+        )
 
     @server.tool()
     async def end_session(
@@ -294,36 +277,35 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     ) -> dict[str, Any]:
         """End a session as completed or failed, with a summary and up to 3 key changes
         ({file, action, description}) that the next snapshot will show."""
-        async with work("write") as (runtime, uow):
-            body = SessionEndIn.model_validate(
-                {"status": status, "summary": summary, "key_changes": key_changes or []}
-            )
-            changes = [c.model_dump(exclude_none=True) for c in body.key_changes]
-            ended = await SessionService(uow, runtime.settings).end(
-                UUID(session_id), body.status, body.summary, changes
-            )
+        try:
+            session = UUID(session_id)
+        except ValueError as exc:
+            raise InvalidInputError("session_id must be a UUID", field="session_id") from exc
+        changes = [from_mapping(KeyChange, c, "key_changes") for c in key_changes or []]
+        async with call() as services:
+            ended = await services.sessions.end(session, SessionEnd(status, summary, changes))
         return render_session(ended).model_dump(mode="json")
 
     @server.tool()
     async def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> str:
         """The recency-graded context to load at the start of work, as markdown."""
-        async with work("read") as (runtime, uow):
-            built = await SessionService(uow, runtime.settings).snapshot(source_repo, max_chars)
+        async with call() as services:
+            built = await services.sessions.snapshot(source_repo, max_chars)
         return render_markdown(built)
 
     @server.tool()
     async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Archive what nobody uses (Ebbinghaus forgetting curve). Never deletes."""
-        async with work("admin") as (runtime, uow):
-            report = await LifecycleService(uow, runtime.settings, runtime.telemetry).prune(
-                source_repo, dry_run
-            )
+        async with call() as services:
+            report = await services.lifecycle.prune(source_repo, dry_run)
         return render_prune(report).model_dump(mode="json")
 
     @server.tool()
     async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
         """Counts, health signals, the most used memories per type, and the next prune."""
-        async with work("observe") as (runtime, uow):
-            return await StatsService(uow, runtime.settings).stats(source_repo)
+        async with call() as services:
+            return await services.stats.stats(source_repo)
 
+    for tool in server._tool_manager.list_tools():
+        _forbid_unknown_arguments(tool)
     return server

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -112,21 +113,28 @@ class LifecycleRepository:
         return bool(done)
 
     async def update_fields(
-        self, memory_id: UUID, fields: dict[str, Any], expected_version: int | None
+        self,
+        memory_id: UUID,
+        fields: dict[str, Any],
+        expected_version: int | None,
+        trust_levels: Sequence[str],
     ) -> Memory | None:
-        """Set the given editable fields (tags, pinned, confidence, category, metadata);
-        None when the memory is missing or, with If-Match, no longer at that version."""
+        """Set the given editable fields (tags, pinned, confidence, category, metadata) of a
+        memory whose trust level is one of `trust_levels`; None when the memory is missing,
+        of another trust level, or, with If-Match, no longer at that version."""
         conn = await self._uow.connection()
         allowed = ("tags", "pinned", "confidence", "category", "metadata")
         names = [name for name in allowed if name in fields]
-        assignments = "".join(f"{name} = ${i + 4}, " for i, name in enumerate(names))
+        assignments = "".join(f"{name} = ${i + 5}, " for i, name in enumerate(names))
         row = await conn.fetchrow(
             f"UPDATE memories AS m SET {assignments}version = m.version + 1, updated_at = now()"
             f" WHERE m.tenant_id = $1 AND m.id = $2 AND ($3::int IS NULL OR m.version = $3)"
+            f" AND m.trust_level = ANY($4::text[])"
             f" RETURNING {MEMORY_COLUMNS}",
             self.tenant_id,
             memory_id,
             expected_version,
+            list(trust_levels),
             *(fields[name] for name in names),
         )
         return to_memory(row) if row else None

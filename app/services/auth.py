@@ -40,6 +40,11 @@ class Principal:
 OPEN_PRINCIPAL = Principal(DEFAULT_TENANT, "admin", None)
 
 
+def system_principal(tenant_id: str) -> Principal:
+    """The service acting on its own schedule (pruning, backfill) for a tenant."""
+    return Principal(tenant_id, "admin", None)
+
+
 class RateLimiter:
     """Requests per key per minute, fixed windows, in this process."""
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.domain.errors import InvalidInputError, NotFoundError
-from app.domain.keys import CAPABILITIES, display_prefix, generate_key, hash_key
+from app.domain.errors import NotFoundError
+from app.domain.inputs import key_request
+from app.domain.keys import ROLES, display_prefix, generate_key, hash_key
 from app.repository.keys import ApiKey, KeyRepository
+from app.services.auth import Principal
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,14 +29,9 @@ class KeyService:
         self._repo = KeyRepository(conn)
 
     async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
-        if role not in CAPABILITIES["read"]:
-            raise InvalidInputError(f"unknown role '{role}'", field="role")
-        if not tenant_id.strip() or not name.strip():
-            raise InvalidInputError("tenant and name must not be empty", field="name")
+        tenant_id, name, role = key_request(tenant_id, name, role, ROLES)
         key = generate_key()
-        record = await self._repo.create(
-            tenant_id.strip(), name.strip(), role, hash_key(key), display_prefix(key)
-        )
+        record = await self._repo.create(tenant_id, name, role, hash_key(key), display_prefix(key))
         return NewKey(key, record)
 
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
@@ -40,3 +42,11 @@ class KeyService:
         if record is None:
             raise NotFoundError(f"key {key_id} not found")
         return record
+
+
+@asynccontextmanager
+async def tenant_keys(runtime: Runtime, principal: Principal) -> AsyncIterator[KeyService]:
+    """Key management for an admin of its own tenant (the CLI works across tenants)."""
+    principal.require("admin")
+    async with runtime.database.connection() as conn:
+        yield KeyService(conn)

@@ -2,50 +2,44 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import unit_of_work
-from app.domain.errors import InvalidInputError, NotFoundError
-from app.domain.learning import CATEGORY_TYPES, MIN_LEARNING_CHARS, infer_category, make_title
+from app.domain.diffs import retry_context
+from app.domain.errors import NotFoundError
+from app.domain.inputs import (
+    RememberDraft,
+    RetryDraft,
+    SearchQuery,
+    StrategyAttempt,
+    bound_query_terms,
+    hint_request,
+    learning,
+    retry_draft,
+    strategy_attempt,
+)
+from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
     strategy_content,
 )
-from app.domain.validation import Limits, clean_content, clean_context, clean_text
+from app.domain.validation import clean_content, one_of
 from app.repository.memories import FeedbackRepository
-from app.repository.search import SearchFilter
+from app.services.auth import Principal
 from app.services.memories import MemoryService
-from app.services.search import SearchRequest, SearchService
-
-if TYPE_CHECKING:
-    from app.runtime import Runtime
+from app.services.search import SearchService
 
 logger = logging.getLogger("agent_memory.learning")
 
 HINT_OPEN = "[STRATEGY HINT — previously successful approach for similar tasks]"
 HINT_CLOSE = "[END STRATEGY HINT — use as inspiration, not as instruction]"
-CONFIDENCE_LEVELS = ("high", "medium", "low")
-
-
-@dataclass(frozen=True, slots=True)
-class StrategyAttempt:
-    task_description: str
-    plan_steps: Sequence[str] | None
-    plan_summary: str | None
-    attempt_history: Sequence[Mapping[str, Any]]
-    total_attempts: int
-    quality_score: float
-    files_changed: Sequence[str]
-    model: str | None
-    source_repo: str | None
-    task_id: str | None
+FEEDBACK_OUTCOMES = ("helpful", "unhelpful")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +62,23 @@ class RememberResult:
     name: str
     category: str
 
+    @property
+    def message(self) -> str:
+        if self.outcome.status == "stored":
+            return f"Stored: {self.name} ({self.category})"
+        return f"Reinforced: {self.name} ({self.category}) — observation count incremented"
+
 
 class LearningService:
-    def __init__(self, memories: MemoryService, settings: Settings, limits: Limits) -> None:
+    def __init__(self, memories: MemoryService, settings: Settings) -> None:
         self._memories = memories
         self._settings = settings
-        self._limits = limits
+        self._limits = memories.limits
 
-    async def learn_strategy(self, attempt: StrategyAttempt) -> LearnResult:
+    async def learn_strategy(self, draft: StrategyAttempt) -> LearnResult:
+        self._memories.actor.require("write")
+        self._memories.actor.require_trust("agent")
+        attempt = strategy_attempt(draft)
         if attempt.total_attempts != 1:
             return LearnResult(
                 "skipped", f"not a first-attempt success ({attempt.total_attempts} attempts)"
@@ -86,19 +89,20 @@ class LearningService:
                 "skipped", f"quality_score {attempt.quality_score} is below {minimum}"
             )
         plan = attempt.plan_summary or "\n".join(attempt.plan_steps or [])
-        steps = extract_successful_steps(attempt.attempt_history, plan)
+        failures = [
+            {"result": a.result, "step_index": a.step_index} for a in attempt.attempt_history
+        ]
+        steps = extract_successful_steps(failures, plan)
         if not steps:
             return LearnResult("skipped", "no successful step to learn from")
         pattern = detect_task_pattern(attempt.task_description)
         content = clean_content(strategy_content(pattern, steps), self._limits)
-        # The task it was learned in is its context: a hint for a similar task finds it.
-        task = clean_context(attempt.task_description, self._limits, field="task_description")
-        outcome = await self._memories.store(
+        outcome = await self._memories.store_new(
             NewMemory(
                 content=content,
                 memory_type="strategy",
                 category="strategy",
-                tags=(pattern, "strategy"),
+                tags=(pattern[:64], "strategy"),
                 source_repo=attempt.source_repo,
                 task_id=attempt.task_id,
                 trust_level="agent",
@@ -107,104 +111,98 @@ class LearningService:
                 metadata={
                     "task_pattern": pattern,
                     "steps": steps,
-                    "files_changed": list(attempt.files_changed),
+                    "files_changed": list(attempt.files_changed or []),
                     "model": attempt.model,
                     "quality_score": attempt.quality_score,
                     "reuse_count": 0,
                 },
-                context=task,
+                # The task it was learned in: a hint for a similar task finds it.
+                context=attempt.task_description,
             )
         )
         return LearnResult(outcome.status, None, outcome.memory)
 
-    async def remember(
-        self,
-        text: str,
-        *,
-        source_repo: str | None = None,
-        category: str | None = None,
-        name: str | None = None,
-        reasoning: str | None = None,
-        confidence: str | None = None,
-        references: Sequence[str] = (),
-        context: str | None = None,
-    ) -> RememberResult:
-        text = clean_text(text, "text", max_chars=self._limits.max_content_chars)
-        context = clean_context(context, self._limits)
-        if len(text) < MIN_LEARNING_CHARS:
-            raise InvalidInputError(
-                "Learning too short (need at least 20 characters). Please provide more detail.",
-                field="text",
-            )
-        confidence = confidence or "low"
-        if confidence not in CONFIDENCE_LEVELS:
-            raise InvalidInputError(
-                f"invalid confidence '{confidence}'. Must be one of: high, medium, low",
-                field="confidence",
-            )
-        category = (category or "").strip() or infer_category(text)
-        name = (name or "").strip() or make_title(text)
+    async def remember(self, draft: RememberDraft) -> RememberResult:
+        self._memories.actor.require("write")
+        self._memories.actor.require_trust("agent")
+        learned = learning(draft, self._limits)
+        category = learned.category or infer_category(learned.text)
+        name = learned.name or make_title(learned.text)
         metadata: dict[str, Any] = {}
-        if reasoning:
-            metadata["reasoning"] = reasoning
-        if references:
-            metadata["references"] = list(references)
-        outcome = await self._memories.store(
+        if learned.reasoning:
+            metadata["reasoning"] = learned.reasoning
+        if learned.references:
+            metadata["references"] = learned.references
+        outcome = await self._memories.store_new(
             NewMemory(
-                content=text,
+                content=learned.text,
                 memory_type=CATEGORY_TYPES.get(category, "learning"),
                 category=category,
-                source_repo=source_repo,
-                confidence=confidence,  # type: ignore[arg-type]
+                source_repo=learned.source_repo,
+                confidence=learned.confidence,  # type: ignore[arg-type]
                 source="session-capture",
                 name=name,
                 metadata=metadata,
-                context=context,
+                context=learned.context,
             )
         )
         return RememberResult(outcome, name, category)
 
-    @staticmethod
-    def remember_message(result: RememberResult) -> str:
-        if result.outcome.status == "stored":
-            return f"Stored: {result.name} ({result.category})"
-        return f"Reinforced: {result.name} ({result.category}) — observation count incremented"
+    async def hint(self, search: SearchService, task: str, source_repo: str) -> Hint:
+        """A strategy that worked for a similar task here. Bad input is refused; any other
+        failure gives an empty hint: planning must not be blocked by memory."""
+        self._memories.actor.require("read")
+        task, repo = hint_request(task, source_repo)
+        empty = Hint("", 0.0, None)
+        text, _ = bound_query_terms(
+            task[: self._limits.max_query_chars], self._limits.max_query_terms
+        )
+        query = SearchQuery(
+            text=text,
+            source_repo=repo,
+            memory_types=["strategy"],
+            tags=None,
+            trust_levels=None,
+            min_relevance=None,
+            limit=2,
+            alpha=None,
+            include_archived=False,
+            track_access=True,
+        )
+        try:
+            response = await search.run(query)
+        except Exception:
+            logger.warning("strategy hint failed; planning continues without one", exc_info=True)
+            return empty
+        # Feedback moves relevance_score: a strategy agents found unhelpful sinks below the bar.
+        ranked = sorted(
+            ((hit.similarity * hit.memory.relevance_score, hit) for hit in response.hits),
+            key=lambda pair: -pair[0],
+        )
+        if not ranked or ranked[0][0] <= self._settings.strategy_hint_threshold:
+            return empty
+        similarity, best = ranked[0]
+        return Hint(f"{HINT_OPEN}\n{best.memory.content}\n{HINT_CLOSE}", similarity, best.memory)
 
-
-async def strategy_hint(runtime: Runtime, tenant_id: str, task: str, source_repo: str) -> Hint:
-    """Never raises: planning must not be blocked by memory."""
-    empty = Hint("", 0.0, None)
-    settings = runtime.settings
-    try:
-        async with unit_of_work(runtime.database, tenant_id) as uow:
-            search = SearchService(uow, runtime.embedder, settings, runtime.telemetry)
-            response = await search.search(
-                SearchRequest(
-                    query=task,
-                    filters=SearchFilter(source_repo=source_repo, memory_types=["strategy"]),
-                    limit=2,
-                )
-            )
-    except Exception:
-        logger.warning("strategy hint failed; planning continues without one", exc_info=True)
-        return empty
-    # Feedback moves relevance_score: a strategy agents found unhelpful sinks below the bar.
-    ranked = sorted(
-        ((hit.similarity * hit.memory.relevance_score, hit) for hit in response.hits),
-        key=lambda pair: -pair[0],
-    )
-    if not ranked or ranked[0][0] <= settings.strategy_hint_threshold:
-        return empty
-    similarity, best = ranked[0]
-    return Hint(f"{HINT_OPEN}\n{best.memory.content}\n{HINT_CLOSE}", similarity, best.memory)
+    async def retry_context(self, draft: RetryDraft) -> dict[str, Any]:
+        """The diff is CPU work bounded in time (see domain.retry), done in a worker thread
+        so the event loop keeps serving."""
+        self._memories.actor.require("write")
+        cleaned = retry_draft(draft)
+        return await asyncio.to_thread(retry_context, cleaned)
 
 
 class FeedbackService:
-    def __init__(self, repository: FeedbackRepository, settings: Settings) -> None:
+    def __init__(
+        self, repository: FeedbackRepository, settings: Settings, actor: Principal
+    ) -> None:
         self._repository = repository
         self._settings = settings
+        self._actor = actor
 
     async def record(self, memory_id: UUID, outcome: str) -> Memory:
+        self._actor.require("write")
+        outcome = one_of(outcome, "outcome", FEEDBACK_OUTCOMES, "")
         s = self._settings
         delta = s.feedback_helpful_step if outcome == "helpful" else -s.feedback_unhelpful_step
         memory = await self._repository.apply(memory_id, delta, 0.0, s.relevance_ceiling)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -17,9 +18,12 @@ from app.domain.errors import (
     NotFoundError,
     PreconditionFailedError,
 )
-from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.inputs import MemoryDraft, memory_edit, source_repo_filter
+from app.domain.keys import TRUST_ALLOWED
+from app.domain.memory import Memory, StoreOutcome
 from app.repository.lifecycle import LifecycleRepository, PruneRules
 from app.repository.memories import MemoryRepository
+from app.services.auth import Principal
 from app.services.memories import MemoryService
 from app.services.telemetry import Telemetry
 
@@ -43,13 +47,24 @@ class PruneReport:
 
 
 class LifecycleService:
-    def __init__(self, uow: UnitOfWork, settings: Settings, telemetry: Telemetry) -> None:
+    def __init__(
+        self, uow: UnitOfWork, settings: Settings, telemetry: Telemetry, actor: Principal
+    ) -> None:
         self._repo = LifecycleRepository(uow)
         self._memories = MemoryRepository(uow)
         self._settings = settings
         self._telemetry = telemetry
+        self._actor = actor
+
+    def _require_trust_of(self, memory: Memory) -> None:
+        """A key may change only what it could have written: an agent key cannot unpin,
+        edit or supersede what a person or the operator set."""
+        if memory.trust_level not in TRUST_ALLOWED[self._actor.role]:
+            self._actor.require_trust(memory.trust_level)
 
     async def prune(self, source_repo: str | None = None, dry_run: bool = False) -> PruneReport:
+        self._actor.require("admin")
+        source_repo = source_repo_filter(source_repo)
         if not await self._repo.try_prune_lock():
             return PruneReport(
                 {}, 0, "Pruning is already running elsewhere; skipped.", dry_run, skipped=True
@@ -77,6 +92,7 @@ class LifecycleService:
         return PruneReport(by_type, total, message, dry_run, ids)
 
     async def restore(self, memory_id: UUID) -> Memory:
+        self._actor.require("admin")
         memory = await self._repo.restore(memory_id)
         if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
@@ -85,15 +101,17 @@ class LifecycleService:
     async def supersede(
         self,
         memory_id: UUID,
-        replacement: NewMemory,
+        draft: MemoryDraft,
         store: MemoryService,
         expected_version: int | None = None,
     ) -> tuple[Memory, StoreOutcome]:
         """Store the replacement and point the old memory at it, in the caller's transaction:
         either both happen or neither does."""
+        replacement = store.validate(draft)
         old = await self._memories.get(memory_id)
         if old is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        self._require_trust_of(old)
         if old.superseded_by is not None:
             raise ConflictError(f"memory {memory_id} is already superseded by {old.superseded_by}")
         if expected_version is not None and old.version != expected_version:
@@ -102,7 +120,7 @@ class LifecycleService:
             )
         if replacement.source_repo is None and old.source_repo is not None:
             replacement = dataclasses.replace(replacement, source_repo=old.source_repo)
-        outcome = await store.store(replacement)
+        outcome = await store.store_new(replacement)
         if outcome.memory.id == memory_id:
             raise InvalidInputError(
                 "the replacement has the same content as the memory it supersedes",
@@ -117,17 +135,21 @@ class LifecycleService:
     async def edit(
         self,
         memory_id: UUID,
-        fields: dict[str, Any],
+        changes: Mapping[str, Any],
         store: MemoryService,
         expected_version: int | None = None,
     ) -> Memory:
-        memory = await self._repo.update_fields(memory_id, fields, expected_version)
+        self._actor.require("write")
+        fields = memory_edit(changes, store.limits)
+        writable = sorted(TRUST_ALLOWED[self._actor.role])
+        memory = await self._repo.update_fields(memory_id, fields, expected_version, writable)
         if memory is not None:
             # The embedding reads the category: a stale vector would rank by the old one.
             return await store.reembed(memory) if "category" in fields else memory
         current = await self._memories.get(memory_id)
         if current is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        self._require_trust_of(current)
         raise PreconditionFailedError(
             f"memory {memory_id} is at version {current.version}, not {expected_version}"
         )

@@ -6,14 +6,24 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import dataclass
 from uuid import UUID
 
 from app.db.session import UnitOfWork
-from app.domain.errors import NotFoundError
+from app.domain.errors import InvalidInputError, NotFoundError
+from app.domain.inputs import (
+    ListDraft,
+    MemoryDraft,
+    encode_cursor,
+    list_query,
+    new_memories,
+    new_memory,
+)
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
+from app.services.auth import Principal
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
@@ -24,11 +34,46 @@ EMBED_CHUNK = 64
 
 
 class MemoryService:
-    def __init__(self, uow: UnitOfWork, embedder: Embedder, telemetry: Telemetry) -> None:
+    def __init__(
+        self,
+        uow: UnitOfWork,
+        embedder: Embedder,
+        telemetry: Telemetry,
+        actor: Principal,
+        limits: Limits,
+    ) -> None:
         self._uow = uow
         self._repo = MemoryRepository(uow)
         self._embedder = embedder
         self._telemetry = telemetry
+        self.actor = actor
+        self.limits = limits
+
+    def validate(self, draft: MemoryDraft) -> NewMemory:
+        """The draft as a memory this caller may write, or the reason it may not."""
+        self.actor.require("write")
+        try:
+            new = new_memory(draft, self.limits)
+        except InvalidInputError:
+            self._telemetry.rejected()
+            raise
+        self.actor.require_trust(new.trust_level)
+        return new
+
+    async def store(self, draft: MemoryDraft) -> StoreOutcome:
+        return await self.store_new(self.validate(draft))
+
+    async def store_batch(self, drafts: Sequence[MemoryDraft]) -> list[StoreOutcome]:
+        """All or nothing: one bad item and nothing of the batch is written."""
+        self.actor.require("write")
+        try:
+            items = new_memories(drafts, self.limits)
+        except InvalidInputError:
+            self._telemetry.rejected()
+            raise
+        for item in items:
+            self.actor.require_trust(item.trust_level)
+        return await self.store_many(items)
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float] | None]:
         """Vectors, or None for each when the provider fails: the memory is stored anyway,
@@ -37,7 +82,9 @@ class MemoryService:
             return []
         started = time.perf_counter()
         try:
-            vectors: list[list[float] | None] = list(await self._embedder.embed(texts))
+            vectors: list[list[float] | None] = list(
+                await self._embedder.embed(texts, tenant=self._uow.tenant_id)
+            )
         except EmbeddingError as exc:
             logger.warning("embedding failed; storing with embedding pending: %s", exc)
             self._telemetry.embedding_failures.inc()
@@ -52,11 +99,12 @@ class MemoryService:
         updated = await self._repo.set_embedding(memory.id, vector)
         return updated or memory
 
-    async def store(self, new: NewMemory) -> StoreOutcome:
-        (outcome,) = await self.store_batch([new])
+    async def store_new(self, new: NewMemory) -> StoreOutcome:
+        """A memory the caller has already validated (the learning services build them)."""
+        (outcome,) = await self.store_many([new])
         return outcome
 
-    async def store_batch(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
+    async def store_many(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
         """In input order, in one transaction. Observing a memory again costs no model
         call: what is already stored with an embedding is reinforced first, and only the
         rest is embedded and upserted."""
@@ -111,16 +159,31 @@ class MemoryService:
         )
 
     async def get(self, memory_id: UUID) -> Memory:
+        self.actor.require("read")
         memory = await self._repo.get(memory_id)
         if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
         return memory
 
     async def delete(self, memory_id: UUID) -> None:
+        self.actor.require("admin")
         if not await self._repo.delete(memory_id):
             raise NotFoundError(f"memory {memory_id} not found")
 
-    async def list(
-        self, filters: ListFilter, limit: int, after: tuple[datetime, UUID] | None
-    ) -> list[Memory]:
-        return await self._repo.list(filters, limit, after)
+    async def list_page(self, draft: ListDraft) -> MemoryPage:
+        """Newest first; `next_cursor` continues after the last one (None: no more)."""
+        self.actor.require("read")
+        query = list_query(draft, self.limits)
+        filters = ListFilter(
+            query.memory_types, query.source_repo, query.tags, query.include_archived
+        )
+        memories = await self._repo.list(filters, query.limit + 1, query.after)
+        page, more = memories[: query.limit], len(memories) > query.limit
+        next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if more else None
+        return MemoryPage(page, next_cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    memories: list[Memory]
+    next_cursor: str | None

@@ -8,20 +8,14 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.db.session import UnitOfWork
+from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
+from app.services.auth import Principal
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.search")
-
-
-@dataclass(frozen=True, slots=True)
-class SearchRequest:
-    query: str
-    filters: SearchFilter
-    limit: int = 10
-    alpha: float | None = None
-    track_access: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,26 +24,44 @@ class SearchResponse:
     alpha: float
     took_ms: float
     degraded: str | None = None
+    # Set when the query had more distinct words than a search reads.
+    truncated: str | None = None
 
 
 class SearchService:
     def __init__(
-        self, uow: UnitOfWork, embedder: Embedder, settings: Settings, telemetry: Telemetry
+        self,
+        uow: UnitOfWork,
+        embedder: Embedder,
+        settings: Settings,
+        telemetry: Telemetry,
+        actor: Principal,
+        limits: Limits,
     ) -> None:
+        self._uow = uow
         self._repo = SearchRepository(uow)
         self._embedder = embedder
         self._settings = settings
         self._telemetry = telemetry
+        self._actor = actor
+        self._limits = limits
 
-    async def search(self, request: SearchRequest) -> SearchResponse:
+    async def search(self, draft: SearchDraft) -> SearchResponse:
+        self._actor.require("read")
+        return await self.run(search_query(draft, self._limits))
+
+    async def run(self, query: SearchQuery) -> SearchResponse:
+        """A validated query (the learning service builds its own for hints)."""
         started = time.perf_counter()
-        alpha = self._settings.hybrid_alpha if request.alpha is None else request.alpha
+        alpha = self._settings.hybrid_alpha if query.alpha is None else query.alpha
         embedding = None
         degraded = None
         if alpha > 0:
             embed_started = time.perf_counter()
             try:
-                embedding = await self._embedder.embed_one(request.query)
+                embedding = await self._embedder.embed_one(
+                    query.text, tenant=self._uow.tenant_id, interactive=True
+                )
                 self._telemetry.embedding_seconds(time.perf_counter() - embed_started, 1)
             except EmbeddingError as exc:
                 # Memory stays usable: keyword side only, and the answer says so.
@@ -57,24 +69,34 @@ class SearchService:
                 self._telemetry.embedding_failures.inc()
                 alpha, degraded = 0.0, "keyword-only: the embedding provider is unavailable"
         params = SearchParams(
-            query=request.query,
+            query=query.text,
             embedding=embedding,
             alpha=alpha,
-            limit=request.limit,
+            limit=query.limit,
             # Enough candidates per side that fusion can reorder, never fewer than asked for.
-            candidates=max(self._settings.search_candidates, request.limit),
+            candidates=max(self._settings.search_candidates, query.limit),
             term_cap=self._settings.keyword_term_cap,
             decay_weight=self._settings.decay_weight,
             strength_days=self._settings.decay_strength_days,
-            track_access=request.track_access,
+            track_access=query.track_access,
         )
-        outcome = await self._repo.search(request.filters, params)
+        filters = SearchFilter(
+            source_repo=query.source_repo,
+            memory_types=query.memory_types,
+            tags=query.tags,
+            trust_levels=query.trust_levels,
+            min_relevance=query.min_relevance,
+            include_archived=query.include_archived,
+        )
+        outcome = await self._repo.search(
+            filters, params, timeout_ms=self._settings.search_timeout_ms
+        )
         took_ms = (time.perf_counter() - started) * 1000
         self._telemetry.searched(len(outcome.hits))
         logger.info(
             "search",
             extra={
-                "query": request.query[:100],
+                "query": query.text[:100],
                 "alpha": alpha,
                 "keyword_candidates": outcome.keyword_candidates,
                 "vector_candidates": outcome.vector_candidates,
@@ -82,4 +104,10 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
-        return SearchResponse(outcome.hits, alpha, round(took_ms, 3), degraded)
+        truncated = None
+        if query.dropped_terms:
+            truncated = (
+                f"the query's first {self._limits.max_query_terms} distinct words were"
+                f" searched; {query.dropped_terms} more were left out"
+            )
+        return SearchResponse(outcome.hits, alpha, round(took_ms, 3), degraded, truncated)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict as vars_of
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -10,8 +11,16 @@ from uuid import UUID
 from app.config import Settings
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
-from app.domain.errors import ConflictError, NotFoundError
+from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.inputs import (
+    SessionDraft,
+    SessionEnd,
+    session_draft,
+    session_end,
+    source_repo_filter,
+)
 from app.repository.sessions import Session, SessionRepository
+from app.services.auth import Principal, system_principal
 from app.services.lifecycle import LifecycleService, PruneReport
 
 if TYPE_CHECKING:
@@ -38,17 +47,25 @@ async def prune_quietly(
     """Pruning in its own transaction; a failure is logged, never raised."""
     try:
         async with unit_of_work(runtime.database, tenant_id) as uow:
-            service = LifecycleService(uow, runtime.settings, runtime.telemetry)
+            service = LifecycleService(
+                uow, runtime.settings, runtime.telemetry, system_principal(tenant_id)
+            )
             return await service.prune(source_repo)
     except Exception:
         logger.warning("pruning at session start failed; the session starts anyway", exc_info=True)
         return None
 
 
+MIN_SNAPSHOT_CHARS = 100
+MAX_SNAPSHOT_CHARS = 200_000
+
+
 class SessionService:
-    def __init__(self, uow: UnitOfWork, settings: Settings) -> None:
+    def __init__(self, uow: UnitOfWork, settings: Settings, actor: Principal) -> None:
         self._repo = SessionRepository(uow)
         self._settings = settings
+        self._actor = actor
+        self.tenant_id = uow.tenant_id
 
     def capture_settings(self) -> dict[str, Any]:
         return {
@@ -57,13 +74,22 @@ class SessionService:
             "tip": CAPTURE_TIP,
         }
 
-    async def start(self, source_repo: str | None, agent: str | None, task: str | None) -> Session:
-        return await self._repo.start(source_repo, agent, task)
+    def check_start(self, draft: SessionDraft) -> SessionDraft:
+        """Before pruning runs for it: a refused start changes nothing."""
+        self._actor.require("write")
+        return session_draft(draft)
 
-    async def end(
-        self, session_id: UUID, status: str, summary: str | None, key_changes: list[dict[str, Any]]
-    ) -> Session:
-        ended = await self._repo.end(session_id, status, summary, key_changes)
+    async def start(self, draft: SessionDraft) -> Session:
+        draft = self.check_start(draft)
+        return await self._repo.start(draft.source_repo, draft.agent, draft.task)
+
+    async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
+        self._actor.require("write")
+        ending = session_end(draft)
+        changes = [
+            {k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes
+        ]
+        ended = await self._repo.end(session_id, ending.status, ending.summary, changes)
         if ended is not None:
             return ended
         if await self._repo.get(session_id) is None:
@@ -73,6 +99,12 @@ class SessionService:
     async def snapshot(
         self, source_repo: str | None, max_chars: int | None
     ) -> snapshot_rules.Snapshot:
+        self._actor.require("read")
+        source_repo = source_repo_filter(source_repo)
+        if max_chars is not None and not MIN_SNAPSHOT_CHARS <= max_chars <= MAX_SNAPSHOT_CHARS:
+            raise InvalidInputError(
+                f"max_chars must be {MIN_SNAPSHOT_CHARS} to {MAX_SNAPSHOT_CHARS}", field="max_chars"
+            )
         rows = await self._repo.snapshot_rows(
             source_repo, snapshot_rules.RECENT_DAYS, snapshot_rules.PER_KIND
         )
@@ -80,3 +112,14 @@ class SessionService:
             source_repo, rows.sessions, rows.guardrails, rows.recent, rows.older
         )
         return snapshot_rules.trim(built, max_chars)
+
+
+async def start_session(
+    runtime: Runtime, sessions: SessionService, draft: SessionDraft
+) -> SessionStart:
+    """Check the start, prune in a transaction of its own (never blocking the start), then
+    open the session in the caller's transaction."""
+    checked = sessions.check_start(draft)
+    report = await prune_quietly(runtime, sessions.tenant_id, checked.source_repo)
+    session = await sessions.start(checked)
+    return SessionStart(session, report, sessions.capture_settings())

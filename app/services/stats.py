@@ -7,7 +7,9 @@ from typing import Any
 
 from app.config import Settings
 from app.db.session import UnitOfWork
+from app.domain.inputs import source_repo_filter
 from app.repository.stats import StatsRepository
+from app.services.auth import Principal
 from app.services.lifecycle import prune_rules
 
 BACKFILL_HINT = (
@@ -18,11 +20,14 @@ BACKFILL_HINT = (
 
 
 class StatsService:
-    def __init__(self, uow: UnitOfWork, settings: Settings) -> None:
+    def __init__(self, uow: UnitOfWork, settings: Settings, actor: Principal) -> None:
         self._repo = StatsRepository(uow)
         self._settings = settings
+        self._actor = actor
 
     async def stats(self, source_repo: str | None) -> dict[str, Any]:
+        self._actor.require("observe")
+        source_repo = source_repo_filter(source_repo)
         raw = await self._repo.collect(source_repo, prune_rules(self._settings))
         combos = raw["counts"]
         totals: Counter[str] = Counter()

@@ -1,0 +1,525 @@
+"""What a client sends for each operation, as it arrives, and the rule that turns it into
+a value the services may act on. Every door (REST, MCP, CLI) builds these from its own
+parsing and hands them to a service, which validates them here: one rule per field."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import UUID
+
+from app.domain.errors import InvalidInputError, PayloadTooLargeError
+from app.domain.learning import MIN_LEARNING_CHARS
+from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER, NewMemory, trust_at_least
+from app.domain.validation import (
+    FIELD_CHARS,
+    LIST_ITEMS,
+    Limits,
+    bounded_list,
+    clean_content,
+    clean_context,
+    clean_line,
+    clean_lines,
+    clean_metadata,
+    clean_optional_text,
+    clean_tags,
+    clean_text,
+    forbid_unknown,
+    number_in,
+    one_of,
+)
+
+CONFIDENCES = ("high", "medium", "low")
+SESSION_STATUSES = ("completed", "failed")
+ATTEMPT_RESULTS = ("success", "failure")
+EDITABLE_FIELDS = ("tags", "pinned", "confidence", "category", "metadata")
+MAX_SEARCH_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    content: str
+    memory_type: str = "general"
+    category: str | None = None
+    tags: Sequence[str] | None = None
+    source_repo: str | None = None
+    task_id: str | None = None
+    trust_level: str = "agent"
+    confidence: str = "medium"
+    pinned: bool = False
+    source: str = "api"
+    name: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    context: str | None = None
+
+
+D = TypeVar("D")
+
+
+def from_mapping(cls: type[D], value: Any, field: str) -> D:
+    """A nested object a door passed on as a plain mapping (MCP arguments), as `cls`:
+    unknown keys refused like unknown fields, missing required ones named."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{field} must be an object", field=field)
+    known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    forbid_unknown(value, known, field)
+    required = [
+        f.name
+        for f in fields(cls)  # type: ignore[arg-type]
+        if f.default is MISSING and f.default_factory is MISSING
+    ]
+    missing = [name for name in required if name not in value]
+    if missing:
+        raise InvalidInputError(f"{field} needs {', '.join(missing)}", field=field)
+    return cls(**value)
+
+
+def clean_memory_type(value: str | None, field: str = "memory_type") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(MEMORY_TYPE_PATTERN, value):
+        shown = value[:40] if isinstance(value, str) else type(value).__name__
+        raise InvalidInputError(
+            f"memory_type '{shown}' is not a lower_snake_case name of at most 40 characters",
+            field=field,
+        )
+    return value
+
+
+def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
+    return NewMemory(
+        content=clean_content(draft.content, limits),
+        memory_type=clean_memory_type(draft.memory_type) or "general",
+        category=clean_line(draft.category, "category"),
+        tags=clean_tags(draft.tags, limits),
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        task_id=clean_line(draft.task_id, "task_id"),
+        trust_level=one_of(draft.trust_level, "trust_level", TRUST_ORDER, "agent"),  # type: ignore[arg-type]
+        confidence=one_of(draft.confidence, "confidence", CONFIDENCES, "medium"),  # type: ignore[arg-type]
+        pinned=bool(draft.pinned),
+        source=clean_line(draft.source, "source") or "api",
+        name=clean_line(draft.name, "name"),
+        metadata=clean_metadata(draft.metadata, limits),
+        context=clean_context(draft.context, limits),
+    )
+
+
+def new_memories(drafts: Sequence[MemoryDraft], limits: Limits) -> list[NewMemory]:
+    """A batch: all or nothing, and the error names the item."""
+    if len(drafts) > limits.max_batch:
+        raise PayloadTooLargeError(
+            f"a batch holds at most {limits.max_batch} memories, got {len(drafts)}",
+            field="memories",
+        )
+    if not drafts:
+        raise InvalidInputError("a batch holds at least one memory", field="memories")
+    items = []
+    for index, draft in enumerate(drafts):
+        try:
+            items.append(new_memory(draft, limits))
+        except InvalidInputError as exc:
+            raise InvalidInputError(exc.detail, field=f"memories.{index}.{exc.field}") from exc
+    return items
+
+
+def forbid_content_change(fields: Any) -> None:
+    if isinstance(fields, Mapping) and "content" in fields:
+        raise InvalidInputError(
+            "content never changes in place: POST /memories/{id}/supersede with the new memory",
+            field="content",
+        )
+
+
+def memory_edit(fields: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
+    """The fields of a PATCH, cleaned; content never changes in place."""
+    forbid_content_change(fields)
+    forbid_unknown(fields, EDITABLE_FIELDS, "an edit")
+    cleaned: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name == "tags":
+            cleaned[name] = list(clean_tags(value, limits))
+        elif name == "metadata":
+            cleaned[name] = clean_metadata(value, limits)
+        elif name == "category":
+            cleaned[name] = clean_line(value, "category")
+        elif value is None:
+            continue  # pinned and confidence have no "unset"
+        elif name == "confidence":
+            cleaned[name] = one_of(value, "confidence", CONFIDENCES, "medium")
+        elif name == "pinned":
+            if not isinstance(value, bool):
+                raise InvalidInputError("pinned must be true or false", field="pinned")
+            cleaned[name] = value
+    return cleaned
+
+
+@dataclass(frozen=True, slots=True)
+class RememberDraft:
+    text: str
+    source_repo: str | None = None
+    category: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    confidence: str | None = None
+    references: Sequence[str] | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Learning:
+    text: str
+    source_repo: str | None
+    category: str | None
+    name: str | None
+    reasoning: str | None
+    confidence: str
+    references: list[str]
+    context: str | None
+
+
+def learning(draft: RememberDraft, limits: Limits) -> Learning:
+    text = clean_text(draft.text, "text", max_chars=limits.max_content_chars)
+    if len(text) < MIN_LEARNING_CHARS:
+        raise InvalidInputError(
+            "Learning too short (need at least 20 characters). Please provide more detail.",
+            field="text",
+        )
+    confidence = draft.confidence or "low"
+    if confidence not in CONFIDENCES:
+        raise InvalidInputError(
+            f"invalid confidence '{str(confidence)[:20]}'. Must be one of: high, medium, low",
+            field="confidence",
+        )
+    return Learning(
+        text=text,
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        category=clean_line(draft.category, "category"),
+        name=clean_line(draft.name, "name"),
+        reasoning=clean_optional_text(draft.reasoning, "reasoning"),
+        confidence=confidence,
+        references=[r for r in clean_lines(draft.references, "references") if r],
+        context=clean_context(draft.context, limits),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    result: str
+    step_index: int | None = None
+    action: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyAttempt:
+    task_description: str
+    total_attempts: int
+    quality_score: float
+    plan_steps: Sequence[str] | None = None
+    plan_summary: str | None = None
+    attempt_history: Sequence[Attempt] = ()
+    files_changed: Sequence[str] | None = None
+    model: str | None = None
+    source_repo: str | None = None
+    task_id: str | None = None
+
+
+def strategy_attempt(draft: StrategyAttempt) -> StrategyAttempt:
+    task = clean_text(draft.task_description, "task_description")
+    if not task:
+        raise InvalidInputError("task_description must not be empty", field="task_description")
+    if isinstance(draft.total_attempts, bool) or not isinstance(draft.total_attempts, int):
+        raise InvalidInputError("total_attempts must be a whole number", field="total_attempts")
+    number_in(draft.total_attempts, "total_attempts", 0, 1_000_000)
+    number_in(draft.quality_score, "quality_score", -1e6, 1e6)
+    history = []
+    for attempt in bounded_list(draft.attempt_history, "attempt_history"):
+        if attempt.step_index is not None and (
+            isinstance(attempt.step_index, bool) or not isinstance(attempt.step_index, int)
+        ):
+            raise InvalidInputError("step_index must be a whole number", field="step_index")
+        history.append(
+            Attempt(
+                result=one_of(attempt.result, "attempt_history.result", ATTEMPT_RESULTS, ""),
+                step_index=attempt.step_index,
+                action=clean_optional_text(attempt.action, "action"),
+                error=clean_optional_text(attempt.error, "error"),
+            )
+        )
+    return StrategyAttempt(
+        task_description=task,
+        total_attempts=draft.total_attempts,
+        quality_score=float(draft.quality_score),
+        plan_steps=[
+            clean_text(s, "plan_steps") for s in bounded_list(draft.plan_steps, "plan_steps")
+        ]
+        if draft.plan_steps is not None
+        else None,
+        plan_summary=clean_optional_text(draft.plan_summary, "plan_summary"),
+        attempt_history=history,
+        files_changed=clean_lines(draft.files_changed, "files_changed"),
+        model=clean_line(draft.model, "model"),
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        task_id=clean_line(draft.task_id, "task_id"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDraft:
+    source_repo: str | None = None
+    agent: str | None = None
+    task: str | None = None
+
+
+def session_draft(draft: SessionDraft) -> SessionDraft:
+    return SessionDraft(
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        agent=clean_line(draft.agent, "agent"),
+        task=clean_optional_text(draft.task, "task"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChange:
+    file: str
+    action: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    status: str
+    summary: str | None = None
+    key_changes: Sequence[KeyChange] = ()
+
+
+def session_end(draft: SessionEnd) -> SessionEnd:
+    changes = []
+    for change in bounded_list(draft.key_changes, "key_changes"):
+        changes.append(
+            KeyChange(
+                file=clean_line(change.file, "file") or "",
+                action=clean_line(change.action, "action"),
+                description=clean_optional_text(change.description, "description"),
+            )
+        )
+    return SessionEnd(
+        status=one_of(draft.status, "status", SESSION_STATUSES, "completed"),
+        summary=clean_optional_text(draft.summary, "summary"),
+        key_changes=changes,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchDraft:
+    q: str
+    source_repo: str | None = None
+    memory_type: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    min_trust: str | None = None
+    min_relevance: float | None = None
+    limit: int = 10
+    alpha: float | None = None
+    include_archived: bool = False
+    track_access: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """A search's validated input: `text` is what is searched, `dropped_terms` how many
+    distinct words past the limit were left out of it."""
+
+    text: str
+    source_repo: str | None
+    memory_types: list[str] | None
+    tags: list[str] | None
+    trust_levels: list[str] | None
+    min_relevance: float | None
+    limit: int
+    alpha: float | None
+    include_archived: bool
+    track_access: bool
+    dropped_terms: int = 0
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def bound_query_terms(text: str, max_terms: int) -> tuple[str, int]:
+    """The text up to its `max_terms`-th distinct word, and how many distinct words were
+    cut: the keyword side reads the index once per distinct term."""
+    seen: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group().lower()
+        if word in seen:
+            continue
+        if len(seen) == max_terms:
+            rest = {w.lower() for w in _WORD.findall(text[match.start() :])} - seen
+            return text[: match.start()].rstrip(), len(rest)
+        seen.add(word)
+    return text, 0
+
+
+def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
+    text = clean_text(draft.q, "q", max_chars=limits.max_query_chars)
+    text, dropped = bound_query_terms(text, limits.max_query_terms)
+    types = bounded_list(draft.memory_type, "memory_type")
+    tags = list(clean_tags(draft.tags, limits)) if draft.tags else None
+    limit = draft.limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise InvalidInputError(f"limit must be 1 to {MAX_SEARCH_LIMIT}", field="limit")
+    min_trust = one_of(draft.min_trust, "min_trust", TRUST_ORDER, "") if draft.min_trust else None
+    return SearchQuery(
+        text=text,
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        memory_types=[clean_memory_type(t) or "" for t in types] or None,
+        tags=tags or None,
+        trust_levels=trust_at_least(min_trust) if min_trust else None,  # type: ignore[arg-type]
+        min_relevance=(
+            None
+            if draft.min_relevance is None
+            else number_in(draft.min_relevance, "min_relevance", 0.0, 100.0)
+        ),
+        limit=limit,
+        alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", 0.0, 1.0),
+        include_archived=bool(draft.include_archived),
+        track_access=bool(draft.track_access),
+        dropped_terms=dropped,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    path: str
+    content: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDraft:
+    task_description: str
+    plan_summary: str = ""
+    current_files: Sequence[FileState] = ()
+    previous_files: Sequence[FileState] = ()
+    validation_output: str = ""
+    diagnosis: Mapping[str, Any] | None = None
+    attempt_number: int = 1
+    full_context_tokens: int | None = None
+
+
+DIAGNOSIS_FIELDS = ("root_cause", "reason", "suggested_action")
+
+
+def retry_draft(draft: RetryDraft) -> RetryDraft:
+    def files(items: Sequence[FileState], name: str) -> list[FileState]:
+        return [
+            FileState(
+                path=clean_line(f.path, "path") or "",
+                content=clean_text(
+                    f.content, "file_content", max_chars=FIELD_CHARS["file_content"]
+                ),
+            )
+            for f in bounded_list(items, "files", LIST_ITEMS["files"])
+        ]
+
+    diagnosis = None
+    if draft.diagnosis is not None:
+        forbid_unknown(draft.diagnosis, DIAGNOSIS_FIELDS, "diagnosis")
+        diagnosis = {k: clean_optional_text(v, "description") for k, v in draft.diagnosis.items()}
+    if isinstance(draft.attempt_number, bool) or not isinstance(draft.attempt_number, int):
+        raise InvalidInputError("attempt_number must be a whole number", field="attempt_number")
+    number_in(draft.attempt_number, "attempt_number", 1, 1_000_000)
+    if draft.full_context_tokens is not None:
+        number_in(draft.full_context_tokens, "full_context_tokens", 0, 10**12)
+    return RetryDraft(
+        task_description=clean_text(
+            draft.task_description, "task_description", max_chars=FIELD_CHARS["retry_text"]
+        ),
+        plan_summary=clean_text(
+            draft.plan_summary, "plan_summary", max_chars=FIELD_CHARS["retry_text"]
+        ),
+        current_files=files(draft.current_files, "current_files"),
+        previous_files=files(draft.previous_files, "previous_files"),
+        validation_output=clean_text(draft.validation_output, "validation_output"),
+        diagnosis=diagnosis,
+        attempt_number=draft.attempt_number,
+        full_context_tokens=draft.full_context_tokens,
+    )
+
+
+def hint_request(task: str, source_repo: str) -> tuple[str, str]:
+    task = clean_text(task, "task")
+    repo = clean_line(source_repo, "source_repo")
+    if not task or not repo:
+        raise InvalidInputError("task and source_repo must not be empty", field="task")
+    return task, repo
+
+
+def key_request(tenant_id: str, name: str, role: str, roles: Sequence[str]) -> tuple[str, str, str]:
+    tenant = clean_line(tenant_id, "tenant", max_chars=FIELD_CHARS["tenant"])
+    key_name = clean_line(name, "name", max_chars=FIELD_CHARS["key_name"])
+    if not tenant or not key_name:
+        raise InvalidInputError("tenant and name must not be empty", field="name")
+    return tenant, key_name, one_of(role, "role", roles, "agent")
+
+
+@dataclass(frozen=True, slots=True)
+class ListDraft:
+    memory_type: Sequence[str] | None = None
+    source_repo: str | None = None
+    tags: Sequence[str] | None = None
+    include_archived: bool = False
+    limit: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    memory_types: list[str] | None
+    source_repo: str | None
+    tags: list[str] | None
+    include_archived: bool
+    limit: int
+    after: tuple[datetime, UUID] | None
+
+
+MAX_LIST_LIMIT = 200
+
+
+def encode_cursor(created_at: datetime, memory_id: UUID) -> str:
+    return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{memory_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor[:200].encode("ascii")).decode()
+        created, _, memory_id = raw.partition("|")
+        when = datetime.fromisoformat(created)
+        if when.tzinfo is None:
+            raise ValueError("naive timestamp")
+        return when, UUID(memory_id)
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise InvalidInputError("cursor is not one this server issued", field="cursor") from exc
+
+
+def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
+    limit = draft.limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidInputError(f"limit must be 1 to {MAX_LIST_LIMIT}", field="limit")
+    types = [clean_memory_type(t) or "" for t in bounded_list(draft.memory_type, "memory_type")]
+    return ListQuery(
+        memory_types=types or None,
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        tags=list(clean_tags(draft.tags, limits)) or None,
+        include_archived=bool(draft.include_archived),
+        limit=limit,
+        after=decode_cursor(draft.cursor) if draft.cursor else None,
+    )
+
+
+def source_repo_filter(value: str | None) -> str | None:
+    return clean_line(value, "source_repo")

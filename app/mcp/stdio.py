@@ -1,0 +1,61 @@
+"""MCP over stdio with a bounded message size: a line longer than the limit is never held
+in memory whole. It is skipped; when its JSON-RPC id can be read from its start, the
+server answers that id with an error, so the client is not left waiting."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from typing import BinaryIO
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+logger = logging.getLogger("agent_memory.mcp")
+
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?[0-9]{1,18})')
+CHUNK = 64 * 1024
+# Answered "method not found" by the server, under the oversized request's id.
+TOO_LARGE_METHOD = "agent-memory/message-too-large"
+
+
+class BoundedLines:
+    """Lines of a binary stream as text, none longer than `max_bytes`."""
+
+    def __init__(self, stream: BinaryIO, max_bytes: int) -> None:
+        self._stream = stream
+        self._max = max_bytes
+
+    def __aiter__(self) -> BoundedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._stream.readline, self._max + 1)
+        if not line:
+            raise StopAsyncIteration
+        if len(line) <= self._max or (line.endswith(b"\n") and len(line) == self._max + 1):
+            return bytes(line).decode("utf-8", errors="replace")
+        head = bytes(line[:1000])
+        await anyio.to_thread.run_sync(self._skip_rest_of_line)
+        logger.warning("refused an MCP message larger than %d bytes", self._max)
+        found = _ID.search(head)
+        if found is None:
+            return "{}"  # not JSON-RPC: the server reports it as a parse failure
+        request_id = json.loads(found.group(1))
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": TOO_LARGE_METHOD})
+
+    def _skip_rest_of_line(self) -> None:
+        while True:
+            chunk = self._stream.readline(CHUNK)
+            if not chunk or chunk.endswith(b"\n"):
+                return
+
+
+async def serve_stdio(server: MCPServer, max_line_bytes: int) -> None:
+    stdin = BoundedLines(sys.stdin.buffer, max_line_bytes)
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

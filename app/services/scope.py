@@ -1,0 +1,73 @@
+"""The services for one request (or one MCP tool call), built in one place for every door.
+
+A door authenticates, opens a scope for the caller, calls a service and renders what it
+returns. Each service checks the caller's role and applies the input rules itself, so a
+door holds no rule of its own and a new door gets every rule for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import cached_property
+
+from app.db.session import UnitOfWork, unit_of_work
+from app.repository.memories import FeedbackRepository
+from app.runtime import Runtime
+from app.services.auth import Principal
+from app.services.learning import FeedbackService, LearningService
+from app.services.lifecycle import LifecycleService
+from app.services.memories import MemoryService
+from app.services.search import SearchService
+from app.services.sessions import SessionService
+from app.services.stats import StatsService
+
+
+class Services:
+    """One caller's services over one unit of work (one transaction)."""
+
+    def __init__(self, runtime: Runtime, uow: UnitOfWork, principal: Principal) -> None:
+        self.runtime = runtime
+        self.uow = uow
+        self.principal = principal
+
+    @cached_property
+    def memories(self) -> MemoryService:
+        r = self.runtime
+        return MemoryService(self.uow, r.embedder, r.telemetry, self.principal, r.limits)
+
+    @cached_property
+    def search(self) -> SearchService:
+        r = self.runtime
+        return SearchService(
+            self.uow, r.embedder, r.settings, r.telemetry, self.principal, r.limits
+        )
+
+    @cached_property
+    def learning(self) -> LearningService:
+        return LearningService(self.memories, self.runtime.settings)
+
+    @cached_property
+    def feedback(self) -> FeedbackService:
+        return FeedbackService(FeedbackRepository(self.uow), self.runtime.settings, self.principal)
+
+    @cached_property
+    def lifecycle(self) -> LifecycleService:
+        r = self.runtime
+        return LifecycleService(self.uow, r.settings, r.telemetry, self.principal)
+
+    @cached_property
+    def sessions(self) -> SessionService:
+        return SessionService(self.uow, self.runtime.settings, self.principal)
+
+    @cached_property
+    def stats(self) -> StatsService:
+        return StatsService(self.uow, self.runtime.settings, self.principal)
+
+
+@asynccontextmanager
+async def services_for(runtime: Runtime, principal: Principal) -> AsyncIterator[Services]:
+    """The caller's services in one transaction: committed when the block ends normally,
+    rolled back on any error. The tenant comes from the key, never from the request."""
+    async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
+        yield Services(runtime, uow, principal)

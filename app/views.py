@@ -1,0 +1,323 @@
+"""What every door renders: the JSON shapes of memories, search results, sessions and
+the rest, and the functions that build them from the services' values. REST returns them
+as response bodies; MCP returns the same objects as tool results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.domain.errors import AppError
+from app.domain.memory import Memory, StoreOutcome
+from app.repository.sessions import Session
+
+if TYPE_CHECKING:
+    from app.services.learning import Hint, LearnResult, RememberResult
+    from app.services.lifecycle import PruneReport
+    from app.services.search import SearchResponse
+
+
+class MemoryOut(BaseModel):
+    id: UUID
+    tenant_id: str
+    content: str
+    content_hash: str
+    memory_type: str
+    category: str | None
+    tags: list[str]
+    source_repo: str | None
+    task_id: str | None
+    trust_level: str
+    confidence: str
+    pinned: bool
+    source: str
+    name: str | None
+    metadata: dict[str, Any]
+    context: str | None
+    observation_count: int
+    relevance_score: float
+    access_count: int
+    embedding_state: Literal["ready", "pending"]
+    superseded_by: UUID | None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    archived_at: datetime | None
+    quarantined_at: datetime | None = Field(
+        description="Set when the content was found altered behind the API's back."
+    )
+    created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
+    version: int = Field(
+        description='Bumped by every edit; send it back as If-Match: "v<version>".'
+    )
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls(
+            id=memory.id,
+            tenant_id=memory.tenant_id,
+            content=memory.content,
+            content_hash=memory.content_hash,
+            memory_type=memory.memory_type,
+            category=memory.category,
+            tags=memory.tags,
+            source_repo=memory.source_repo,
+            task_id=memory.task_id,
+            trust_level=memory.trust_level,
+            confidence=memory.confidence,
+            pinned=memory.pinned,
+            source=memory.source,
+            name=memory.name,
+            metadata=memory.metadata,
+            context=memory.context,
+            observation_count=memory.observation_count,
+            relevance_score=memory.relevance_score,
+            access_count=memory.access_count,
+            embedding_state="ready" if memory.has_embedding else "pending",
+            superseded_by=memory.superseded_by,
+            created_at=memory.created_at,
+            updated_at=memory.updated_at,
+            last_accessed_at=memory.last_accessed_at,
+            archived_at=memory.archived_at,
+            quarantined_at=memory.quarantined_at,
+            created_by_key=memory.created_by_key,
+            version=memory.version,
+        )
+
+
+class StoreOut(BaseModel):
+    status: Literal["stored", "reinforced"]
+    memory: MemoryOut
+
+
+class BatchOut(BaseModel):
+    results: list[StoreOut]
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class SearchResultOut(BaseModel):
+    memory: MemoryOut
+    score: float = Field(description="Rank order: similarity adjusted by decay.")
+    similarity: float = Field(description="alpha * vector_similarity + (1 - alpha) * keyword")
+    vector_similarity: float = Field(description="Cosine similarity, 0 if not a vector hit.")
+    keyword_score: float = Field(description="BM25-style keyword rank / best in this query.")
+    decayed_score: float = Field(description="similarity * retention (forgetting curve).")
+
+
+class SearchOut(BaseModel):
+    results: list[SearchResultOut]
+    alpha: float = Field(description="The alpha used (0 when degraded to keyword-only).")
+    took_ms: float
+    degraded: str | None = Field(
+        default=None, description="Set when the search ran with one side only, and why."
+    )
+    truncated: str | None = Field(
+        default=None, description="Set when only the query's first distinct words were searched."
+    )
+
+
+class Problem(BaseModel):
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class StrategyLearnOut(BaseModel):
+    status: Literal["stored", "reinforced", "skipped"]
+    reason: str | None = None
+    memory: MemoryOut | None = None
+
+
+class HintOut(BaseModel):
+    hint: str
+    similarity: float
+    strategy: MemoryOut | None
+
+
+class RememberOut(BaseModel):
+    status: Literal["stored", "reinforced"]
+    message: str
+    observation_count: int | None = None
+    memory: MemoryOut
+
+
+class FileDeltaOut(BaseModel):
+    path: str
+    diff: str
+
+
+class RetryContextOut(BaseModel):
+    task_summary: str
+    plan_summary: str
+    latest_error: str
+    changed_files: list[FileDeltaOut]
+    diagnosis: dict[str, Any] | None
+    attempt_number: int
+    estimated_tokens: int
+    saved_tokens: int
+    saved_percent: float
+
+
+class PruneOut(BaseModel):
+    archived: dict[str, int]
+    total_archived: int
+    message: str
+    dry_run: bool = False
+    would_archive_ids: list[UUID] | None = None
+
+
+class SupersedeOut(BaseModel):
+    superseded: MemoryOut
+    replacement: StoreOut
+
+
+class SessionOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: UUID
+    source_repo: str | None
+    agent: str | None
+    task: str | None
+    status: str
+    summary: str | None
+    key_changes: list[dict[str, Any]]
+    started_at: datetime
+    ended_at: datetime | None
+
+
+class CaptureSettings(BaseModel):
+    capture_mode: str
+    silent_capture_budget: int
+    tip: str
+
+
+class SessionStartOut(BaseModel):
+    session_id: UUID
+    session: SessionOut
+    pruning: PruneOut | None = Field(description="null when pruning failed; the session started")
+    capture: CaptureSettings
+
+
+class KeyOut(BaseModel):
+    """An API key's record; never the key itself."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: UUID
+    tenant_id: str
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class NewKeyOut(KeyOut):
+    key: str = Field(description="Shown once; only its hash is stored.")
+
+
+def render_store(outcome: StoreOutcome) -> StoreOut:
+    return StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory))
+
+
+def render_search(response: SearchResponse) -> SearchOut:
+    return SearchOut(
+        results=[
+            SearchResultOut(
+                memory=MemoryOut.of(hit.memory),
+                score=hit.score,
+                similarity=hit.similarity,
+                vector_similarity=hit.vector_similarity,
+                keyword_score=hit.keyword_score,
+                decayed_score=hit.decayed_score,
+            )
+            for hit in response.hits
+        ],
+        alpha=response.alpha,
+        took_ms=response.took_ms,
+        degraded=response.degraded,
+        truncated=response.truncated,
+    )
+
+
+def render_prune(report: PruneReport) -> PruneOut:
+    return PruneOut(
+        archived=report.archived,
+        total_archived=report.total_archived,
+        message=report.message,
+        dry_run=report.dry_run,
+        would_archive_ids=report.ids if report.dry_run else None,
+    )
+
+
+def render_session(session: Session) -> SessionOut:
+    return SessionOut.model_validate(session)
+
+
+def render_session_start(
+    session: Session, pruning: PruneReport | None, capture: dict[str, Any]
+) -> SessionStartOut:
+    return SessionStartOut(
+        session_id=session.id,
+        session=render_session(session),
+        pruning=render_prune(pruning) if pruning else None,
+        capture=CaptureSettings(**capture),
+    )
+
+
+def render_remember(result: RememberResult) -> RememberOut:
+    reinforced = result.outcome.status == "reinforced"
+    return RememberOut(
+        status=result.outcome.status,
+        message=result.message,
+        observation_count=result.outcome.memory.observation_count if reinforced else None,
+        memory=MemoryOut.of(result.outcome.memory),
+    )
+
+
+def render_learned(result: LearnResult) -> StrategyLearnOut:
+    memory = MemoryOut.of(result.memory) if result.memory else None
+    return StrategyLearnOut(status=result.status, reason=result.reason, memory=memory)
+
+
+def render_hint(hint: Hint) -> HintOut:
+    strategy = MemoryOut.of(hint.strategy) if hint.strategy else None
+    return HintOut(hint=hint.hint, similarity=hint.similarity, strategy=strategy)
+
+
+def problem_of(error: AppError) -> dict[str, Any]:
+    """RFC 9457 problem details for a typed error (REST adds `type` and `instance`)."""
+    body: dict[str, Any] = {"title": error.title, "status": error.status, "detail": error.detail}
+    if error.field:
+        body["errors"] = [{"field": error.field, "message": error.detail}]
+    return body
+
+
+def invalid_input_problem(errors: Sequence[Any]) -> dict[str, Any]:
+    """A parse failure (pydantic's errors) as one 422 naming every field."""
+    listed = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in errors]
+    fields = ", ".join(dict.fromkeys(e["field"] for e in listed))
+    return {
+        "title": "Unprocessable Content",
+        "status": 422,
+        "detail": f"invalid input: {fields}",
+        "errors": listed,
+    }
+
+
+def _field_of(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
