@@ -138,7 +138,7 @@ def forbid_content_change(fields: Any) -> None:
 def memory_edit(fields: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
     """The fields of a PATCH, cleaned; content never changes in place."""
     forbid_content_change(fields)
-    forbid_unknown(fields, EDITABLE_FIELDS, "an edit")
+    forbid_unknown(fields, EDITABLE_FIELDS, None)
     cleaned: dict[str, Any] = {}
     for name, value in fields.items():
         if name == "tags":

@@ -223,7 +223,10 @@ def number_in(value: float, field: str, low: float, high: float) -> float:
     return value
 
 
-def forbid_unknown(fields: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+def forbid_unknown(fields: Mapping[str, Any], known: Sequence[str], where: str | None) -> None:
+    """Unknown keys of an object (named `where`, None at the top) are refused the way the
+    doors' parsers refuse unknown fields, so every door gives the same answer."""
     unknown = sorted(set(fields) - set(known))
     if unknown:
-        raise InvalidInputError(f"{where} does not take {', '.join(unknown)}", field=unknown[0])
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise InvalidInputError("Extra inputs are not permitted", field=name)

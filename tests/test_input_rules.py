@@ -1,0 +1,567 @@
+"""One core: every over-limit or malformed input gets the same refusal at every door that
+takes it (each REST route, each MCP tool over HTTP and over stdio), and nothing is stored.
+
+The table below is checked against the doors themselves: every string or list field in the
+REST API's request schemas and in the MCP tools' input schemas must have a case here, so a
+field added without a limit (and without a case) fails `test_every_field_has_a_case`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from app.domain.validation import FIELD_CHARS, LIST_ITEMS, Limits
+
+LIMITS = Limits()
+ESCAPE = "red\x1b[31mtext"  # a terminal escape
+BIDI = "admin\u202etxt.exe"  # a right-to-left override
+
+
+def over(chars: int) -> str:
+    return "x" * (chars + 1)
+
+
+def field_over(name: str) -> str:
+    return over(FIELD_CHARS[name])
+
+
+def items_over(name: str, item: Any = "x") -> list[Any]:
+    return [item] * (LIST_ITEMS[name] + 1)
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    method: str
+    path: str  # {memory} and {session} are filled with real ids
+    base: dict[str, Any]
+    tool: str | None = None
+    # REST name -> MCP argument name where they differ.
+    renamed: dict[str, str] = field(default_factory=dict)
+    in_query: bool = False
+    # (field sent, bad value, the field the refusal names); REST and MCP alike.
+    bad: list[tuple[str, Any, str]] = field(default_factory=list)
+    rest_only: list[tuple[str, Any, str]] = field(default_factory=list)
+
+
+def one_line(name: str) -> list[tuple[str, Any, str]]:
+    return [(name, field_over(name), name), (name, ESCAPE, name), (name, "two\nlines", name)]
+
+
+def text(name: str, limit: int | None = None) -> list[tuple[str, Any, str]]:
+    return [(name, over(limit or FIELD_CHARS[name]), name), (name, BIDI, name)]
+
+
+MEMORY_FIELDS: list[tuple[str, Any, str]] = [
+    ("content", over(LIMITS.max_content_chars), "content"),
+    ("content", "nul\x00inside", "content"),
+    ("content", "lone \ud800 surrogate", "content"),
+    ("content", "   ", "content"),
+    ("memory_type", "Not A Type", "memory_type"),
+    ("memory_type", field_over("memory_type"), "memory_type"),
+    *one_line("category"),
+    *one_line("source_repo"),
+    *one_line("task_id"),
+    *one_line("source"),
+    *one_line("name"),
+    ("tags", ["t"] * (LIMITS.max_tags + 1), "tags"),
+    ("tags", [over(LIMITS.max_tag_chars)], "tags"),
+    ("tags", [ESCAPE], "tags"),
+    ("trust_level", "root", "trust_level"),
+    ("confidence", "certain", "confidence"),
+    ("metadata", {"k": "v" * LIMITS.max_metadata_bytes}, "metadata"),
+    ("metadata", {"\ud800": 1}, "metadata"),
+    ("metadata", {"k": "\ud800"}, "metadata"),
+    ("metadata", {"k": ESCAPE}, "metadata"),
+    ("context", over(LIMITS.max_context_chars), "context"),
+    ("context", BIDI, "context"),
+]
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+OPERATIONS = [
+    Operation(
+        "store",
+        "POST",
+        "/memories",
+        {"content": "a memory worth keeping"},
+        tool="store_memory",
+        bad=[*MEMORY_FIELDS, ("metadata", nested(LIMITS.max_metadata_depth + 1), "metadata")],
+        # Nested 500 deep: more than MCP's argument parser takes as a tool call at all.
+        rest_only=[("metadata", nested(500), "metadata")],
+    ),
+    Operation(
+        "batch",
+        "POST",
+        "/memories/batch",
+        {"memories": [{"content": "a memory worth keeping"}]},
+        bad=[
+            ("memories", [{"content": "ok"}] * (LIMITS.max_batch + 1), "memories"),
+            ("memories", [], "memories"),
+            ("memories", [{"content": "ok"}, {"content": "ok", "name": ESCAPE}], "memories.1.name"),
+            *(
+                ("memories", [{"content": "ok", sent: value}], f"memories.0.{named}")
+                for sent, value, named in MEMORY_FIELDS
+                if sent != "content"
+            ),
+            ("memories", [{"content": over(LIMITS.max_content_chars)}], "memories.0.content"),
+        ],
+    ),
+    Operation(
+        "supersede",
+        "POST",
+        "/memories/{memory}/supersede",
+        {"content": "a replacement memory"},
+        bad=MEMORY_FIELDS,
+    ),
+    Operation(
+        "edit",
+        "PATCH",
+        "/memories/{memory}",
+        {},
+        bad=[
+            ("tags", ["t"] * (LIMITS.max_tags + 1), "tags"),
+            ("tags", [ESCAPE], "tags"),
+            ("confidence", "certain", "confidence"),
+            *one_line("category"),
+            ("metadata", {"k": "\ud800"}, "metadata"),
+            ("metadata", {"\ud800": "v"}, "metadata"),
+            ("metadata", nested(500), "metadata"),
+            ("content", "new content", "content"),
+        ],
+    ),
+    Operation(
+        "search",
+        "POST",
+        "/search",
+        {"q": "anything"},
+        tool="search_memories",
+        renamed={"q": "query"},
+        bad=[
+            ("q", over(LIMITS.max_query_chars), "q"),
+            ("q", ESCAPE, "q"),
+            *one_line("source_repo"),
+            ("memory_type", items_over("memory_type", "general"), "memory_type"),
+            ("memory_type", ["Not A Type"], "memory_type"),
+            ("tags", [over(LIMITS.max_tag_chars)], "tags"),
+            ("tags", ["t"] * (LIMITS.max_tags + 1), "tags"),
+            ("min_trust", "root", "min_trust"),
+            ("limit", 0, "limit"),
+            ("limit", 101, "limit"),
+            ("alpha", 1.5, "alpha"),
+        ],
+        rest_only=[("min_relevance", -1, "min_relevance")],
+    ),
+    Operation(
+        "search_get",
+        "GET",
+        "/search",
+        {"q": "anything"},
+        in_query=True,
+        bad=[
+            ("q", over(LIMITS.max_query_chars), "q"),
+            ("q", ESCAPE, "q"),
+            *one_line("source_repo"),
+            ("memory_type", ["Not A Type"], "memory_type"),
+            ("tags", [over(LIMITS.max_tag_chars)], "tags"),
+            ("min_trust", "root", "min_trust"),
+            ("min_relevance", 101, "min_relevance"),
+            ("limit", 0, "limit"),
+            ("alpha", -0.5, "alpha"),
+        ],
+    ),
+    Operation(
+        "list",
+        "GET",
+        "/memories",
+        {},
+        in_query=True,
+        bad=[
+            *one_line("source_repo"),
+            ("memory_type", ["Not A Type"], "memory_type"),
+            ("tags", [over(LIMITS.max_tag_chars)], "tags"),
+            ("cursor", "not-a-cursor", "cursor"),
+        ],
+    ),
+    Operation(
+        "remember",
+        "POST",
+        "/remember",
+        {"text": "a learning that is long enough to keep"},
+        tool="remember",
+        bad=[
+            ("text", over(LIMITS.max_content_chars), "text"),
+            ("text", "too short", "text"),
+            ("text", "a learning with an " + ESCAPE + " escape", "text"),
+            *one_line("source_repo"),
+            *one_line("category"),
+            *one_line("name"),
+            *text("reasoning"),
+            ("confidence", "certain", "confidence"),
+            ("references", items_over("references"), "references"),
+            ("references", [over(FIELD_CHARS["references"])], "references"),
+            ("references", [ESCAPE], "references"),
+            ("context", over(LIMITS.max_context_chars), "context"),
+        ],
+    ),
+    Operation(
+        "learn",
+        "POST",
+        "/strategies/learn",
+        {
+            "task_description": "add an endpoint",
+            "total_attempts": 1,
+            "quality_score": 9,
+            "plan_summary": "1. write it",
+        },
+        tool="learn_strategy",
+        bad=[
+            *text("task_description"),
+            ("task_description", "", "task_description"),
+            ("plan_steps", items_over("plan_steps"), "plan_steps"),
+            ("plan_steps", [field_over("plan_steps")], "plan_steps"),
+            *text("plan_summary"),
+            (
+                "attempt_history",
+                items_over("attempt_history", {"result": "success"}),
+                "attempt_history",
+            ),
+            ("attempt_history", [{"result": "maybe"}], "attempt_history.result"),
+            ("attempt_history", [{"result": "success", "action": field_over("action")}], "action"),
+            ("attempt_history", [{"result": "failure", "error": field_over("error")}], "error"),
+            ("files_changed", items_over("files_changed"), "files_changed"),
+            ("files_changed", [field_over("files_changed")], "files_changed"),
+            ("files_changed", [ESCAPE], "files_changed"),
+            *one_line("model"),
+            *one_line("source_repo"),
+            *one_line("task_id"),
+            ("total_attempts", -1, "total_attempts"),
+        ],
+    ),
+    Operation(
+        "hint",
+        "GET",
+        "/strategies/hint",
+        {"task": "add an endpoint", "source_repo": "acme/api"},
+        tool="get_strategy_hint",
+        in_query=True,
+        bad=[*text("task"), *one_line("source_repo")],
+    ),
+    Operation(
+        "retry",
+        "POST",
+        "/retry-context",
+        {"task_description": "fix the test"},
+        tool="retry_context",
+        bad=[
+            ("task_description", over(FIELD_CHARS["retry_text"]), "task_description"),
+            ("plan_summary", over(FIELD_CHARS["retry_text"]), "plan_summary"),
+            ("current_files", items_over("files", {"path": "a.py"}), "files"),
+            ("previous_files", items_over("files", {"path": "a.py"}), "files"),
+            ("current_files", [{"path": field_over("path")}], "path"),
+            ("current_files", [{"path": ESCAPE}], "path"),
+            ("previous_files", [{"path": "a.py", "content": "\x1b[2J"}], "file_content"),
+            ("validation_output", over(FIELD_CHARS["validation_output"]), "validation_output"),
+            ("diagnosis", {"root_cause": field_over("description")}, "description"),
+            ("diagnosis", {"reason": ESCAPE}, "description"),
+            ("diagnosis", {"suggested_action": BIDI}, "description"),
+            ("diagnosis", {"cause": "unknown field"}, "diagnosis.cause"),
+            ("attempt_number", 0, "attempt_number"),
+        ],
+    ),
+    Operation(
+        "session",
+        "POST",
+        "/sessions",
+        {},
+        tool="start_session",
+        bad=[*one_line("source_repo"), *one_line("agent"), *text("task")],
+    ),
+    Operation(
+        "session_end",
+        "POST",
+        "/sessions/{session}/end",
+        {"status": "completed"},
+        tool="end_session",
+        bad=[
+            ("status", "abandoned", "status"),
+            *text("summary"),
+            ("key_changes", items_over("key_changes", {"file": "a.py"}), "key_changes"),
+            ("key_changes", [{"file": field_over("file")}], "file"),
+            ("key_changes", [{"file": ESCAPE}], "file"),
+            ("key_changes", [{"file": "a.py", "action": field_over("action")}], "action"),
+            ("key_changes", [{"file": "a.py", "description": BIDI}], "description"),
+        ],
+    ),
+    Operation(
+        "snapshot",
+        "GET",
+        "/snapshot",
+        {},
+        tool="snapshot",
+        in_query=True,
+        bad=[*one_line("source_repo"), ("max_chars", 10, "max_chars")],
+    ),
+    Operation(
+        "prune",
+        "POST",
+        "/prune",
+        {"dry_run": True},
+        tool="run_pruning",
+        bad=one_line("source_repo"),
+    ),
+    Operation(
+        "stats",
+        "GET",
+        "/stats",
+        {},
+        tool="get_access_stats",
+        in_query=True,
+        bad=one_line("source_repo"),
+    ),
+    Operation(
+        "feedback",
+        "POST",
+        "/memories/{memory}/feedback",
+        {"outcome": "helpful"},
+        bad=[("outcome", "meh", "outcome")],
+    ),
+    Operation(
+        "key",
+        "POST",
+        "/admin/keys",
+        {"name": "ci", "role": "agent"},
+        bad=[
+            ("name", field_over("key_name"), "name"),
+            ("name", "nul\x00name", "name"),
+            ("name", "", "name"),
+            ("role", "root", "role"),
+        ],
+    ),
+]
+
+# Fields that take no text and no list, or whose value the door's parser already bounds.
+NOT_LIMITED = {"pinned", "include_archived", "track_access", "dry_run", "format", "step_index"}
+
+
+def cases(door: str) -> list[tuple[Operation, str, Any, str]]:
+    chosen = []
+    for op in OPERATIONS:
+        if door != "rest" and op.tool is None:
+            continue
+        rows = op.bad + (op.rest_only if door == "rest" else [])
+        chosen += [(op, sent, value, named) for sent, value, named in rows]
+    if door != "rest":  # the MCP client cannot encode a lone surrogate at all
+        chosen = [case for case in chosen if encodable(case[2])]
+    return chosen
+
+
+def encodable(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def case_id(case: tuple[Operation, str, Any, str]) -> str:
+    op, sent, value, _ = case
+    shown = repr(value)[:24]
+    return f"{op.name}-{sent}-{shown}"
+
+
+async def stored_rows(db: asyncpg.Connection) -> tuple[int, ...]:
+    row = await db.fetchrow(
+        "SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM sessions) AS s,"
+        " (SELECT count(*) FROM api_keys) AS k,"
+        " (SELECT coalesce(sum(version), 0) FROM memories) AS v"
+    )
+    return tuple(row)
+
+
+@pytest.fixture
+async def targets(api: httpx.AsyncClient) -> dict[str, str]:
+    memory = await api.post("/memories", json={"content": "the memory cases act on"})
+    session = await api.post("/sessions", json={"source_repo": "acme/api"})
+    return {"memory": memory.json()["memory"]["id"], "session": session.json()["session_id"]}
+
+
+def assert_refused(problem: dict[str, Any], named: str) -> None:
+    assert problem["status"] in (413, 422), problem
+    fields = [e["field"] for e in problem.get("errors", [])]
+    assert named in fields, problem
+
+
+def rest_request(op: Operation, sent: str, value: Any, ids: dict[str, str]) -> dict[str, Any]:
+    payload = {**op.base, sent: value}
+    request: dict[str, Any] = {"method": op.method, "url": op.path.format(**ids)}
+    if op.in_query:
+        request["params"] = payload
+    else:
+        # Sent as bytes: httpx would refuse to encode a lone surrogate.
+        body = json.dumps(payload).encode()
+        request["content"] = body
+        request["headers"] = {"content-type": "application/json"}
+    return request
+
+
+@pytest.mark.parametrize("case", cases("rest"), ids=case_id)
+async def test_rest_refuses_and_stores_nothing(
+    case: tuple[Operation, str, Any, str],
+    api: httpx.AsyncClient,
+    db: asyncpg.Connection,
+    targets: dict[str, str],
+) -> None:
+    op, sent, value, named = case
+    before = await stored_rows(db)
+    response = await api.request(**rest_request(op, sent, value, targets))
+    assert response.headers["content-type"] == "application/problem+json"
+    assert_refused(response.json(), named)
+    assert await stored_rows(db) == before
+
+
+def tool_arguments(op: Operation, sent: str, value: Any, ids: dict[str, str]) -> dict[str, Any]:
+    arguments = {op.renamed.get(k, k): v for k, v in {**op.base, sent: value}.items()}
+    if op.tool == "end_session":
+        arguments["session_id"] = ids["session"]
+    return arguments
+
+
+async def check_tool_cases(client: Client, db: asyncpg.Connection, ids: dict[str, str]) -> None:
+    for op, sent, value, named in cases("mcp"):
+        before = await stored_rows(db)
+        assert op.tool is not None
+        result = await client.call_tool(op.tool, tool_arguments(op, sent, value, ids))
+        assert result.is_error, (op.name, sent)
+        problem = json.loads(result.content[0].text)  # type: ignore[union-attr]
+        assert_refused(problem, named)
+        assert await stored_rows(db) == before, (op.name, sent)
+
+
+async def test_mcp_over_http_refuses_and_stores_nothing(
+    served: str, db: asyncpg.Connection, targets: dict[str, str]
+) -> None:
+    async with Client(f"{served}/mcp") as client:
+        await check_tool_cases(client, db, targets)
+        unknown = await client.call_tool("store_memory", {"content": "ok", "colour": "red"})
+        assert unknown.is_error
+        problem = json.loads(unknown.content[0].text)  # type: ignore[union-attr]
+        assert problem["status"] == 422
+        assert problem["errors"][0]["field"] == "colour"
+        assert problem["errors"][0]["message"] == "Extra inputs are not permitted"
+
+
+def stdio_server(database_url: str, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp"],
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "LOG_LEVEL": "WARNING",
+            "PRUNE_INTERVAL_S": "0",
+            **env,
+        },
+    )
+
+
+async def test_mcp_over_stdio_refuses_and_stores_nothing(
+    database_url: str, db: asyncpg.Connection, targets: dict[str, str]
+) -> None:
+    async with Client(stdio_server(database_url)) as client:
+        await check_tool_cases(client, db, targets)
+
+
+def schema_fields(schema: dict[str, Any], components: dict[str, Any]) -> set[str]:
+    """The names of the string and list fields in a JSON schema, nested objects included."""
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = components[node["$ref"].rsplit("/", 1)[-1]]
+        return node
+
+    found: set[str] = set()
+
+    def walk(node: dict[str, Any], name: str | None) -> None:
+        node = resolve(node)
+        for option in node.get("anyOf", []):
+            walk(option, name)
+        kind = node.get("type")
+        if kind in ("string", "array") and name is not None:
+            found.add(name)
+        if kind == "array" and "items" in node:
+            walk(node["items"], None)
+        for child, sub in node.get("properties", {}).items():
+            walk(sub, child)
+
+    walk(schema, None)
+    return found
+
+
+def covered_names(rows: list[tuple[str, Any, str]]) -> set[str]:
+    """The fields a set of cases exercises: the one sent, the one refused, and the keys of
+    the nested objects sent (a file's path, an attempt's result)."""
+    names: set[str] = set()
+    for sent, value, named in rows:
+        names |= {sent, named, named.rsplit(".", 1)[-1]}
+        items = value if isinstance(value, list) else [value]
+        for item in items[:2]:
+            if isinstance(item, dict):
+                names |= set(item)
+    return names
+
+
+async def test_every_field_has_a_case(api: httpx.AsyncClient, served: str) -> None:
+    """A string or list field at any door without a refusal case here fails this test."""
+    spec = (await api.get("/openapi.json")).json()
+    components = spec["components"]["schemas"]
+    by_route = {(op.method, op.path.replace("{memory}", "{memory_id}")): op for op in OPERATIONS}
+    by_route.update(
+        {(m, p.replace("{session}", "{session_id}")): op for (m, p), op in by_route.items()}
+    )
+    missing = []
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            fields: set[str] = set()
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body:
+                fields |= schema_fields(body["schema"], components)
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "query":
+                    fields |= schema_fields(
+                        {"properties": {parameter["name"]: parameter["schema"]}}, components
+                    )
+            fields -= NOT_LIMITED
+            if not fields:
+                continue
+            op = by_route.get((method.upper(), path))
+            covered = covered_names(op.bad + op.rest_only) if op else set()
+            missing += [f"{method.upper()} {path}: {f}" for f in sorted(fields - covered)]
+    async with Client(f"{served}/mcp") as client:
+        tools = (await client.list_tools()).tools
+    by_tool = {op.tool: op for op in OPERATIONS if op.tool}
+    for tool in tools:
+        fields = schema_fields(tool.input_schema, tool.input_schema.get("$defs", {})) - NOT_LIMITED
+        fields.discard("session_id")  # parsed as a UUID by the door
+        op = by_tool.get(tool.name)
+        covered = set()
+        if op:
+            covered = covered_names(op.bad) | {op.renamed.get(sent, sent) for sent, _, _ in op.bad}
+        missing += [f"tool {tool.name}: {f}" for f in sorted(fields - covered)]
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+    assert not missing, "fields without a refusal case:\n" + "\n".join(missing)
