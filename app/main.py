@@ -21,6 +21,7 @@ from app.api.body_limit import BodyLimitMiddleware
 from app.api.deps import get_principal
 from app.api.errors import PROBLEM_RESPONSES, app_error_response, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
+from app.api.options import OptionsMiddleware
 from app.config import Settings, get_settings, tenant_connection_share
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
@@ -202,7 +203,10 @@ def create_app(
         streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.host
     )
     mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
-    app.router.routes.append(Route("/mcp", AuthenticatedMcp(mcp_asgi)))
+    app.router.routes.append(
+        Route("/mcp", AuthenticatedMcp(mcp_asgi), methods=["GET", "POST", "DELETE"])
+    )
+    app.add_middleware(OptionsMiddleware)
     app.add_middleware(IdempotencyMiddleware)
     # Outermost but for metrics: no other middleware reads a body past the limit.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

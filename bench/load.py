@@ -2,10 +2,17 @@
 
 Steps of 1, 4, 8, 16, 32 and 64 concurrent clients, each for a fixed number of seconds,
 over 10k preloaded memories; reports throughput, p50/p99 per operation and the error rate,
-where throughput peaks and from how few clients it is within 5% of that peak. Only
-127.0.0.1 is ever contacted; every loop is bounded.
+where throughput peaks and from how few clients it is within 5% of that peak.
+
+With --noisy N, a noisy-neighbour step follows: the quiet tenant runs the same mix at
+--quiet-clients, first alone, then while another tenant's N clients send maximum-cost
+searches (2,000 characters of about 300 distinct words the corpus holds); it reports the
+quiet tenant's p99 and errors side by side, and what the noisy tenant was answered.
+
+Only 127.0.0.1 is ever contacted; every loop is bounded.
 
     .venv/bin/python -m bench.load [--steps 1,4,8,16,32,64] [--seconds 20]
+    .venv/bin/python -m bench.load --steps "" --noisy 16 --quiet-clients 4
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ import time
 from collections import defaultdict
 
 import aiohttp
+import asyncpg
 import httpx
 
 from app.logging import configure_logging
+from app.services.keys import KeyService
 from bench.latency import bulk_load, free_port, pct, wait_ready
 from bench.support import fresh_database
 from bench.synthetic import QUERIES, memory_text
@@ -97,14 +106,103 @@ async def client_loop(
             errors[failure] += 1
 
 
+def worst_query(rng: random.Random) -> str:
+    """As costly as a query may be: the corpus's own words, as many distinct ones as fit
+    in the longest query allowed."""
+    words: dict[str, None] = {}
+    while len(words) < 300:
+        text, _ = memory_text(rng)
+        words.update(dict.fromkeys(w.strip(".,:;()[]").lower() for w in text.split()))
+        words.update({f"{w}{len(words)}": None for w in list(words)[-3:]})
+    return " ".join(words)[:2000]
+
+
+async def noisy_loop(
+    client: aiohttp.ClientSession, seed: int, deadline: float, answers: dict[str, int]
+) -> None:
+    rng = random.Random(seed)
+    while time.monotonic() < deadline:
+        try:
+            status = await send(client, "POST", "/search", json={"q": worst_query(rng)})
+            answers[str(status)] += 1
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            answers[type(exc).__name__] += 1
+
+
+async def noisy_neighbour(
+    base_url: str, keys: dict[str, str], quiet_clients: int, noisy_clients: int, seconds: float
+) -> None:
+    print(
+        "\n| run | quiet req/s | quiet errors | quiet search p99 | quiet store p99 |"
+        " quiet snapshot p99 | noisy answers |"
+    )
+    print("|---|---|---|---|---|---|---|")
+
+    def session(key: str) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            base_url=base_url,
+            headers={"Authorization": f"Bearer {key}"},
+            connector=aiohttp.TCPConnector(limit=128),
+            timeout=aiohttp.ClientTimeout(total=30),
+        )
+
+    async with session(keys["quiet"]) as quiet, session(keys["noisy"]) as noisy:
+        for label, noise in (("quiet alone", 0), (f"with {noisy_clients} noisy", noisy_clients)):
+            results: dict[str, list[float]] = defaultdict(list)
+            errors: dict[str, int] = defaultdict(int)
+            answers: dict[str, int] = defaultdict(int)
+            began = time.monotonic()
+            deadline = began + seconds
+            known: list[str] = []
+            await asyncio.gather(
+                *(
+                    client_loop(quiet, 7000 + i, deadline, results, errors, known)
+                    for i in range(quiet_clients)
+                ),
+                *(noisy_loop(noisy, 9000 + i, deadline, answers) for i in range(noise)),
+            )
+            elapsed = time.monotonic() - began
+            done = sum(len(v) for v in results.values())
+            everything = [ms for op in results for ms in results[op]]
+
+            def cell(op: str, results: dict[str, list[float]] = results) -> str:
+                return f"{pct(results[op], 99):.0f}" if results[op] else "-"
+
+            noisy_text = ", ".join(f"{k}: {n}" for k, n in sorted(answers.items())) or "-"
+            print(
+                f"| {label} | {done / elapsed:.0f} | {sum(errors.values())} | {cell('search')} |"
+                f" {cell('store')} | {cell('snapshot')} | {noisy_text} |",
+                flush=True,
+            )
+            if errors:
+                print("  quiet errors: " + ", ".join(f"{k}: {n}" for k, n in errors.items()))
+            if everything:
+                print(f"  quiet p99, all operations: {pct(everything, 99):.0f} ms")
+
+
+async def make_keys(url: str) -> dict[str, str]:
+    """The preloaded rows are the default tenant's: the quiet tenant is that one."""
+    conn = await asyncpg.connect(url)
+    try:
+        service = KeyService(conn)
+        quiet = await service.create("default", "bench quiet", "agent")
+        noisy = await service.create("noisy", "bench noisy", "reader")
+    finally:
+        await conn.close()
+    return {"quiet": quiet.key, "noisy": noisy.key}
+
+
 async def main() -> None:
     configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", default="1,4,8,16,32,64")
+    parser.add_argument("--steps", default="1,4,8,16,32,64", help="'' for none")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--noisy", type=int, default=0, help="noisy tenant's clients (0: skip)")
+    parser.add_argument("--quiet-clients", type=int, default=4)
     args = parser.parse_args()
     async with fresh_database("agent_memory_bench_load") as url:
         await bulk_load(url, 0, 10_000, 100)
+        keys = await make_keys(url)
         port = free_port()
         env = {
             **os.environ,
@@ -125,6 +223,7 @@ async def main() -> None:
             # clients), aiohttp 0.3 ms (0.055 cores at 185 req/s).
             async with aiohttp.ClientSession(
                 base_url=base_url,
+                headers={"Authorization": f"Bearer {keys['quiet']}"},
                 connector=aiohttp.TCPConnector(limit=128),
                 timeout=aiohttp.ClientTimeout(total=30),
             ) as client:
@@ -136,7 +235,7 @@ async def main() -> None:
                 known: list[str] = []
                 failures: dict[str, int] = {}
                 steps: list[tuple[int, float, str]] = []  # clients, req/s, search p99
-                for clients in (int(s) for s in args.steps.split(",")):
+                for clients in (int(s) for s in args.steps.split(",") if s):
                     results: dict[str, list[float]] = defaultdict(list)
                     errors: dict[str, int] = defaultdict(int)
                     began = time.monotonic()
@@ -167,15 +266,18 @@ async def main() -> None:
                         {f"{kind} at {clients} clients": n for kind, n in errors.items()}
                     )
                     steps.append((clients, done / elapsed, cell("search", 99)))
-                peak = max(steps, key=lambda step: step[1])
-                knee = next(step for step in steps if step[1] >= 0.95 * peak[1])
-                print(
-                    f"\nthroughput peaks at {peak[0]} clients ({peak[1]:.0f} req/s, search p99"
-                    f" {peak[2]} ms); within 5% of that from {knee[0]} clients ({knee[1]:.0f}"
-                    f" req/s, search p99 {knee[2]} ms)"
-                )
+                if steps:
+                    peak = max(steps, key=lambda step: step[1])
+                    knee = next(step for step in steps if step[1] >= 0.95 * peak[1])
+                    print(
+                        f"\nthroughput peaks at {peak[0]} clients ({peak[1]:.0f} req/s, search"
+                        f" p99 {peak[2]} ms); within 5% of that from {knee[0]} clients"
+                        f" ({knee[1]:.0f} req/s, search p99 {knee[2]} ms)"
+                    )
                 if failures:
                     print("\nerrors: " + ", ".join(f"{k}: {n}" for k, n in failures.items()))
+            if args.noisy:
+                await noisy_neighbour(base_url, keys, args.quiet_clients, args.noisy, args.seconds)
         finally:
             server.terminate()
             server.wait(30)

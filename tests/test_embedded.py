@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -92,7 +93,7 @@ async def test_a_write_cut_by_a_restart_and_retried_with_its_key_is_stored_once(
     url = await asyncio.to_thread(server.start)
     await upgrade_head_async(url)
     embedder = GatedEmbedder()
-    request = {
+    request: dict[str, Any] = {
         "json": {"content": "Written during a database restart"},
         "headers": {"Idempotency-Key": "write-through-restart"},
     }
@@ -137,7 +138,7 @@ async def test_restart_under_traffic_answers_promptly_and_loses_nothing(tmp_path
 
             async def write(writer: int, n: int) -> None:
                 nonlocal acknowledged, slowest
-                request = {
+                request: dict[str, Any] = {
                     "json": {"content": f"writer {writer} note {n}"},
                     "headers": {"Idempotency-Key": f"w{writer}-{n}"},
                 }

@@ -45,7 +45,7 @@ async def archived_contents(db: asyncpg.Connection) -> set[str]:
 async def test_each_pruning_rule_and_exemption(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
-    cases = {
+    cases: dict[str, tuple[int, int, dict[str, Any]]] = {
         "unused for 91 days": (91, 0, {}),
         "unused for 89 days": (89, 0, {}),
         "used once, 100 days": (100, 1, {}),

@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types import TextContent
 
 from app.cli import main as cli_main
 
@@ -32,6 +33,12 @@ TOOLS = {
 @pytest.fixture
 def mcp_url(served: str) -> str:
     return f"{served}/mcp"
+
+
+def text_of(result: Any) -> str:
+    content = result.content[0]
+    assert isinstance(content, TextContent)
+    return content.text
 
 
 def payload(result: Any) -> dict[str, Any]:
@@ -103,7 +110,7 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
         )
         short = await client.call_tool("remember", {"text": "too short"})
         assert short.is_error
-        assert "Learning too short" in short.content[0].text
+        assert "Learning too short" in text_of(short)
 
 
 async def test_lifecycle_tools(mcp_url: str) -> None:
@@ -118,7 +125,7 @@ async def test_lifecycle_tools(mcp_url: str) -> None:
         )
         assert ended["status"] == "completed"
         snap = await client.call_tool("snapshot", {"source_repo": "r"})
-        assert "done" in snap.content[0].text
+        assert "done" in text_of(snap)
         pruned = payload(await client.call_tool("run_pruning", {"dry_run": True}))
         assert pruned["message"].startswith("Nothing to archive")
         stats = payload(await client.call_tool("get_access_stats", {}))

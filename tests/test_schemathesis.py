@@ -1,5 +1,7 @@
-"""Property-based API fuzzing with schemathesis against the running server's own OpenAPI:
-no 5xx, every response documented and matching its schema. Bounded: 5 examples per operation."""
+"""Property-based API fuzzing with schemathesis against the running server's own OpenAPI,
+once with a key of each role: no 5xx, every response documented and matching its schema,
+and an undocumented method answered 405 with an Allow header. Bounded: 5 examples per
+operation and role."""
 
 from __future__ import annotations
 
@@ -19,34 +21,51 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(tmp_pa
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
             # Open mode: the first key is created by the (admin) anonymous caller.
             created = await client.post("/admin/keys", json={"name": "fuzz", "role": "admin"})
-            key = created.json()["key"]
-        run = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "schemathesis.cli",
-            "run",
-            f"{base}/openapi.json",
-            "-H",
-            f"Authorization: Bearer {key}",
-            "--checks",
-            "not_a_server_error,response_schema_conformance,"
-            "status_code_conformance,content_type_conformance",
-            "--max-examples",
-            "5",
-            "--request-timeout",
-            "30",
-            "--workers",
-            "1",
-            "--exclude-path",
-            "/admin/keys/{key_id}",  # revoking its own key ends the run
-            "--seed",
-            "1",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output, _ = await asyncio.wait_for(run.communicate(), 300)
-        assert run.returncode == 0, output.decode()[-12000:]
+            admin = created.json()["key"]
+            keys = {"admin": admin}
+            for role in ("agent", "reader"):
+                made = await client.post(
+                    "/admin/keys",
+                    json={"name": f"fuzz {role}", "role": role},
+                    headers={"Authorization": f"Bearer {admin}"},
+                )
+                keys[role] = made.json()["key"]
+            # OPTIONS names what a route allows (schemathesis leaves OPTIONS alone).
+            options = await client.options("/memories")
+            assert options.status_code == 204
+            assert options.headers["allow"] == "GET, OPTIONS, POST"
+        for role, key in keys.items():
+            await fuzz(base, key, role)
     finally:
         if server.returncode is None:
             server.send_signal(signal.SIGTERM)
             await asyncio.wait_for(server.wait(), 60)
+
+
+async def fuzz(base: str, key: str, role: str) -> None:
+    run = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "run",
+        f"{base}/openapi.json",
+        "-H",
+        f"Authorization: Bearer {key}",
+        "--checks",
+        "not_a_server_error,response_schema_conformance,status_code_conformance,"
+        "content_type_conformance,unsupported_method",
+        "--max-examples",
+        "5",
+        "--request-timeout",
+        "30",
+        "--workers",
+        "1",
+        "--exclude-path",
+        "/admin/keys/{key_id}",  # revoking its own key ends the run
+        "--seed",
+        "1",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(run.communicate(), 300)
+    assert run.returncode == 0, f"as {role}:\n" + output.decode()[-12000:]

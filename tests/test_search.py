@@ -481,7 +481,7 @@ async def test_post_search_takes_the_same_fields(api: httpx.AsyncClient) -> None
 
 
 async def test_search_validation(api: httpx.AsyncClient) -> None:
-    for params in (
+    cases: list[dict[str, Any]] = [
         {"q": "x", "limit": 0},
         {"q": "x", "limit": 101},
         {"q": "x", "alpha": 1.5},
@@ -490,7 +490,8 @@ async def test_search_validation(api: httpx.AsyncClient) -> None:
         {"q": "x", "min_relevance": 3.5e134},  # found by schemathesis: was a 500
         {"q": "x", "memory_type": "Not A Type"},
         {"q": "x", "tags": "bad\x01tag"},
-    ):
+    ]
+    for params in cases:
         response = await api.get("/search", params=params)
         assert response.status_code == 422, params
         assert response.headers["content-type"] == "application/problem+json"

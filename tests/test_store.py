@@ -89,7 +89,8 @@ async def test_reinforcing_an_embedded_memory_costs_no_model_call(
 
     async def counting(texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
         embedded.extend(texts)
-        return await real_embed(texts, **kwargs)
+        vectors: list[list[float]] = await real_embed(texts, **kwargs)
+        return vectors
 
     monkeypatch.setattr(embedder, "embed", counting)
     await store(api, content="Pin the lockfile in CI", source_repo="acme/ci")

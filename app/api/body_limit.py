@@ -1,6 +1,9 @@
 """A request body larger than MAX_BODY_BYTES is refused with 413 while it is read, before
 anything parses it: for every route, /mcp included. A declared Content-Length over the
-limit is refused before reading a byte; a chunked body, as soon as it passes the limit."""
+limit is refused before reading a byte; a chunked body, as soon as it passes the limit.
+
+The body is read here (at most the limit is ever held) and handed on whole: a parser
+downstream turns an error raised from its `receive` into a 400, not a 413."""
 
 from __future__ import annotations
 
@@ -12,47 +15,44 @@ from app.api.errors import app_error_response
 from app.domain.errors import PayloadTooLargeError
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 class BodyLimitMiddleware:
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
-        received = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal received
+        parts: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _BodyTooLarge
-            return message
+            if message["type"] == "http.disconnect":
+                return
+            part = message.get("body", b"")
+            size += len(part)
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            parts.append(part)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(parts)
+        sent = False
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:  # the body is spent: what follows is the client going away
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
 
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _BodyTooLarge:
-            if started:
-                raise
-            await self._refuse(scope, receive, send)
+        await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         error = PayloadTooLargeError(

@@ -27,7 +27,7 @@ async def list_keys(principal: PrincipalDep, runtime: RuntimeDep) -> list[KeyOut
         return [KeyOut.model_validate(k) for k in await keys.list(principal.tenant_id)]
 
 
-@router.delete("/{key_id}", response_model=KeyOut)
+@router.delete("/{key_id:uuid}", response_model=KeyOut)
 async def revoke_key(key_id: UUID, principal: PrincipalDep, runtime: RuntimeDep) -> KeyOut:
     async with tenant_keys(runtime, principal) as keys:
         return KeyOut.model_validate(await keys.revoke(principal.tenant_id, key_id))

@@ -41,7 +41,7 @@ async def get_strategy_hint(task: str, source_repo: str, services: ServicesDep) 
     return render_hint(await services.learning.hint(services.search, task, source_repo))
 
 
-@router.post("/memories/{memory_id}/feedback", response_model=MemoryOut)
+@router.post("/memories/{memory_id:uuid}/feedback", response_model=MemoryOut)
 async def feedback(memory_id: UUID, body: FeedbackIn, services: ServicesDep) -> MemoryOut:
     return MemoryOut.of(await services.feedback.record(memory_id, body.outcome))
 

@@ -24,12 +24,12 @@ async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] =
     return render_prune(await services.lifecycle.prune(body.source_repo, body.dry_run))
 
 
-@router.post("/memories/{memory_id}/restore", response_model=MemoryOut)
+@router.post("/memories/{memory_id:uuid}/restore", response_model=MemoryOut)
 async def restore(memory_id: UUID, services: ServicesDep) -> MemoryOut:
     return MemoryOut.of(await services.lifecycle.restore(memory_id))
 
 
-@router.post("/memories/{memory_id}/supersede", response_model=SupersedeOut, status_code=201)
+@router.post("/memories/{memory_id:uuid}/supersede", response_model=SupersedeOut, status_code=201)
 async def supersede(
     memory_id: UUID, body: MemoryIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
@@ -39,7 +39,7 @@ async def supersede(
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
 
-@router.patch("/memories/{memory_id}", response_model=MemoryOut)
+@router.patch("/memories/{memory_id:uuid}", response_model=MemoryOut)
 async def edit(
     memory_id: UUID,
     body: MemoryPatch,

@@ -52,14 +52,14 @@ async def list_memories(
     )
 
 
-@router.get("/{memory_id}", response_model=MemoryOut)
+@router.get("/{memory_id:uuid}", response_model=MemoryOut)
 async def get_memory(memory_id: UUID, services: ServicesDep, response: Response) -> MemoryOut:
     memory = await services.memories.get(memory_id)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 
 
-@router.delete("/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/{memory_id:uuid}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_memory(memory_id: UUID, services: ServicesDep) -> Response:
     await services.memories.delete(memory_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -27,7 +27,7 @@ def _route_template(scope: Scope) -> str:
     """The matched route's path template (/memories/{memory_id}), set in the scope by the
     router; never the raw path, so ids do not explode the label set."""
     route = scope.get("route")
-    path = getattr(route, "path", None) or getattr(route, "path_format", None)
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)
     return str(path) if path else "unmatched"
 
 

@@ -23,7 +23,7 @@ async def start(body: SessionIn, services: ServicesDep, runtime: RuntimeDep) -> 
     return render_session_start(started.session, started.pruning, started.capture)
 
 
-@router.post("/sessions/{session_id}/end", response_model=SessionOut)
+@router.post("/sessions/{session_id:uuid}/end", response_model=SessionOut)
 async def end_session(session_id: UUID, body: SessionEndIn, services: ServicesDep) -> SessionOut:
     return render_session(await services.sessions.end(session_id, body.draft()))
 
