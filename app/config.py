@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -33,6 +34,11 @@ class Settings(BaseSettings):
     db_app_role: str = "agent_memory_app"
     # Requests per API key per minute (0: unlimited).
     rate_limit_per_minute: int = Field(default=1200, ge=0)
+    # Requests one tenant may have in flight at once (0: twice the cores, at least 4): its
+    # further requests wait for one of its own slots, up to TENANT_QUEUE_TIMEOUT_S, then
+    # 429 with Retry-After. Bounds its share of the event loop, the model and the database.
+    tenant_max_requests: int = Field(default=0, ge=0)
+    tenant_queue_timeout_s: float = Field(default=10.0, gt=0)
     # Pooled connections one tenant may hold at once (0: half the pool, at least 1); its
     # further requests wait for one of its own, up to DB_ACQUIRE_TIMEOUT_S, then 503.
     tenant_max_connections: int = Field(default=0, ge=0)
@@ -116,3 +122,7 @@ def get_settings() -> Settings:
 
 def tenant_connection_share(settings: Settings) -> int:
     return settings.tenant_max_connections or max(1, settings.db_pool_max // 2)
+
+
+def tenant_request_share(settings: Settings) -> int:
+    return settings.tenant_max_requests or max(4, 2 * (os.cpu_count() or 1))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from app.config import Settings
+from app.concurrency import TenantShares
+from app.config import Settings, tenant_request_share
 from app.db.session import Database
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder
@@ -20,6 +21,11 @@ class Runtime:
     telemetry: Telemetry
     schema_head: str
     authenticator: Authenticator
+    # Requests in flight per tenant (see Settings.tenant_max_requests).
+    admission: TenantShares = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.admission = TenantShares(tenant_request_share(self.settings))
 
     @property
     def limits(self) -> Limits:

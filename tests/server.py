@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx
+from mcp import StdioServerParameters
 
 
 def free_port() -> int:
@@ -75,3 +76,18 @@ async def wait_until_ready(
             pass
         await asyncio.sleep(0.1)
     raise AssertionError("server not ready")
+
+
+def stdio_server(database_url: str, **env: str) -> StdioServerParameters:
+    """`agent-memory mcp` over stdio against a database, with extra settings."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp"],
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "LOG_LEVEL": "WARNING",
+            "PRUNE_INTERVAL_S": "0",
+            **env,
+        },
+    )

@@ -21,8 +21,7 @@ from app.db.session import UnitOfWork
 from app.domain.errors import OverloadedError, RateLimitedError
 from app.services.auth import RateLimiter
 from app.services.keys import KeyService
-from tests.server import launch
-from tests.test_input_rules import stdio_server
+from tests.server import launch, stdio_server
 
 
 def auth(key: str) -> dict[str, str]:
@@ -188,20 +187,24 @@ async def test_a_body_over_the_limit_is_refused_before_it_is_read(
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
 
 
+async def spawn_stdio(database_url: str, **env: str) -> asyncio.subprocess.Process:
+    params = stdio_server(database_url, **env)
+    return await asyncio.create_subprocess_exec(
+        params.command,
+        *params.args,
+        env=params.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
 async def test_stdio_without_a_valid_key_says_so_in_one_line(
     database_url: str, db: asyncpg.Connection
 ) -> None:
     await KeyService(db).create("t", "exists", "agent")
     for env in ({}, {"AGENT_MEMORY_API_KEY": "am_wrong"}):
-        params = stdio_server(database_url, **env)
-        process = await asyncio.create_subprocess_exec(
-            params.command,
-            *params.args,
-            env=params.env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        process = await spawn_stdio(database_url, **env)
         _, err = await asyncio.wait_for(process.communicate(b""), 60)
         assert process.returncode == 2
         lines = err.decode().strip().splitlines()
@@ -213,15 +216,7 @@ async def test_stdio_without_a_valid_key_says_so_in_one_line(
 async def test_stdio_refuses_a_message_over_the_line_limit_and_keeps_serving(
     database_url: str, db: asyncpg.Connection
 ) -> None:
-    params = stdio_server(database_url, MAX_BODY_BYTES="65536")
-    process = await asyncio.create_subprocess_exec(
-        params.command,
-        *params.args,
-        env=params.env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await spawn_stdio(database_url, MAX_BODY_BYTES="65536")
     assert process.stdin is not None and process.stdout is not None
 
     async def send(message: dict[str, Any]) -> None:

@@ -9,17 +9,16 @@ field added without a limit (and without a case) fails `test_every_field_has_a_c
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from app.domain.validation import FIELD_CHARS, LIST_ITEMS, Limits
+from tests.server import stdio_server
 
 LIMITS = Limits()
 ESCAPE = "red\x1b[31mtext"  # a terminal escape
@@ -464,20 +463,6 @@ async def test_mcp_over_http_refuses_and_stores_nothing(
         assert problem["status"] == 422
         assert problem["errors"][0]["field"] == "colour"
         assert problem["errors"][0]["message"] == "Extra inputs are not permitted"
-
-
-def stdio_server(database_url: str, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "app.cli", "mcp"],
-        env={
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "LOG_LEVEL": "WARNING",
-            "PRUNE_INTERVAL_S": "0",
-            **env,
-        },
-    )
 
 
 async def test_mcp_over_stdio_refuses_and_stores_nothing(

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from typing import Any
 
 import asyncpg
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp_types import TextContent
 
 from app.cli import main as cli_main
+from tests.server import stdio_server
 
 TOOLS = {
     "store_memory",
@@ -133,17 +132,7 @@ async def test_lifecycle_tools(mcp_url: str) -> None:
 
 
 async def test_stdio_server_serves_the_same_tools(database_url: str) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "app.cli", "mcp"],
-        env={
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "LOG_LEVEL": "WARNING",
-            "PRUNE_INTERVAL_S": "0",
-        },
-    )
-    async with Client(params) as client:
+    async with Client(stdio_server(database_url)) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools >= TOOLS
         hint = payload(

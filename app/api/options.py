@@ -6,7 +6,6 @@ from __future__ import annotations
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-
 CANDIDATES = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 

@@ -14,6 +14,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.concurrency import TenantShares
 from app.domain.errors import InvalidInputError, OverloadedError, ServiceUnavailableError
 
 # Errors that mean "the database is not there right now", as opposed to a bad statement.
@@ -29,41 +30,6 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.InternalClientError,
     TimeoutError,
 )
-
-
-class TenantShares:
-    """At most `per_tenant` pooled connections per tenant at once, so that one tenant's
-    burst cannot hold every slot: its further requests wait for one of its own slots."""
-
-    def __init__(self, per_tenant: int) -> None:
-        self.per_tenant = per_tenant
-        self._slots: dict[str, asyncio.Semaphore] = {}
-        self._holders: dict[str, int] = {}
-
-    async def acquire(self, tenant_id: str, timeout_s: float) -> None:
-        slots = self._slots.setdefault(tenant_id, asyncio.Semaphore(self.per_tenant))
-        self._holders[tenant_id] = self._holders.get(tenant_id, 0) + 1
-        try:
-            await asyncio.wait_for(slots.acquire(), timeout_s)
-        except TimeoutError as exc:
-            self._forget(tenant_id)
-            raise OverloadedError(
-                f"this tenant already uses its {self.per_tenant} database connections;"
-                " retry shortly",
-                retry_after_s=1,
-            ) from exc
-        except BaseException:
-            self._forget(tenant_id)
-            raise
-
-    def release(self, tenant_id: str) -> None:
-        self._slots[tenant_id].release()
-        self._forget(tenant_id)
-
-    def _forget(self, tenant_id: str) -> None:
-        self._holders[tenant_id] -= 1
-        if not self._holders[tenant_id]:  # nobody holds or waits: drop its semaphore
-            del self._holders[tenant_id], self._slots[tenant_id]
 
 
 class Database:
@@ -85,7 +51,12 @@ class Database:
         """A connection counted against the tenant's share (release it with release_for)."""
         if self.shares is None:
             return await self.acquire()
-        await self.shares.acquire(tenant_id, self.acquire_timeout_s)
+        if not await self.shares.acquire(tenant_id, self.acquire_timeout_s):
+            raise OverloadedError(
+                f"this tenant already uses its {self.shares.per_tenant} database connections;"
+                " retry shortly",
+                retry_after_s=1,
+            )
         try:
             return await self.acquire()
         except BaseException:

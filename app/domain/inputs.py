@@ -451,12 +451,30 @@ def retry_draft(draft: RetryDraft) -> RetryDraft:
     )
 
 
-def hint_request(task: str, source_repo: str) -> tuple[str, str]:
+STRATEGY_HINT_CANDIDATES = 2
+
+
+def hint_query(task: str, source_repo: str, limits: Limits) -> SearchQuery:
+    """A strategy hint's search: the task (cut like any query) among this repository's
+    strategies. The task may be longer than a query: a hint never fails for its length."""
     task = clean_text(task, "task")
     repo = clean_line(source_repo, "source_repo")
     if not task or not repo:
         raise InvalidInputError("task and source_repo must not be empty", field="task")
-    return task, repo
+    text, dropped = bound_query_terms(task[: limits.max_query_chars], limits.max_query_terms)
+    return SearchQuery(
+        text=text,
+        source_repo=repo,
+        memory_types=["strategy"],
+        tags=None,
+        trust_levels=None,
+        min_relevance=None,
+        limit=STRATEGY_HINT_CANDIDATES,
+        alpha=None,
+        include_archived=False,
+        track_access=True,
+        dropped_terms=dropped,
+    )
 
 
 def key_request(tenant_id: str, name: str, role: str, roles: Sequence[str]) -> tuple[str, str, str]:

@@ -14,10 +14,8 @@ from app.domain.errors import NotFoundError
 from app.domain.inputs import (
     RememberDraft,
     RetryDraft,
-    SearchQuery,
     StrategyAttempt,
-    bound_query_terms,
-    hint_request,
+    hint_query,
     learning,
     retry_draft,
     strategy_attempt,
@@ -89,10 +87,10 @@ class LearningService:
                 "skipped", f"quality_score {attempt.quality_score} is below {minimum}"
             )
         plan = attempt.plan_summary or "\n".join(attempt.plan_steps or [])
-        failures = [
+        history = [
             {"result": a.result, "step_index": a.step_index} for a in attempt.attempt_history
         ]
-        steps = extract_successful_steps(failures, plan)
+        steps = extract_successful_steps(history, plan)
         if not steps:
             return LearnResult("skipped", "no successful step to learn from")
         pattern = detect_task_pattern(attempt.task_description)
@@ -152,23 +150,8 @@ class LearningService:
         """A strategy that worked for a similar task here. Bad input is refused; any other
         failure gives an empty hint: planning must not be blocked by memory."""
         self._memories.actor.require("read")
-        task, repo = hint_request(task, source_repo)
+        query = hint_query(task, source_repo, self._limits)
         empty = Hint("", 0.0, None)
-        text, _ = bound_query_terms(
-            task[: self._limits.max_query_chars], self._limits.max_query_terms
-        )
-        query = SearchQuery(
-            text=text,
-            source_repo=repo,
-            memory_types=["strategy"],
-            tags=None,
-            trust_levels=None,
-            min_relevance=None,
-            limit=2,
-            alpha=None,
-            include_archived=False,
-            track_access=True,
-        )
         try:
             response = await search.run(query)
         except Exception:

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from functools import cached_property
 
 from app.db.session import UnitOfWork, unit_of_work
+from app.domain.errors import RateLimitedError
 from app.repository.memories import FeedbackRepository
 from app.runtime import Runtime
 from app.services.auth import Principal
@@ -68,6 +69,19 @@ class Services:
 @asynccontextmanager
 async def services_for(runtime: Runtime, principal: Principal) -> AsyncIterator[Services]:
     """The caller's services in one transaction: committed when the block ends normally,
-    rolled back on any error. The tenant comes from the key, never from the request."""
-    async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
+    rolled back on any error. The tenant comes from the key, never from the request.
+
+    Each tenant has a bounded number of requests in flight; the rest wait their turn
+    (their own tenant's, no other's), so one tenant's burst cannot take the whole
+    service."""
+    refusal = RateLimitedError(
+        f"this tenant already has {runtime.admission.per_tenant} requests in progress;"
+        " retry shortly",
+        retry_after_s=1,
+    )
+    settings = runtime.settings
+    async with (
+        runtime.admission.slot(principal.tenant_id, settings.tenant_queue_timeout_s, refusal),
+        unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow,
+    ):
         yield Services(runtime, uow, principal)
