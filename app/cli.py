@@ -91,7 +91,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 2
         app = create_app(settings, database_url=url)
         logger.info(
-            "serving",
+            "starting",
             extra={
                 "url": f"http://{host}:{port}",
                 "database": "embedded" if embedded else "external",
@@ -102,8 +102,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # turning it into SystemExit lets the finally below stop the embedded server cleanly.
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, _exit_cleanly)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False)
+        )
         with contextlib.suppress(SystemExit):
-            uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
+            server.run()
+        if not server.started:  # uvicorn logged why (the port is taken, say) and gave up
+            logger.error(f"could not serve on {host}:{port}")
+            return 1
     finally:
         if embedded is not None:
             embedded.stop()
@@ -158,8 +164,11 @@ def cmd_remember(args: argparse.Namespace) -> int:
     for field in ("source_repo", "category", "name", "reasoning", "confidence", "context"):
         if getattr(args, field):
             body[field] = getattr(args, field)
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     try:
-        response = httpx.post(f"{args.url.rstrip('/')}/remember", json=body, timeout=30)
+        response = httpx.post(
+            f"{args.url.rstrip('/')}/remember", json=body, headers=headers, timeout=30
+        )
     except httpx.HTTPError as exc:
         print(f"agent-memory is not reachable at {args.url}: {exc}", file=sys.stderr)
         return 2
@@ -252,6 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--url",
         default=os.environ.get("AGENT_MEMORY_URL", "http://127.0.0.1:8080"),
         help="the server (default AGENT_MEMORY_URL or http://127.0.0.1:8080)",
+    )
+    remember.add_argument(
+        "--api-key",
+        default=os.environ.get("AGENT_MEMORY_API_KEY"),
+        help="the key to send (default AGENT_MEMORY_API_KEY; none in open mode)",
     )
     remember.set_defaults(func=cmd_remember)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -12,7 +14,8 @@ from mcp import Client
 from mcp_types import TextContent
 
 from app.cli import main as cli_main
-from tests.server import stdio_server
+from app.services.keys import KeyService
+from tests.server import server_log, start_server, stdio_server
 
 TOOLS = {
     "store_memory",
@@ -151,3 +154,26 @@ async def test_cli_remember_against_a_running_server(served: str, db: asyncpg.Co
     assert (row["category"], row["context"]) == ("anti-patterns", "review of PR 12")
     short = await asyncio.to_thread(cli_main, ["remember", "too short", "--url", served])
     assert short == 1
+
+
+async def test_cli_remember_sends_the_api_key(served: str, db: asyncpg.Connection) -> None:
+    key = (await KeyService(db).create("default", "cli", "agent")).key
+    text = "Pass the API key from the environment to every client command"
+    refused = await asyncio.to_thread(cli_main, ["remember", text, "--url", served])
+    assert refused == 1
+    sent = await asyncio.to_thread(cli_main, ["remember", text, "--url", served, "--api-key", key])
+    assert sent == 0
+    assert await db.fetchval("SELECT count(*) FROM memories WHERE content = $1", text) == 1
+
+
+async def test_serve_exits_non_zero_when_the_port_is_taken(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = await start_server(tmp_path, port)
+        assert await asyncio.wait_for(process.wait(), 120) == 1
+    log = server_log(tmp_path).read_text()
+    assert "could not serve on 127.0.0.1:" in log
+    # It stopped the embedded database on its way out.
+    assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
