@@ -1,15 +1,20 @@
-"""The `agent-memory` command: serve, migrate, mcp (stdio), remember, keys."""
+"""agent-memory: long-term memory for coding agents. Run the service (serve, migrate, mcp),
+use it (remember, search, list, show), and manage its keys."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
+from app import __version__
+from app.client import ClientError, MemoryClient, default_api_key, default_url
 from app.config import Settings
 from app.logging import configure_logging
 
@@ -24,7 +29,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from app.db.migrations import upgrade_head
+    from app.db.migrations import head_revision, upgrade_head
     from app.main import resolve_database_url
 
     settings = _settings(args)
@@ -34,6 +39,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     finally:
         if embedded is not None:
             embedded.stop()
+    logger.info("migrated", extra={"schema": head_revision()})
     return 0
 
 
@@ -156,28 +162,72 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             embedded.stop()
 
 
+def client_of(args: argparse.Namespace) -> MemoryClient:
+    return MemoryClient(args.url, args.api_key)
+
+
 def cmd_remember(args: argparse.Namespace) -> int:
     """Record a learning in a running server."""
-    import httpx
+    fields = {f: getattr(args, f) for f in ("source_repo", "category", "name", "reasoning")}
+    fields |= {"confidence": args.confidence, "context": args.context}
+    with client_of(args) as memory:
+        answer = memory.remember(args.text, **fields)
+    print(answer["message"])
+    return 0
 
-    body = {"text": args.text}
-    for field in ("source_repo", "category", "name", "reasoning", "confidence", "context"):
-        if getattr(args, field):
-            body[field] = getattr(args, field)
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    try:
-        response = httpx.post(
-            f"{args.url.rstrip('/')}/remember", json=body, headers=headers, timeout=30
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
+    lead = f"{score:5.3f}  " if score is not None else ""
+    kind = memory["memory_type"][:14]
+    print(f"{lead}{memory['id']}  {kind:14}  {_one_line(memory['content'], 80)}")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with client_of(args) as memory:
+        types = [args.type] if args.type else None
+        answer = memory.search(
+            args.query, source_repo=args.source_repo, memory_type=types, limit=args.limit
         )
-    except httpx.HTTPError as exc:
-        print(f"agent-memory is not reachable at {args.url}: {exc}", file=sys.stderr)
-        return 2
-    payload = response.json()
-    if response.is_success:
-        print(payload["message"])
+    if args.json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
-    print(payload.get("detail", response.text), file=sys.stderr)
-    return 1
+    for hit in answer["results"]:
+        _print_memory_line(hit["memory"], hit["score"])
+    if not answer["results"]:
+        print("no memories match", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with client_of(args) as memory:
+        page = memory.list(source_repo=args.source_repo, memory_type=args.type, limit=args.limit)
+    if args.json:
+        print(json.dumps(page, indent=2, ensure_ascii=False))
+        return 0
+    for item in page["memories"]:
+        _print_memory_line(item)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with client_of(args) as memory:
+        item = memory.get(args.memory_id)
+    if args.json:
+        print(json.dumps(item, indent=2, ensure_ascii=False))
+        return 0
+    print(item["content"])
+    print()
+    for label in ("memory_type", "category", "tags", "source_repo", "trust_level", "pinned"):
+        print(f"{label:>17}: {item[label]}")
+    for label in ("context", "observation_count", "access_count", "created_at", "superseded_by"):
+        if item.get(label) is not None:
+            print(f"{label:>17}: {item[label]}")
+    return 0
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
@@ -187,6 +237,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
     import asyncpg
 
+    from app.db.migrations import current_revision, head_revision, upgrade_head
     from app.main import resolve_database_url
     from app.services.keys import KeyService
 
@@ -196,6 +247,12 @@ def cmd_keys(args: argparse.Namespace) -> int:
     async def run() -> int:
         conn = await asyncpg.connect(url)
         try:
+            if await current_revision(conn) != head_revision():
+                print(
+                    "agent-memory keys: the database is not migrated; run `agent-memory migrate`",
+                    file=sys.stderr,
+                )
+                return 2
             service = KeyService(conn)
             if args.keys_command == "create":
                 created = await service.create(args.tenant, args.name, args.role)
@@ -220,20 +277,51 @@ def cmd_keys(args: argparse.Namespace) -> int:
         return 0
 
     try:
+        if embedded is not None:
+            upgrade_head(url)  # the embedded database is ours: bring it to the schema
         return asyncio.run(run())
     finally:
         if embedded is not None:
             embedded.stop()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+HELP = argparse.ArgumentDefaultsHelpFormatter
+CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show"})
 
-    serve = sub.add_parser("serve", help="run the HTTP service (embedded Postgres by default)")
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__, formatter_class=HELP)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str, parents: list[argparse.ArgumentParser]) -> Any:
+        return sub.add_parser(
+            name, help=help, description=help, parents=parents, formatter_class=HELP
+        )
+
+    data_dir = argparse.ArgumentParser(add_help=False)
+    data_dir.add_argument(
+        "--data-dir",
+        help="where the embedded database lives (default AGENT_MEMORY_DATA_DIR or the"
+        " user data directory); unused when DATABASE_URL is set",
+    )
+    client = argparse.ArgumentParser(add_help=False)
+    client.add_argument("--url", default=default_url(), help="the server (AGENT_MEMORY_URL)")
+    client.add_argument(
+        "--api-key",
+        default=default_api_key(),
+        help="the key to send (AGENT_MEMORY_API_KEY); none in open mode",
+    )
+    shown = argparse.ArgumentParser(add_help=False)
+    shown.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    filters = argparse.ArgumentParser(add_help=False)
+    filters.add_argument("--source-repo", dest="source_repo", help="only this repository's")
+    filters.add_argument("--type", help="only memories of this memory_type")
+    filters.add_argument("--limit", type=int, default=10, help="at most this many")
+
+    serve = command("serve", "run the HTTP and MCP service", [data_dir])
     serve.add_argument("--host", help="bind address (default HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default PORT or 8080)")
-    serve.add_argument("--data-dir", help="where the embedded database lives")
     serve.add_argument(
         "--migrate",
         action="store_true",
@@ -241,57 +329,65 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=cmd_serve)
 
-    migrate = sub.add_parser("migrate", help="alembic upgrade head")
-    migrate.add_argument("--data-dir", help="where the embedded database lives")
-    migrate.set_defaults(func=cmd_migrate)
+    command("migrate", "bring the database to the latest schema", [data_dir]).set_defaults(
+        func=cmd_migrate
+    )
+    command("mcp", "serve the MCP tools over stdio", [data_dir]).set_defaults(func=cmd_mcp)
 
-    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio")
-    mcp.add_argument("--data-dir", help="where the embedded database lives")
-    mcp.set_defaults(func=cmd_mcp)
-
-    remember = sub.add_parser("remember", help="record a learning in a running server")
+    remember = command("remember", "record a learning in a running server", [client])
     remember.add_argument("text", help="the learning, at least 20 characters")
-    remember.add_argument("--source-repo", dest="source_repo")
-    remember.add_argument("--category")
+    remember.add_argument("--source-repo", dest="source_repo", help="the repository it is about")
+    remember.add_argument("--category", help="filed under (inferred from the text if unset)")
     remember.add_argument("--context", help="the task or situation the learning came from")
-    remember.add_argument("--name")
-    remember.add_argument("--reasoning")
-    remember.add_argument("--confidence", choices=["high", "medium", "low"])
-    remember.add_argument(
-        "--url",
-        default=os.environ.get("AGENT_MEMORY_URL", "http://127.0.0.1:8080"),
-        help="the server (default AGENT_MEMORY_URL or http://127.0.0.1:8080)",
-    )
-    remember.add_argument(
-        "--api-key",
-        default=os.environ.get("AGENT_MEMORY_API_KEY"),
-        help="the key to send (default AGENT_MEMORY_API_KEY; none in open mode)",
-    )
+    remember.add_argument("--name", help="a title (the first line if unset)")
+    remember.add_argument("--reasoning", help="why it holds")
+    remember.add_argument("--confidence", choices=["high", "medium", "low"], help="low if unset")
     remember.set_defaults(func=cmd_remember)
 
-    keys = sub.add_parser("keys", help="create, list or revoke API keys")
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
-    data_dir = argparse.ArgumentParser(add_help=False)
-    data_dir.add_argument("--data-dir", help="where the embedded database lives")
-    create = keys_sub.add_parser("create", help="create a key (printed once)", parents=[data_dir])
-    create.add_argument("--tenant", default="default")
-    create.add_argument("--role", choices=["agent", "reader", "admin"], default="agent")
-    create.add_argument("--name", required=True)
-    listing = keys_sub.add_parser(
-        "list", help="list keys (never the keys themselves)", parents=[data_dir]
+    search = command("search", "search memories (hybrid ranking)", [client, filters, shown])
+    search.add_argument("query", help="what to look for")
+    search.set_defaults(func=cmd_search)
+    command("list", "the newest memories", [client, filters, shown]).set_defaults(func=cmd_list)
+    show = command("show", "one memory, whole", [client, shown])
+    show.add_argument("memory_id", help="the memory's id")
+    show.set_defaults(func=cmd_show)
+
+    keys = command("keys", "create, list or revoke API keys (straight in the database)", [])
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    create = keys_sub.add_parser(
+        "create", help="create a key (printed once)", parents=[data_dir], formatter_class=HELP
     )
-    listing.add_argument("--tenant")
-    revoke = keys_sub.add_parser("revoke", help="revoke a key by id", parents=[data_dir])
-    revoke.add_argument("key_id")
+    create.add_argument("--tenant", default="default", help="the tenant it acts for")
+    create.add_argument(
+        "--role", choices=["agent", "reader", "admin"], default="agent", help="what it may do"
+    )
+    create.add_argument("--name", required=True, help="who or what holds it")
+    listing = keys_sub.add_parser(
+        "list",
+        help="list keys (never the keys themselves)",
+        parents=[data_dir],
+        formatter_class=HELP,
+    )
+    listing.add_argument("--tenant", help="only this tenant's (default: all)")
+    revoke = keys_sub.add_parser(
+        "revoke", help="revoke a key by id", parents=[data_dir], formatter_class=HELP
+    )
+    revoke.add_argument("key_id", help="the key's id, from `keys list`")
     keys.set_defaults(func=cmd_keys)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command != "remember":  # a client command prints its answer, nothing else
-        configure_logging(Settings().log_level)
-    result: int = args.func(args)
+    if args.command not in CLIENT_COMMANDS:  # a client command prints its answer, nothing else
+        settings = Settings()
+        configure_logging(settings.log_level, settings.log_format)
+    try:
+        result: int = args.func(args)
+    except ClientError as exc:
+        fields = f" ({', '.join(exc.fields)})" if exc.fields else ""
+        print(f"agent-memory {args.command}: {exc.detail}{fields}", file=sys.stderr)
+        return 2 if exc.status == 0 else 1
     return result
 
 

@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     log_level: str = "INFO"
+    # "auto": text at a terminal, JSON lines otherwise.
+    log_format: Literal["auto", "json", "text"] = "auto"
 
     # Embeddings.
     embedding_provider: Literal["local", "openai", "hash"] = "local"

@@ -1,0 +1,219 @@
+"""A typed client for the REST API, sync and async, used by the CLI (and the hooks and the
+stdio bridge to come): the URL, the key and the handling of errors live here once.
+
+    with MemoryClient() as memory:              # AGENT_MEMORY_URL, AGENT_MEMORY_API_KEY
+        hits = memory.search("flaky test", source_repo="acme/api")
+
+Every call returns the response's JSON; a refusal raises ClientError with the problem
+details' status, detail and fields; an unreachable server raises ClientError too (status
+0), so a caller needs one `except`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+DEFAULT_TIMEOUT_S = 30.0
+
+
+class ClientError(Exception):
+    def __init__(self, status: int, detail: str, fields: list[str] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.fields = fields or []
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request, as both clients send it."""
+
+    method: str
+    path: str
+    params: Mapping[str, Any] | None = None
+    json: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def default_url() -> str:
+    return os.environ.get("AGENT_MEMORY_URL") or DEFAULT_URL
+
+
+def default_api_key() -> str | None:
+    return os.environ.get("AGENT_MEMORY_API_KEY") or None
+
+
+def _without_none(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+class Calls:
+    """The API's operations as requests (no I/O): what both clients share."""
+
+    @staticmethod
+    def remember(text: str, **fields: Any) -> Call:
+        return Call("POST", "/remember", json=_without_none({"text": text, **fields}))
+
+    @staticmethod
+    def store(content: str, **fields: Any) -> Call:
+        return Call("POST", "/memories", json=_without_none({"content": content, **fields}))
+
+    @staticmethod
+    def search(q: str, **filters: Any) -> Call:
+        return Call("POST", "/search", json=_without_none({"q": q, **filters}))
+
+    @staticmethod
+    def list(**filters: Any) -> Call:
+        return Call("GET", "/memories", params=_without_none(filters))
+
+    @staticmethod
+    def get(memory_id: str) -> Call:
+        return Call("GET", f"/memories/{memory_id}")
+
+    @staticmethod
+    def start_session(**fields: Any) -> Call:
+        return Call("POST", "/sessions", json=_without_none(fields))
+
+    @staticmethod
+    def end_session(session_id: str, status: str, **fields: Any) -> Call:
+        body = _without_none({"status": status, **fields})
+        return Call("POST", f"/sessions/{session_id}/end", json=body)
+
+    @staticmethod
+    def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> Call:
+        params = _without_none({"source_repo": source_repo, "max_chars": max_chars})
+        return Call("GET", "/snapshot", params={**params, "format": "json"})
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _answer(response: httpx.Response) -> Any:
+    if response.is_success:
+        return response.json() if response.content else None
+    try:
+        problem = response.json()
+        detail = str(problem.get("detail") or response.reason_phrase)
+        fields = [str(e.get("field")) for e in problem.get("errors") or []]
+    except ValueError:
+        detail, fields = response.text[:200] or response.reason_phrase, []
+    raise ClientError(response.status_code, detail, fields)
+
+
+def _unreachable(url: str, exc: httpx.HTTPError) -> ClientError:
+    return ClientError(0, f"agent-memory is not reachable at {url} ({type(exc).__name__})")
+
+
+class MemoryClient:
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.url = (url or default_url()).rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.url,
+            headers=_headers(api_key or default_api_key()),
+            timeout=timeout_s,
+        )
+
+    def __enter__(self) -> MemoryClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def send(self, call: Call) -> Any:
+        try:
+            response = self._http.request(
+                call.method, call.path, params=call.params, json=call.json, headers=call.headers
+            )
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        return _answer(response)
+
+    def remember(self, text: str, **fields: Any) -> Any:
+        return self.send(Calls.remember(text, **fields))
+
+    def store(self, content: str, **fields: Any) -> Any:
+        return self.send(Calls.store(content, **fields))
+
+    def search(self, q: str, **filters: Any) -> Any:
+        return self.send(Calls.search(q, **filters))
+
+    def list(self, **filters: Any) -> Any:
+        return self.send(Calls.list(**filters))
+
+    def get(self, memory_id: str) -> Any:
+        return self.send(Calls.get(memory_id))
+
+    def start_session(self, **fields: Any) -> Any:
+        return self.send(Calls.start_session(**fields))
+
+    def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
+        return self.send(Calls.end_session(session_id, status, **fields))
+
+    def snapshot(self, source_repo: str | None = None, max_chars: int | None = None) -> Any:
+        return self.send(Calls.snapshot(source_repo, max_chars))
+
+
+class AsyncMemoryClient:
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.url = (url or default_url()).rstrip("/")
+        self._http = httpx.AsyncClient(
+            base_url=self.url,
+            headers=_headers(api_key or default_api_key()),
+            timeout=timeout_s,
+        )
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def send(self, call: Call) -> Any:
+        try:
+            response = await self._http.request(
+                call.method, call.path, params=call.params, json=call.json, headers=call.headers
+            )
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        return _answer(response)
+
+    async def remember(self, text: str, **fields: Any) -> Any:
+        return await self.send(Calls.remember(text, **fields))
+
+    async def search(self, q: str, **filters: Any) -> Any:
+        return await self.send(Calls.search(q, **filters))
+
+    async def get(self, memory_id: str) -> Any:
+        return await self.send(Calls.get(memory_id))
+
+    async def start_session(self, **fields: Any) -> Any:
+        return await self.send(Calls.start_session(**fields))
+
+    async def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
+        return await self.send(Calls.end_session(session_id, status, **fields))
+
+    async def snapshot(self, source_repo: str | None = None, max_chars: int | None = None) -> Any:
+        return await self.send(Calls.snapshot(source_repo, max_chars))
