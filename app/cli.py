@@ -176,6 +176,17 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
+    from app.hooks import run_hook
+
+    out, note = run_hook(args.event, sys.stdin.read(), args.url, args.api_key)
+    if out:
+        print(out)
+    print(note, file=sys.stderr)
+    return 0
+
+
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -286,7 +297,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 HELP = argparse.ArgumentDefaultsHelpFormatter
-CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show"})
+CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show", "hook"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -351,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id")
     show.set_defaults(func=cmd_show)
+
+    hook = command("hook", "a Claude Code hook (JSON on stdin); never fails the agent", [client])
+    hook.add_argument("event", choices=["session-start", "session-end"], help="the hook event")
+    hook.set_defaults(func=cmd_hook)
 
     keys = command("keys", "create, list or revoke API keys (straight in the database)", [])
     keys_sub = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")

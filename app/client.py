@@ -86,9 +86,12 @@ class Calls:
         return Call("POST", f"/sessions/{session_id}/end", json=body)
 
     @staticmethod
-    def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> Call:
+    def snapshot(
+        source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+    ) -> Call:
+        """`format`: "json", or "markdown" (answered as text, to paste into a prompt)."""
         params = _without_none({"source_repo": source_repo, "max_chars": max_chars})
-        return Call("GET", "/snapshot", params={**params, "format": "json"})
+        return Call("GET", "/snapshot", params={**params, "format": format})
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -97,7 +100,11 @@ def _headers(api_key: str | None) -> dict[str, str]:
 
 def _answer(response: httpx.Response) -> Any:
     if response.is_success:
-        return response.json() if response.content else None
+        if not response.content:
+            return None
+        if "json" in response.headers.get("content-type", ""):
+            return response.json()
+        return response.text
     try:
         problem = response.json()
         detail = str(problem.get("detail") or response.reason_phrase)
@@ -164,8 +171,10 @@ class MemoryClient:
     def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
         return self.send(Calls.end_session(session_id, status, **fields))
 
-    def snapshot(self, source_repo: str | None = None, max_chars: int | None = None) -> Any:
-        return self.send(Calls.snapshot(source_repo, max_chars))
+    def snapshot(
+        self, source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+    ) -> Any:
+        return self.send(Calls.snapshot(source_repo, max_chars, format))
 
 
 class AsyncMemoryClient:
@@ -215,5 +224,7 @@ class AsyncMemoryClient:
     async def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
         return await self.send(Calls.end_session(session_id, status, **fields))
 
-    async def snapshot(self, source_repo: str | None = None, max_chars: int | None = None) -> Any:
-        return await self.send(Calls.snapshot(source_repo, max_chars))
+    async def snapshot(
+        self, source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+    ) -> Any:
+        return await self.send(Calls.snapshot(source_repo, max_chars, format))
