@@ -11,6 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.domain.compact import CompactHit, age, pack
 from app.domain.errors import AppError
 from app.domain.memory import Memory, StoreOutcome
 from app.repository.sessions import Session
@@ -123,6 +124,13 @@ class SearchOut(BaseModel):
     )
     truncated: str | None = Field(
         default=None, description="Set when only the query's first distinct words were searched."
+    )
+    below_floor: int = Field(
+        default=0,
+        description="Matches left out for scoring far below the best (floor=false keeps them).",
+    )
+    note: str | None = Field(
+        default=None, description='How the results were chosen when not ranked ("most recent").'
     )
 
 
@@ -250,6 +258,8 @@ def render_search(response: SearchResponse) -> SearchOut:
         took_ms=response.took_ms,
         degraded=response.degraded,
         truncated=response.truncated,
+        below_floor=response.below_floor,
+        note=response.note,
     )
 
 
@@ -321,3 +331,32 @@ def invalid_input_problem(errors: Sequence[Any]) -> dict[str, Any]:
 def _field_of(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
     return ".".join(parts) or "body"
+
+
+def compact_hits(response: SearchResponse, now: datetime) -> list[CompactHit]:
+    return [
+        CompactHit(
+            id=str(hit.memory.id),
+            type=hit.memory.memory_type,
+            score=round(hit.score, 3),
+            age=age(hit.memory.created_at, now),
+            tags=tuple(hit.memory.tags),
+            content=hit.memory.content,
+            context=hit.memory.context,
+        )
+        for hit in response.hits
+    ]
+
+
+def render_compact_search(response: SearchResponse, now: datetime, max_tokens: int | None) -> str:
+    """The text an agent reads: one header line, then each hit in its compact form."""
+    packed = pack(compact_hits(response, now), max_tokens)
+    notes = [f"{len(packed.lines)} result(s)"]
+    if packed.left_out:
+        notes.append(f"{packed.left_out} more left out to fit max_tokens={max_tokens}")
+    if response.below_floor:
+        notes.append(f"{response.below_floor} weaker match(es) below the relevance floor")
+    for extra in (response.note, response.truncated, response.degraded):
+        if extra:
+            notes.append(extra)
+    return "\n".join(["; ".join(notes), *packed.lines])

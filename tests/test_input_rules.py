@@ -50,6 +50,7 @@ class Operation:
     # (field sent, bad value, the field the refusal names); REST and MCP alike.
     bad: list[tuple[str, Any, str]] = field(default_factory=list)
     rest_only: list[tuple[str, Any, str]] = field(default_factory=list)
+    mcp_only: list[tuple[str, Any, str]] = field(default_factory=list)
 
 
 def one_line(name: str) -> list[tuple[str, Any, str]]:
@@ -165,6 +166,11 @@ OPERATIONS = [
             ("alpha", 1.5, "alpha"),
         ],
         rest_only=[("min_relevance", -1, "min_relevance")],
+        mcp_only=[
+            ("format", "yaml", "format"),
+            ("max_tokens", 10, "max_tokens"),
+            ("max_tokens", 10**9, "max_tokens"),
+        ],
     ),
     Operation(
         "search_get",
@@ -363,7 +369,7 @@ def cases(door: str) -> list[tuple[Operation, str, Any, str]]:
     for op in OPERATIONS:
         if door != "rest" and op.tool is None:
             continue
-        rows = op.bad + (op.rest_only if door == "rest" else [])
+        rows = op.bad + (op.rest_only if door == "rest" else op.mcp_only)
         chosen += [(op, sent, value, named) for sent, value, named in rows]
     if door != "rest":  # the MCP client cannot encode a lone surrogate at all
         chosen = [case for case in chosen if encodable(case[2])]
@@ -546,7 +552,8 @@ async def test_every_field_has_a_case(api: httpx.AsyncClient, served: str) -> No
         op = by_tool.get(tool.name)
         covered = set()
         if op:
-            covered = covered_names(op.bad) | {op.renamed.get(sent, sent) for sent, _, _ in op.bad}
+            rows = op.bad + op.mcp_only
+            covered = covered_names(rows) | {op.renamed.get(sent, sent) for sent, _, _ in rows}
         missing += [f"tool {tool.name}: {f}" for f in sorted(fields - covered)]
         assert tool.input_schema.get("additionalProperties") is False, tool.name
     assert not missing, "fields without a refusal case:\n" + "\n".join(missing)

@@ -85,7 +85,8 @@ async def test_client_lists_tools_stores_and_finds(mcp_url: str) -> None:
 
         found = payload(
             await client.call_tool(
-                "search_memories", {"query": "filtered vector search", "source_repo": "acme/api"}
+                "search_memories",
+                {"query": "filtered vector search", "source_repo": "acme/api", "format": "full"},
             )
         )
         assert found["results"][0]["memory"]["id"] == stored["memory"]["id"]
@@ -106,7 +107,9 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
         assert remembered["message"] == (
             "Stored: Always pin the Postgres major version in CI images (patterns)"
         )
-        found = payload(await client.call_tool("search_memories", {"query": "CI broke"}))
+        found = payload(
+            await client.call_tool("search_memories", {"query": "CI broke", "format": "full"})
+        )
         assert found["results"][0]["memory"]["context"] == (
             "CI broke when the image moved to Postgres 18"
         )

@@ -116,6 +116,9 @@ class SearchIn(Body):
     alpha: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     include_archived: bool = False
     track_access: bool = True
+    floor: bool = Field(
+        default=True, description="false: every match up to limit, however far below the best"
+    )
 
     def draft(self) -> SearchDraft:
         return SearchDraft(**self.model_dump())

@@ -26,6 +26,7 @@ async def search_get(
     alpha: float | None = None,
     include_archived: bool = False,
     track_access: bool = True,
+    floor: bool = True,
 ) -> SearchOut:
     body = SearchIn(
         q=q,
@@ -38,6 +39,7 @@ async def search_get(
         alpha=alpha,
         include_archived=include_archived,
         track_access=track_access,
+        floor=floor,
     )
     return render_search(await services.search.search(body.draft()))
 

@@ -327,6 +327,8 @@ class SearchDraft:
     alpha: float | None = None
     include_archived: bool = False
     track_access: bool = True
+    # False: every match up to `limit`, however far below the best.
+    floor: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +347,7 @@ class SearchQuery:
     include_archived: bool
     track_access: bool
     dropped_terms: int = 0
+    floor: bool = True
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -390,6 +393,7 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
         include_archived=bool(draft.include_archived),
         track_access=bool(draft.track_access),
         dropped_terms=dropped,
+        floor=bool(draft.floor),
     )
 
 
@@ -541,3 +545,19 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
 
 def source_repo_filter(value: str | None) -> str | None:
     return clean_line(value, "source_repo")
+
+
+RESULT_FORMATS = ("compact", "full")
+MIN_BUDGET_TOKENS = 50
+MAX_BUDGET_TOKENS = 100_000
+
+
+def presentation(result_format: str, max_tokens: int | None) -> tuple[str, int | None]:
+    """How an agent wants its results: compact (the default for agents) or the full rows,
+    within an optional token budget."""
+    chosen = one_of(result_format, "format", RESULT_FORMATS, "compact")
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+            raise InvalidInputError("max_tokens must be a whole number", field="max_tokens")
+        number_in(max_tokens, "max_tokens", MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
+    return chosen, max_tokens

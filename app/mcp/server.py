@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -34,6 +35,7 @@ from app.domain.inputs import (
     SessionEnd,
     StrategyAttempt,
     from_mapping,
+    presentation,
 )
 from app.domain.snapshot import render_markdown
 from app.runtime import Runtime
@@ -43,6 +45,7 @@ from app.services.sessions import start_session as begin_session
 from app.views import (
     invalid_input_problem,
     problem_of,
+    render_compact_search,
     render_hint,
     render_learned,
     render_prune,
@@ -146,7 +149,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         )
         return {"message": message, **render_store(outcome).model_dump(mode="json")}
 
-    @server.tool()
+    @server.tool(structured_output=False)
     async def search_memories(
         query: str,
         source_repo: str | None = None,
@@ -155,8 +158,17 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         limit: int = 10,
         alpha: float | None = None,
         min_trust: str | None = None,
-    ) -> dict[str, Any]:
-        """Hybrid (keyword + semantic) search; results in rank order with their scores."""
+        max_tokens: int | None = None,
+        floor: bool = True,
+        format: str = "compact",
+    ) -> str:
+        """Search long-term memory before planning or when stuck: decisions, error
+        patterns, code patterns and learnings from earlier sessions, best match first
+        (keyword and semantic ranking together). Answers one line per match: rank, score,
+        type, age, tags, id, then the memory (and the situation it came from). Matches far
+        below the best are left out (floor=false keeps them); max_tokens packs the best
+        that fit and says how many were left out. An empty query lists the newest.
+        format="full" answers the full rows as JSON."""
         draft = SearchDraft(
             q=query,
             source_repo=source_repo,
@@ -165,10 +177,14 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
             limit=limit,
             alpha=alpha,
             min_trust=min_trust,
+            floor=floor,
         )
+        shown, budget = presentation(format, max_tokens)
         async with call() as services:
             response = await services.search.search(draft)
-        return render_search(response).model_dump(mode="json")
+        if shown == "full":
+            return json.dumps(render_search(response).model_dump(mode="json"), ensure_ascii=False)
+        return render_compact_search(response, datetime.now(UTC), budget)
 
     @server.tool()
     async def remember(

@@ -9,13 +9,17 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.db.session import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.ranking import above_floor
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
+from app.repository.memories import ListFilter, MemoryRepository
 from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
 from app.services.auth import Principal
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.search")
+
+RECENT_NOTE = "empty query: the most recent memories, newest first (no ranking)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,10 @@ class SearchResponse:
     degraded: str | None = None
     # Set when the query had more distinct words than a search reads.
     truncated: str | None = None
+    # Matches left out below the relevance floor.
+    below_floor: int = 0
+    # How the results were chosen when it is not a ranking ("the most recent first").
+    note: str | None = None
 
 
 class SearchService:
@@ -53,6 +61,8 @@ class SearchService:
     async def run(self, query: SearchQuery) -> SearchResponse:
         """A validated query (the learning service builds its own for hints)."""
         started = time.perf_counter()
+        if not query.text:
+            return await self._most_recent(query, started)
         alpha = self._settings.hybrid_alpha if query.alpha is None else query.alpha
         embedding = None
         degraded = None
@@ -104,10 +114,36 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
+        hits, below = outcome.hits, 0
+        if query.floor and hits:
+            kept = above_floor(
+                [hit.score for hit in hits],
+                self._settings.relevance_floor_ratio,
+                self._settings.relevance_floor_min,
+            )
+            hits, below = hits[:kept], len(hits) - kept
         truncated = None
         if query.dropped_terms:
             truncated = (
                 f"the query's first {self._limits.max_query_terms} distinct words were"
                 f" searched; {query.dropped_terms} more were left out"
             )
-        return SearchResponse(outcome.hits, alpha, round(took_ms, 3), degraded, truncated)
+        return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below)
+
+    async def _most_recent(self, query: SearchQuery, started: float) -> SearchResponse:
+        """An empty query asks for nothing in particular: the newest memories that pass
+        the filters, and the answer says that is what they are."""
+        filters = ListFilter(
+            query.memory_types, query.source_repo, query.tags, query.include_archived
+        )
+        memories = await MemoryRepository(self._uow).list(filters, query.limit, None)
+        if query.trust_levels or query.min_relevance is not None:
+            memories = [
+                m
+                for m in memories
+                if (not query.trust_levels or m.trust_level in query.trust_levels)
+                and (query.min_relevance is None or m.relevance_score >= query.min_relevance)
+            ]
+        hits = [SearchHit(m, 0.0, 0.0, 0.0, 0.0, 0.0) for m in memories]
+        took_ms = round((time.perf_counter() - started) * 1000, 3)
+        return SearchResponse(hits, 0.0, took_ms, note=RECENT_NOTE)

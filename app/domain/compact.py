@@ -1,0 +1,80 @@
+"""Results an agent can afford: each hit in a few fixed fields (id, type, score, age, tags,
+content, a cut context), packed best-first within a token budget.
+
+Every character of a tool's answer is paid for in the agent's context window on every
+call. A compact hit carries at most its content plus COMPACT_OVERHEAD characters: the
+tags and the context are cut to what fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+COMPACT_OVERHEAD = 100
+MIN_CONTEXT_CHARS = 20
+
+
+def estimate_tokens(text: str) -> int:
+    """Characters / 4, rounded up: close enough for English and code, no tokenizer."""
+    return (len(text) + 3) // 4
+
+
+def age(then: datetime, now: datetime) -> str:
+    seconds = max(0.0, (now - then).total_seconds())
+    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3_600)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds // 60)}m"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactHit:
+    id: str
+    type: str
+    score: float
+    age: str
+    tags: tuple[str, ...]
+    content: str
+    context: str | None
+
+    def line(self, rank: int) -> str:
+        """The text form, within len(content) + COMPACT_OVERHEAD characters."""
+        head = f"{rank}. [{self.score:.2f} {self.type} {self.age}"
+        tail = f"] {self.id}\n{self.content}"
+        room = COMPACT_OVERHEAD - len(head) - len(tail) + len(self.content)
+        tags = ""
+        for tag in self.tags:
+            if len(tags) + len(tag) + 2 > room - MIN_CONTEXT_CHARS // 2:
+                break
+            tags += f" #{tag}"
+        room -= len(tags)
+        context = ""
+        if self.context and room >= MIN_CONTEXT_CHARS:
+            label = "\n(context: "
+            cut = room - len(label) - 1
+            text = " ".join(self.context.split())
+            text = text if len(text) <= cut else text[: cut - 1] + "…"
+            context = f"{label}{text})"
+        return f"{head}{tags}{tail}{context}"
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    lines: list[str]
+    left_out: int
+
+
+def pack(hits: Sequence[CompactHit], max_tokens: int | None) -> Packed:
+    """Best first, as many as fit in `max_tokens` (all when None); always the first."""
+    lines: list[str] = []
+    used = 0
+    for rank, hit in enumerate(hits, start=1):
+        line = hit.line(rank)
+        cost = estimate_tokens(line) + 1
+        if max_tokens is not None and lines and used + cost > max_tokens:
+            return Packed(lines, len(hits) - len(lines))
+        lines.append(line)
+        used += cost
+    return Packed(lines, 0)

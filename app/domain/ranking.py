@@ -1,0 +1,21 @@
+"""Which ranked results are worth returning: a relevance floor relative to the best match
+and an absolute one, so that two relevant memories come back as two, not padded to the
+limit with rows that share a stop word with the query."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def above_floor(scores: Sequence[float], ratio: float, minimum: float) -> int:
+    """How many of the leading (best-first) scores to keep: those at least `ratio` times
+    the best score and at least `minimum`. The best is kept whenever it clears `minimum`."""
+    if not scores:
+        return 0
+    bar = max(minimum, ratio * scores[0])
+    kept = 0
+    for score in scores:
+        if score < bar:
+            break
+        kept += 1
+    return kept
