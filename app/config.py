@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     decay_strength_days: float = Field(default=30.0, gt=0)
     # Results scoring below RATIO x the best match, or below MIN, are left out (unless a
     # search asks for floor=false). Chosen on the LoCoMo dev split: docs/benchmarks.md.
-    relevance_floor_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
+    relevance_floor_ratio: float = Field(default=0.4, ge=0.0, le=1.0)
     relevance_floor_min: float = Field(default=0.0, ge=0.0, le=1.0)
     # A search statement running longer is cancelled in the server (503, Retry-After).
     search_timeout_ms: int = Field(default=2_000, ge=100)

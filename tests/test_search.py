@@ -28,7 +28,10 @@ async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str
 
 
 async def search(api: httpx.AsyncClient, q: str, **params: Any) -> dict[str, Any]:
-    response = await api.get("/search", params={"q": q, "track_access": False, **params})
+    """Every match up to the limit: these tests read the ranking itself, below the floor
+    too (the floor has tests of its own in test_agent_results.py)."""
+    query = {"q": q, "track_access": False, "floor": False, **params}
+    response = await api.get("/search", params=query)
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
@@ -353,7 +356,7 @@ async def test_access_counters_move_once_per_returned_hit(
 ) -> None:
     for text in CORPUS:
         await store(api, text)
-    response = await api.get("/search", params={"q": "checkRateLimit", "limit": 2})
+    response = await api.get("/search", params={"q": "checkRateLimit", "limit": 2, "floor": False})
     returned = {r["memory"]["id"]: r["memory"]["access_count"] for r in response.json()["results"]}
     assert len(returned) == 2
     assert set(returned.values()) == {1}
@@ -376,7 +379,10 @@ async def test_concurrent_searches_over_the_same_memories_count_every_hit(
         await store(api, text)
     queries = ["rate limit", "database migration", "login token", "retry backoff", "cache"]
     responses = await asyncio.gather(
-        *(api.get("/search", params={"q": queries[i % 5], "limit": 5}) for i in range(60))
+        *(
+            api.get("/search", params={"q": queries[i % 5], "limit": 5, "floor": False})
+            for i in range(60)
+        )
     )
     assert {r.status_code for r in responses} == {200}
     hits = sum(len(r.json()["results"]) for r in responses)
@@ -432,16 +438,19 @@ async def test_tampered_context_is_never_returned(
     assert await db.fetchval("SELECT count(*) FROM memories WHERE quarantined_at IS NOT NULL") == 1
 
 
-async def test_stop_word_only_and_empty_queries_answer_with_vector_results(
+async def test_stop_word_only_queries_answer_with_vector_results(
     api: httpx.AsyncClient,
 ) -> None:
     for text in CORPUS:
         await store(api, text)
-    for q in ("the of and", ""):
-        body = await search(api, q)
-        assert body["results"]
-        assert all(r["keyword_score"] == 0 for r in body["results"])
-        assert all(r["vector_similarity"] > 0 for r in body["results"])
+    body = await search(api, "the of and")
+    assert body["results"]
+    assert all(r["keyword_score"] == 0 for r in body["results"])
+    assert all(r["vector_similarity"] > 0 for r in body["results"])
+    # An empty query is no search: the newest memories, and the answer says so.
+    newest = await search(api, "")
+    assert contents(newest)[0] == CORPUS[-1]
+    assert newest["note"].startswith("empty query")
 
 
 async def test_decay_ranks_stale_memories_lower_and_spares_pinned(
