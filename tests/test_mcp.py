@@ -180,3 +180,17 @@ async def test_serve_exits_non_zero_when_the_port_is_taken(tmp_path: Path) -> No
     assert "could not serve on 127.0.0.1:" in log
     # It stopped the embedded database on its way out.
     assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+
+
+async def test_every_tool_says_when_to_call_it_and_what_it_returns(mcp_url: str) -> None:
+    async with Client(mcp_url) as client:
+        tools = (await client.list_tools()).tools
+    for tool in tools:
+        description = " ".join((tool.description or "").split())
+        assert len(description) >= 150, tool.name
+        assert any(w in description for w in ("Call", "call", "when", "When", "before", "For a")), (
+            tool.name
+        )
+        assert any(
+            w in description for w in ("Return", "return", "Answers", "lists", "as markdown")
+        ), tool.name

@@ -60,9 +60,11 @@ from app.views import (
 current_principal: ContextVar[Principal | None] = ContextVar("mcp_principal", default=None)
 
 INSTRUCTIONS = (
-    "agent-memory: long-term memory for coding agents. Search before planning "
-    "(search_memories, get_strategy_hint); record what you learn (remember, store_memory); "
-    "after a first-attempt success call learn_strategy; on a retry call retry_context."
+    "agent-memory: long-term memory for coding agents, shared across sessions. At the start "
+    "of work call start_session, then snapshot. Before planning, search_memories and "
+    "get_strategy_hint. When you learn something durable (a decision and why, an error's "
+    "cause, a pattern), remember it; never store secrets. After a first-attempt success "
+    "call learn_strategy; on a retry call retry_context; when done call end_session."
 )
 
 
@@ -131,9 +133,12 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         metadata: dict[str, Any] | None = None,
         context: str | None = None,
     ) -> dict[str, Any]:
-        """Store a memory (decision, error_pattern, code_pattern, strategy, learning, ...).
-        Known content in the same repo is reinforced instead of duplicated. `context` is the
-        situation it came from (the task, the question it answers): searched with it."""
+        """Store one durable fact for later sessions when you need a specific
+        memory_type (decision, error_pattern, code_pattern, anti_pattern, ...), tags or a
+        name; for a plain learning `remember` is simpler. Known content in the same
+        repository is reinforced, not duplicated. `context` is the situation it came from,
+        searched with it. Returns the status (stored or reinforced), a one-line message and
+        the memory. Never store secrets."""
         draft = MemoryDraft(
             content, memory_type, category, tags, source_repo, task_id, trust_level,
             confidence, pinned, source, name, metadata, context,
@@ -197,8 +202,11 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         references: list[str] | None = None,
         context: str | None = None,
     ) -> dict[str, Any]:
-        """Record a learning (at least 20 characters). Category is inferred when not given.
-        `context` is the task or situation it came from: searched with it."""
+        """Record something you learned that a later session should know: a decision and
+        why, an error's real cause and fix, a pattern that worked or one to avoid (at least
+        20 characters, standing on its own). Category and title are inferred when not
+        given; `context` is the task it came from. Returns a one-line message (stored, or
+        reinforced when it was known). Never record secrets."""
         draft = RememberDraft(
             text, source_repo, category, name, reasoning, confidence, references, context
         )
@@ -222,8 +230,10 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         source_repo: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
-        """Keep the plan of a first-attempt success (quality >= 7) as a reusable strategy.
-        attempt_history items: {result: success|failure, step_index?, action?, error?}."""
+        """Call after finishing a task: when it succeeded on the first attempt with
+        quality_score >= 7, its plan is kept as a strategy that later hints offer for
+        similar tasks. attempt_history items: {result: success|failure, step_index?,
+        action?, error?}. Returns stored, reinforced or skipped (with the reason)."""
         history = [from_mapping(Attempt, a, "attempt_history") for a in attempt_history or []]
         draft = StrategyAttempt(
             task_description, total_attempts, quality_score, plan_steps, plan_summary,
@@ -235,7 +245,9 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
 
     @server.tool()
     async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
-        """A previously successful approach for a similar task in this repo, or an empty hint."""
+        """Call before planning a task: returns a strategy that worked for a similar task
+        in this repository (as a marked hint to adapt, not an instruction), with its
+        similarity, or an empty hint when none is close enough."""
         async with call() as services:
             hint = await services.learning.hint(services.search, task, source_repo)
         return render_hint(hint).model_dump(mode="json")
@@ -251,8 +263,10 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         attempt_number: int = 1,
         full_context_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Compact delta context for a retry: what changed, the latest error, tokens saved.
-        Files are {path, content}; diagnosis is {root_cause?, reason?, suggested_action?}."""
+        """Call when retrying a failed attempt: instead of resending everything, get what
+        changed since the last attempt (a short diff per file), the latest error and the
+        diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
+        {root_cause?, reason?, suggested_action?}. Nothing is stored."""
         draft = RetryDraft(
             task_description=task_description,
             plan_summary=plan_summary,
@@ -274,8 +288,10 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     async def start_session(
         source_repo: str | None = None, agent: str | None = None, task: str | None = None
     ) -> dict[str, Any]:
-        """Start a work session: runs pruning, answers with the capture settings.
-        Load snapshot next for the context to start from."""
+        """Call once when starting work in a repository: opens a session (forgetting
+        what nobody uses on the way) and returns its id and the capture settings (whether
+        to ask before recording learnings). Then call `snapshot` for the context to start
+        from, and `end_session` when done."""
         async with call() as services:
             started = await begin_session(
                 services.runtime, services.sessions, SessionDraft(source_repo, agent, task)
@@ -291,8 +307,9 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         summary: str | None = None,
         key_changes: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """End a session as completed or failed, with a summary and up to 3 key changes
-        ({file, action, description}) that the next snapshot will show."""
+        """Call when the work is done: ends the session as completed or failed, with a
+        short summary and key changes ({file, action, description}) that the next
+        session's snapshot shows. Returns the ended session."""
         try:
             session = UUID(session_id)
         except ValueError as exc:
@@ -304,21 +321,27 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
 
     @server.tool()
     async def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> str:
-        """The recency-graded context to load at the start of work, as markdown."""
+        """Call at the start of work: the repository's memory as markdown, most recent
+        first (recent sessions and their changes, guardrails, recent and older decisions,
+        errors and learnings), cut to max_chars."""
         async with call() as services:
             built = await services.sessions.snapshot(source_repo, max_chars)
         return render_markdown(built)
 
     @server.tool()
     async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        """Archive what nobody uses (Ebbinghaus forgetting curve). Never deletes."""
+        """Admin: archive memories nobody has used (a forgetting curve; pinned ones and
+        decisions are spared). Never deletes. dry_run=true lists what would go. Returns
+        the counts by type."""
         async with call() as services:
             report = await services.lifecycle.prune(source_repo, dry_run)
         return render_prune(report).model_dump(mode="json")
 
     @server.tool()
     async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
-        """Counts, health signals, the most used memories per type, and the next prune."""
+        """For a person checking on the memory, not for routine work: counts by type,
+        trust and confidence, health signals, the most used memories and what the next
+        prune would archive."""
         async with call() as services:
             return await services.stats.stats(source_repo)
 
