@@ -263,9 +263,9 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         attempt_number: int = 1,
         full_context_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Call when retrying a failed attempt: instead of resending everything, get what
-        changed since the last attempt (a short diff per file), the latest error and the
-        diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
+        """Call when retrying a failed attempt, instead of resending everything. Returns
+        what changed since the last attempt (a short diff per file), the latest error and
+        the diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
         {root_cause?, reason?, suggested_action?}. Nothing is stored."""
         draft = RetryDraft(
             task_description=task_description,
