@@ -330,18 +330,18 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
 
     @server.tool()
     async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        """Admin: archive memories nobody has used (a forgetting curve; pinned ones and
-        decisions are spared). Never deletes. dry_run=true lists what would go. Returns
-        the counts by type."""
+        """Call as an admin to archive memories nobody has used (a forgetting curve;
+        pinned ones and decisions are spared). Never deletes. dry_run=true lists what would
+        go. Returns the counts by type."""
         async with call() as services:
             report = await services.lifecycle.prune(source_repo, dry_run)
         return render_prune(report).model_dump(mode="json")
 
     @server.tool()
     async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
-        """For a person checking on the memory, not for routine work: counts by type,
-        trust and confidence, health signals, the most used memories and what the next
-        prune would archive."""
+        """For a person checking on the memory, not for routine work. Returns counts by
+        type, trust and confidence, health signals, the most used memories and what the
+        next prune would archive."""
         async with call() as services:
             return await services.stats.stats(source_repo)
 
