@@ -360,3 +360,50 @@ def render_compact_search(response: SearchResponse, now: datetime, max_tokens: i
         if extra:
             notes.append(extra)
     return "\n".join(["; ".join(notes), *packed.lines])
+
+
+class CompactHitOut(BaseModel):
+    id: str
+    type: str
+    score: float
+    age: str = Field(description='How long ago it was stored: "45m", "3h", "2d", "5mo", "1y".')
+    tags: list[str]
+    content: str
+    context: str | None = Field(description="Cut to what fits the compact size.")
+
+
+class CompactSearchOut(BaseModel):
+    results: list[CompactHitOut]
+    left_out: int = Field(description="Matches left out to fit max_tokens.")
+    below_floor: int
+    note: str | None = None
+    truncated: str | None = None
+    degraded: str | None = None
+
+
+def render_compact_json(
+    response: SearchResponse, now: datetime, max_tokens: int | None
+) -> CompactSearchOut:
+    """The compact form as JSON (REST): the same hits and budget as the text form."""
+    hits = compact_hits(response, now)
+    packed = pack(hits, max_tokens)
+    shown = hits[: len(packed.lines)]
+    return CompactSearchOut(
+        results=[
+            CompactHitOut(
+                id=h.id,
+                type=h.type,
+                score=h.score,
+                age=h.age,
+                tags=list(h.tags),
+                content=h.content,
+                context=h.cut_context(),
+            )
+            for h in shown
+        ],
+        left_out=packed.left_out,
+        below_floor=response.below_floor,
+        note=response.note,
+        truncated=response.truncated,
+        degraded=response.degraded,
+    )

@@ -104,3 +104,22 @@ async def test_an_empty_query_lists_the_newest_and_says_so(api: httpx.AsyncClien
     assert [r["memory"]["content"] for r in answer["results"]] == ["note 2", "note 1"]
     assert answer["note"].startswith("empty query: the most recent memories")
     assert all(r["score"] == 0 for r in answer["results"])
+
+
+async def test_rest_offers_the_compact_form_within_a_budget(api: httpx.AsyncClient) -> None:
+    for n in range(4):
+        await api.post(
+            "/memories",
+            json={"content": f"Cache invalidation rule number {n} for the product pages"},
+        )
+    full = (await api.get("/search", params={"q": "cache invalidation rule"})).json()
+    assert {"content_hash", "tenant_id"} <= set(full["results"][0]["memory"])
+    compact = await api.get(
+        "/search",
+        params={"q": "cache invalidation rule", "format": "compact", "max_tokens": 50},
+    )
+    body = compact.json()
+    assert set(body["results"][0]) == {"id", "type", "score", "age", "tags", "content", "context"}
+    assert (len(body["results"]), body["left_out"]) == (1, 3)
+    refused = await api.get("/search", params={"q": "x", "format": "compact", "max_tokens": 1})
+    assert refused.status_code == 422

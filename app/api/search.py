@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
 from app.api.schemas import SearchIn
-from app.views import SearchOut, render_search
+from app.domain.inputs import presentation
+from app.services.search import SearchResponse
+from app.views import CompactSearchOut, SearchOut, render_compact_json, render_search
 
 router = APIRouter(tags=["search"])
 
 
-@router.get("/search", response_model=SearchOut)
+def render(response: SearchResponse, result_format: str, max_tokens: int | None) -> Any:
+    shown, budget = presentation(result_format, max_tokens)
+    if shown == "compact":
+        return render_compact_json(response, datetime.now(UTC), budget)
+    return render_search(response)
+
+
+@router.get("/search", response_model=SearchOut | CompactSearchOut)
 async def search_get(
     services: ServicesDep,
     q: str,
@@ -27,7 +37,11 @@ async def search_get(
     include_archived: bool = False,
     track_access: bool = True,
     floor: bool = True,
-) -> SearchOut:
+    format: Literal["full", "compact"] = "full",
+    max_tokens: int | None = None,
+) -> Any:
+    """Hybrid search. format=compact answers each hit in a few fields (id, type, score,
+    age, tags, content, a cut context), packed best-first within max_tokens."""
     body = SearchIn(
         q=q,
         source_repo=source_repo,
@@ -41,9 +55,14 @@ async def search_get(
         track_access=track_access,
         floor=floor,
     )
-    return render_search(await services.search.search(body.draft()))
+    return render(await services.search.search(body.draft()), format, max_tokens)
 
 
-@router.post("/search", response_model=SearchOut)
-async def search_post(body: SearchIn, services: ServicesDep) -> SearchOut:
-    return render_search(await services.search.search(body.draft()))
+@router.post("/search", response_model=SearchOut | CompactSearchOut)
+async def search_post(
+    body: SearchIn,
+    services: ServicesDep,
+    format: Literal["full", "compact"] = "full",
+    max_tokens: int | None = None,
+) -> Any:
+    return render(await services.search.search(body.draft()), format, max_tokens)

@@ -39,6 +39,13 @@ class CompactHit:
     content: str
     context: str | None
 
+    def cut_context(self, chars: int = COMPACT_OVERHEAD // 2) -> str | None:
+        """The context, on one line, cut to `chars` (for the JSON form)."""
+        if not self.context:
+            return None
+        text = " ".join(self.context.split())
+        return text if len(text) <= chars else text[: chars - 1] + "…"
+
     def line(self, rank: int) -> str:
         """The text form, within len(content) + COMPACT_OVERHEAD characters."""
         head = f"{rank}. [{self.score:.2f} {self.type} {self.age}"
