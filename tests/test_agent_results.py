@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -106,7 +107,9 @@ async def test_an_empty_query_lists_the_newest_and_says_so(api: httpx.AsyncClien
     assert all(r["score"] == 0 for r in answer["results"])
 
 
-async def test_rest_offers_the_compact_form_within_a_budget(api: httpx.AsyncClient) -> None:
+async def test_rest_offers_the_compact_form_within_a_budget(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
     for n in range(4):
         await api.post(
             "/memories",
@@ -121,5 +124,7 @@ async def test_rest_offers_the_compact_form_within_a_budget(api: httpx.AsyncClie
     body = compact.json()
     assert set(body["results"][0]) == {"id", "type", "score", "age", "tags", "content", "context"}
     assert (len(body["results"]), body["left_out"]) == (1, 3)
-    refused = await api.get("/search", params={"q": "x", "format": "compact", "max_tokens": 1})
+    counted = await db.fetchval("SELECT sum(access_count) FROM memories")
+    refused = await api.get("/search", params={"q": "cache", "format": "compact", "max_tokens": 1})
     assert refused.status_code == 422
+    assert await db.fetchval("SELECT sum(access_count) FROM memories") == counted  # not run

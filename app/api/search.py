@@ -10,14 +10,16 @@ from fastapi import APIRouter, Query
 from app.api.deps import ServicesDep
 from app.api.schemas import SearchIn
 from app.domain.inputs import presentation
-from app.services.search import SearchResponse
 from app.views import CompactSearchOut, SearchOut, render_compact_json, render_search
 
 router = APIRouter(tags=["search"])
 
 
-def render(response: SearchResponse, result_format: str, max_tokens: int | None) -> Any:
-    shown, budget = presentation(result_format, max_tokens)
+async def search_and_render(
+    services: ServicesDep, body: SearchIn, result_format: str, max_tokens: int | None
+) -> Any:
+    shown, budget = presentation(result_format, max_tokens)  # refused before searching
+    response = await services.search.search(body.draft())
     if shown == "compact":
         return render_compact_json(response, datetime.now(UTC), budget)
     return render_search(response)
@@ -55,7 +57,7 @@ async def search_get(
         track_access=track_access,
         floor=floor,
     )
-    return render(await services.search.search(body.draft()), format, max_tokens)
+    return await search_and_render(services, body, format, max_tokens)
 
 
 @router.post("/search", response_model=SearchOut | CompactSearchOut)
@@ -65,4 +67,4 @@ async def search_post(
     format: Literal["full", "compact"] = "full",
     max_tokens: int | None = None,
 ) -> Any:
-    return render(await services.search.search(body.draft()), format, max_tokens)
+    return await search_and_render(services, body, format, max_tokens)
