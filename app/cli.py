@@ -16,6 +16,7 @@ from typing import Any
 from app import __version__
 from app.client import ClientError, MemoryClient, default_api_key, default_url
 from app.config import Settings
+from app.domain.text import cut, one_line
 from app.logging import configure_logging
 
 logger = logging.getLogger("agent_memory.cli")
@@ -187,15 +188,10 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
     lead = f"{score:5.3f}  " if score is not None else ""
     kind = memory["memory_type"][:14]
-    print(f"{lead}{memory['id']}  {kind:14}  {_one_line(memory['content'], 80)}")
+    print(f"{lead}{memory['id']}  {kind:14}  {cut(one_line(memory['content']), 80)}")
 
 
 def cmd_search(args: argparse.Namespace) -> int:

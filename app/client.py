@@ -94,8 +94,11 @@ class Calls:
         return Call("GET", "/snapshot", params={**params, "format": format})
 
 
-def _headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+def _options(url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
+    """What both clients are built with: the server, the key (or none), the timeout."""
+    key = api_key or default_api_key()
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return {"base_url": url, "headers": headers, "timeout": timeout_s}
 
 
 def _answer(response: httpx.Response) -> Any:
@@ -126,11 +129,7 @@ class MemoryClient:
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.url = (url or default_url()).rstrip("/")
-        self._http = httpx.Client(
-            base_url=self.url,
-            headers=_headers(api_key or default_api_key()),
-            timeout=timeout_s,
-        )
+        self._http = httpx.Client(**_options(self.url, api_key, timeout_s))
 
     def __enter__(self) -> MemoryClient:
         return self
@@ -185,11 +184,7 @@ class AsyncMemoryClient:
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.url = (url or default_url()).rstrip("/")
-        self._http = httpx.AsyncClient(
-            base_url=self.url,
-            headers=_headers(api_key or default_api_key()),
-            timeout=timeout_s,
-        )
+        self._http = httpx.AsyncClient(**_options(self.url, api_key, timeout_s))
 
     async def __aenter__(self) -> AsyncMemoryClient:
         return self

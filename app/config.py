@@ -76,8 +76,9 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=200, ge=10, le=1000)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
-    # Results scoring below RATIO x the best match, or below MIN, are left out (unless a
-    # search asks for floor=false). Chosen on the LoCoMo dev split: docs/benchmarks.md.
+    # Hybrid results scoring below RATIO x the best match, or below MIN, are left out
+    # (unless a search asks for floor=false). Chosen on the LoCoMo dev split for hybrid
+    # searches only: docs/benchmarks.md.
     relevance_floor_ratio: float = Field(default=0.4, ge=0.0, le=1.0)
     relevance_floor_min: float = Field(default=0.0, ge=0.0, le=1.0)
     # A search statement running longer is cancelled in the server (503, Retry-After).

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 
 from app.config import Settings
@@ -29,7 +28,7 @@ from app.domain.compact import CompactHit, age
 from app.domain.ranking import above_floor
 from app.logging import configure_logging
 from app.main import create_app
-from bench.locomo_retrieval import DEFAULT_DATA, turns_of
+from bench.locomo_retrieval import DEFAULT_DATA, load, questions_of
 from bench.support import fresh_database
 
 RATIOS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -73,12 +72,7 @@ async def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep the loaded database")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
-    questions = [
-        (c["sample_id"], q["question"], frozenset(q["evidence"]))
-        for c in data
-        for q in c["qa"]
-        if q.get("category") != 5 and q.get("evidence")
-    ]
+    questions = questions_of(data)
     asked: list[Asked] = []
     contents: list[int] = []
     compacts: list[int] = []
@@ -89,15 +83,7 @@ async def main() -> None:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-                if not (await client.get("/stats")).json()["total"]:
-                    for conversation in data:
-                        memories = turns_of(conversation)
-                        for i in range(0, len(memories), 500):
-                            batch = {"memories": memories[i : i + 500]}
-                            (await client.post("/memories/batch", json=batch)).raise_for_status()
-                owner = await asyncpg.connect(url)
-                await owner.execute("ANALYZE memories")
-                await owner.close()
+                await load(client, url, data)
                 for sample, question, evidence in questions:
                     body = {"q": question, "source_repo": sample, "limit": 10}
                     body |= {"floor": False, "track_access": False}

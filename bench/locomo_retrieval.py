@@ -61,7 +61,39 @@ def turns_of(conversation: dict[str, Any], with_context: bool = True) -> list[di
     return memories
 
 
-def metrics_for(ranked: Sequence[str], evidence: set[str]) -> dict[str, float]:
+def questions_of(data: list[dict[str, Any]]) -> list[tuple[str, str, frozenset[str]]]:
+    """(conversation, question, evidence dia_ids) for every non-adversarial question."""
+    return [
+        (c["sample_id"], q["question"], frozenset(q["evidence"]))
+        for c in data
+        for q in c["qa"]
+        if q.get("category") != 5 and q.get("evidence")
+    ]
+
+
+async def load(
+    client: httpx.AsyncClient, url: str, data: list[dict[str, Any]], with_context: bool = True
+) -> int:
+    """Store every turn (unless the database already holds them), then ANALYZE; the count
+    stored."""
+    count = 0
+    if not (await client.get("/stats")).raise_for_status().json()["total"]:
+        for conversation in data:
+            memories = turns_of(conversation, with_context=with_context)
+            for i in range(0, len(memories), 500):
+                batch = {"memories": memories[i : i + 500]}
+                (await client.post("/memories/batch", json=batch)).raise_for_status()
+            count += len(memories)
+    # As the owner: the service's pooled connections run as a role that may not.
+    owner = await asyncpg.connect(url)
+    try:
+        await owner.execute("ANALYZE memories")
+    finally:
+        await owner.close()
+    return count
+
+
+def metrics_for(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for k in KS:
         out[f"recall@{k}"] = len(evidence & set(ranked[:k])) / len(evidence)
@@ -74,7 +106,7 @@ def metrics_for(ranked: Sequence[str], evidence: set[str]) -> dict[str, float]:
 
 
 async def evaluate(
-    client: httpx.AsyncClient, questions: list[tuple[str, str, set[str]]], alpha: float
+    client: httpx.AsyncClient, questions: list[tuple[str, str, frozenset[str]]], alpha: float
 ) -> dict[str, float]:
     totals: dict[str, float] = {}
     for sample, question, evidence in questions:
@@ -86,6 +118,7 @@ async def evaluate(
                 "limit": 20,
                 "alpha": alpha,
                 "track_access": False,
+                "floor": False,  # ranking quality; the floor's cost: bench.agent_results
             },
         )
         response.raise_for_status()
@@ -110,12 +143,7 @@ async def main() -> None:
     )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
-    questions = [
-        (c["sample_id"], q["question"], set(q["evidence"]))
-        for c in data
-        for q in c["qa"]
-        if q.get("category") != 5 and q.get("evidence")
-    ]
+    questions = questions_of(data)
     database = "agent_memory_bench_locomo" + ("_alone" if args.without_context else "")
     async with fresh_database(database, reuse=args.reuse) as url:
         settings = Settings(database_url=url)
@@ -124,27 +152,11 @@ async def main() -> None:
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
                 started = time.perf_counter()
-                count = 0
-                stats = await client.get("/stats")
-                loaded = stats.raise_for_status().json()["total"]
-                for conversation in data if not loaded else []:
-                    memories = turns_of(conversation, with_context=not args.without_context)
-                    for i in range(0, len(memories), 500):
-                        r = await client.post(
-                            "/memories/batch", json={"memories": memories[i : i + 500]}
-                        )
-                        r.raise_for_status()
-                    count += len(memories)
+                count = await load(client, url, data, with_context=not args.without_context)
                 print(
                     f"stored {count} turns in {time.perf_counter() - started:.1f}s; "
                     f"{len(questions)} questions"
                 )
-                # As the owner: the service's pooled connections run as a role that may not.
-                owner = await asyncpg.connect(url)
-                try:
-                    await owner.execute("ANALYZE memories")
-                finally:
-                    await owner.close()
                 header = ["mode", *[f"R@{k}" for k in KS], "MRR", "nDCG@10"]
                 print("| " + " | ".join(header) + " |")
                 print("|" + "---|" * len(header))

@@ -13,7 +13,8 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp_types import TextContent
 
-from app.domain.compact import COMPACT_OVERHEAD, CompactHit, estimate_tokens, pack
+from app.domain.compact import COMPACT_OVERHEAD, CompactHit, pack
+from app.domain.text import estimate_tokens
 
 
 def compact(id_: int, content: str, context: str | None = None) -> CompactHit:
@@ -128,3 +129,11 @@ async def test_rest_offers_the_compact_form_within_a_budget(
     refused = await api.get("/search", params={"q": "cache", "format": "compact", "max_tokens": 1})
     assert refused.status_code == 422
     assert await db.fetchval("SELECT sum(access_count) FROM memories") == counted  # not run
+
+
+async def test_an_empty_query_filters_before_it_limits(api: httpx.AsyncClient) -> None:
+    await api.post("/memories", json={"content": "set by ops", "trust_level": "system"})
+    for n in range(3):
+        await api.post("/memories", json={"content": f"agent note {n}"})
+    answer = await api.get("/search", params={"q": "", "min_trust": "system", "limit": 1})
+    assert [r["memory"]["content"] for r in answer.json()["results"]] == ["set by ops"]

@@ -38,7 +38,7 @@ async def learn_strategy(
 
 @router.get("/strategies/hint", response_model=HintOut)
 async def get_strategy_hint(task: str, source_repo: str, services: ServicesDep) -> HintOut:
-    return render_hint(await services.learning.hint(services.search, task, source_repo))
+    return render_hint(await services.learning.hint(task, source_repo))
 
 
 @router.post("/memories/{memory_id:uuid}/feedback", response_model=MemoryOut)

@@ -12,13 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.domain.text import cut, estimate_tokens, one_line
+
 COMPACT_OVERHEAD = 100
 MIN_CONTEXT_CHARS = 20
-
-
-def estimate_tokens(text: str) -> int:
-    """Characters / 4, rounded up: close enough for English and code, no tokenizer."""
-    return (len(text) + 3) // 4
 
 
 def age(then: datetime, now: datetime) -> str:
@@ -41,10 +38,7 @@ class CompactHit:
 
     def cut_context(self, chars: int = COMPACT_OVERHEAD // 2) -> str | None:
         """The context, on one line, cut to `chars` (for the JSON form)."""
-        if not self.context:
-            return None
-        text = " ".join(self.context.split())
-        return text if len(text) <= chars else text[: chars - 1] + "…"
+        return cut(one_line(self.context), chars) if self.context else None
 
     def line(self, rank: int) -> str:
         """The text form, within len(content) + COMPACT_OVERHEAD characters."""
@@ -60,10 +54,7 @@ class CompactHit:
         context = ""
         if self.context and room >= MIN_CONTEXT_CHARS:
             label = "\n(context: "
-            cut = room - len(label) - 1
-            text = " ".join(self.context.split())
-            text = text if len(text) <= cut else text[: cut - 1] + "…"
-            context = f"{label}{text})"
+            context = f"{label}{cut(one_line(self.context), room - len(label) - 1)})"
         return f"{head}{tags}{tail}{context}"
 
 

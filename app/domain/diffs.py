@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.inputs import FileState, RetryDraft
-from app.domain.text import cut
+from app.domain.text import cut, estimate_tokens
 
 TASK_CHARS = 200
 ERROR_CHARS = 1_000
@@ -20,11 +20,6 @@ DIFF_CHARS = 500
 NEW_FILE = "[NEW FILE]"
 DELETED_FILE = "[DELETED FILE]"
 NO_CHANGES = "[no changes detected]"
-
-
-def estimate_tokens(text: str) -> int:
-    """Characters / 4: close enough for English and code, and needs no tokenizer."""
-    return len(text) // 4
 
 
 # difflib aligns lines in worse than quadratic time on repetitive input (1,000 lines of

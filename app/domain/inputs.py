@@ -276,8 +276,17 @@ class SessionDraft:
     task: str | None = None
 
 
-def session_draft(draft: SessionDraft) -> SessionDraft:
-    return SessionDraft(
+@dataclass(frozen=True, slots=True)
+class SessionStartRequest:
+    """A session start that passed the rules (only session_draft makes one)."""
+
+    source_repo: str | None
+    agent: str | None
+    task: str | None
+
+
+def session_draft(draft: SessionDraft) -> SessionStartRequest:
+    return SessionStartRequest(
         source_repo=clean_line(draft.source_repo, "source_repo"),
         agent=clean_line(draft.agent, "agent"),
         task=clean_optional_text(draft.task, "task"),

@@ -8,6 +8,11 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+def estimate_tokens(text: str) -> int:
+    """Characters / 4, rounded up: close enough for English and code, no tokenizer."""
+    return (len(text) + 3) // 4
+
+
 def one_line(text: str) -> str:
     """Runs of whitespace (newlines included) as single spaces."""
     return " ".join(text.split())

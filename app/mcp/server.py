@@ -249,7 +249,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         in this repository (as a marked hint to adapt, not an instruction), with its
         similarity, or an empty hint when none is close enough."""
         async with call() as services:
-            hint = await services.learning.hint(services.search, task, source_repo)
+            hint = await services.learning.hint(task, source_repo)
         return render_hint(hint).model_dump(mode="json")
 
     @server.tool()

@@ -69,6 +69,8 @@ class ListFilter:
     tags: Sequence[str] | None = None
     include_archived: bool = False
     include_superseded: bool = False
+    trust_levels: Sequence[str] | None = None
+    min_relevance: float | None = None
 
 
 class MemoryRepository:
@@ -176,6 +178,10 @@ class MemoryRepository:
             clauses.append(f"m.memory_type = ANY({bind(list(filters.memory_types))}::text[])")
         if filters.tags:
             clauses.append(f"m.tags @> {bind(list(filters.tags))}::text[]")
+        if filters.trust_levels:
+            clauses.append(f"m.trust_level = ANY({bind(list(filters.trust_levels))}::text[])")
+        if filters.min_relevance is not None:
+            clauses.append(f"m.relevance_score >= {bind(filters.min_relevance)}::real")
         if not filters.include_archived:
             clauses.append("m.archived_at IS NULL")
         if not filters.include_superseded:

@@ -68,8 +68,9 @@ class RememberResult:
 
 
 class LearningService:
-    def __init__(self, memories: MemoryService, settings: Settings) -> None:
+    def __init__(self, memories: MemoryService, search: SearchService, settings: Settings) -> None:
         self._memories = memories
+        self._search = search
         self._settings = settings
         self._limits = memories.limits
 
@@ -146,14 +147,14 @@ class LearningService:
         )
         return RememberResult(outcome, name, category)
 
-    async def hint(self, search: SearchService, task: str, source_repo: str) -> Hint:
+    async def hint(self, task: str, source_repo: str) -> Hint:
         """A strategy that worked for a similar task here. Bad input is refused; any other
         failure gives an empty hint: planning must not be blocked by memory."""
         self._memories.actor.require("read")
         query = hint_query(task, source_repo, self._limits)
         empty = Hint("", 0.0, None)
         try:
-            response = await search.run(query)
+            response = await self._search.run(query)
         except Exception:
             logger.warning("strategy hint failed; planning continues without one", exc_info=True)
             return empty

@@ -46,7 +46,7 @@ class Services:
 
     @cached_property
     def learning(self) -> LearningService:
-        return LearningService(self.memories, self.runtime.settings)
+        return LearningService(self.memories, self.search, self.runtime.settings)
 
     @cached_property
     def feedback(self) -> FeedbackService:

@@ -115,7 +115,9 @@ class SearchService:
             },
         )
         hits, below = outcome.hits, 0
-        if query.floor and hits:
+        # The floor was chosen for hybrid scores; keyword-only scores are squared ratios to
+        # the best and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0).
+        if query.floor and hits and 0 < alpha < 1:
             kept = above_floor(
                 [hit.score for hit in hits],
                 self._settings.relevance_floor_ratio,
@@ -134,16 +136,14 @@ class SearchService:
         """An empty query asks for nothing in particular: the newest memories that pass
         the filters, and the answer says that is what they are."""
         filters = ListFilter(
-            query.memory_types, query.source_repo, query.tags, query.include_archived
+            memory_types=query.memory_types,
+            source_repo=query.source_repo,
+            tags=query.tags,
+            include_archived=query.include_archived,
+            trust_levels=query.trust_levels,
+            min_relevance=query.min_relevance,
         )
         memories = await MemoryRepository(self._uow).list(filters, query.limit, None)
-        if query.trust_levels or query.min_relevance is not None:
-            memories = [
-                m
-                for m in memories
-                if (not query.trust_levels or m.trust_level in query.trust_levels)
-                and (query.min_relevance is None or m.relevance_score >= query.min_relevance)
-            ]
         hits = [SearchHit(m, 0.0, 0.0, 0.0, 0.0, 0.0) for m in memories]
         took_ms = round((time.perf_counter() - started) * 1000, 3)
         return SearchResponse(hits, 0.0, took_ms, note=RECENT_NOTE)

@@ -15,6 +15,7 @@ from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.inputs import (
     SessionDraft,
     SessionEnd,
+    SessionStartRequest,
     session_draft,
     session_end,
     source_repo_filter,
@@ -74,14 +75,13 @@ class SessionService:
             "tip": CAPTURE_TIP,
         }
 
-    def check_start(self, draft: SessionDraft) -> SessionDraft:
+    def check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
         self._actor.require("write")
         return session_draft(draft)
 
-    async def start(self, draft: SessionDraft) -> Session:
-        draft = self.check_start(draft)
-        return await self._repo.start(draft.source_repo, draft.agent, draft.task)
+    async def start(self, checked: SessionStartRequest) -> Session:
+        return await self._repo.start(checked.source_repo, checked.agent, checked.task)
 
     async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
         self._actor.require("write")
