@@ -1,5 +1,5 @@
 """agent-memory: long-term memory for coding agents. Run the service (serve, migrate, mcp),
-use it (remember, search, list, show), and manage its keys."""
+use it (remember, search, list, show, export, import), and manage its keys."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """MCP over stdio, for clients that spawn the server as a process."""
+    """MCP over stdio, for clients that spawn the server as a process: in this process,
+    or bridged to a running server when it has a URL."""
     import asyncio
+
+    if args.url:
+        from app.mcp.bridge import bridge
+
+        with MemoryClient(args.url, args.api_key) as client:
+            return bridge(client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes)
 
     from app.db.migrations import upgrade_head
     from app.domain.errors import AppError
@@ -237,6 +245,65 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """A tenant's memories as JSON lines, to a file or stdout."""
+    from app.progress import Progress
+
+    out = sys.stdout.buffer if args.output == "-" else open(args.output, "wb")  # noqa: SIM115
+    progress: Progress | None = None
+    try:
+        with client_of(args) as memory:
+            for line in memory.export(args.source_repo, args.embeddings):
+                out.write(line.encode() + b"\n")
+                if progress is None:  # the header says how many follow
+                    total = json.loads(line).get("count")
+                    progress = Progress("export", total, "memories")
+                else:
+                    progress.advance()
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+    if progress is not None:
+        progress.close()
+        where = "stdout" if args.output == "-" else args.output
+        print(f"exported {progress.done} memories to {where}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """An export file into the server (idempotent: known content is reinforced)."""
+    from app.progress import Progress
+
+    source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+    size = None if args.file == "-" else os.fstat(source.fileno()).st_size
+    progress = Progress("import", size, "bytes")
+
+    def chunks() -> Iterator[bytes]:
+        while chunk := source.read(IMPORT_CHUNK_BYTES):
+            progress.advance(len(chunk))
+            yield chunk
+
+    try:
+        with client_of(args) as memory:
+            report = memory.import_lines(chunks())
+    finally:
+        progress.close()
+        if source is not sys.stdin.buffer:
+            source.close()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"imported {report['memories']} memories: {report['stored']} new,"
+        f" {report['reinforced']} reinforced, {report['reembedded']} embedded here,"
+        f" {report['linked']} supersede links ({report['unresolved_links']} unresolved)"
+    )
+    return 0
+
+
+IMPORT_CHUNK_BYTES = 256 * 1024
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     """Key management straight against the database (as its owner, across tenants)."""
     import asyncio
@@ -293,7 +360,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 HELP = argparse.ArgumentDefaultsHelpFormatter
-CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show", "hook"})
+CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show", "export", "import", "hook"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -339,7 +406,15 @@ def build_parser() -> argparse.ArgumentParser:
     command("migrate", "bring the database to the latest schema", [data_dir]).set_defaults(
         func=cmd_migrate
     )
-    command("mcp", "serve the MCP tools over stdio", [data_dir]).set_defaults(func=cmd_mcp)
+    mcp = command("mcp", "serve the MCP tools over stdio", [data_dir])
+    mcp.add_argument(
+        "--url",
+        default=os.environ.get("AGENT_MEMORY_URL") or None,
+        help="bridge to this running server's /mcp (AGENT_MEMORY_URL) instead of serving"
+        " from this process",
+    )
+    mcp.add_argument("--api-key", default=default_api_key(), help="the key (AGENT_MEMORY_API_KEY)")
+    mcp.set_defaults(func=cmd_mcp)
 
     remember = command("remember", "record a learning in a running server", [client])
     remember.add_argument("text", help="the learning, at least 20 characters")
@@ -358,6 +433,20 @@ def build_parser() -> argparse.ArgumentParser:
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id")
     show.set_defaults(func=cmd_show)
+
+    export = command("export", "write memories as JSON lines", [client])
+    export.add_argument("--source-repo", dest="source_repo", help="only this repository's")
+    export.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="include the vectors (kept by an import"
+        " into a server with the same model; otherwise made again there)",
+    )
+    export.add_argument("-o", "--output", default="-", help="the file to write; - for stdout")
+    export.set_defaults(func=cmd_export)
+    importing = command("import", "read memories from an export (admin key)", [client, shown])
+    importing.add_argument("file", help="an export's JSON lines; - for stdin")
+    importing.set_defaults(func=cmd_import)
 
     hook = command("hook", "a Claude Code hook (JSON on stdin); never fails the agent", [client])
     hook.add_argument("event", choices=["session-start", "session-end"], help="the hook event")

@@ -1,5 +1,5 @@
-"""A typed client for the REST API, sync and async, used by the CLI (and the hooks and the
-stdio bridge to come): the URL, the key and the handling of errors live here once.
+"""A typed client for the REST API, sync and async, used by the CLI, the hooks and the MCP
+stdio bridge: the URL, the key and the handling of errors live here once.
 
     with MemoryClient() as memory:              # AGENT_MEMORY_URL, AGENT_MEMORY_API_KEY
         hits = memory.search("flaky test", source_repo="acme/api")
@@ -12,7 +12,7 @@ details' status, detail and fields; an unreachable server raises ClientError too
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,10 @@ import httpx
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 30.0
+NDJSON = "application/x-ndjson"
+# An import answers when the whole file is in (re-embedding included): no read timeout.
+IMPORT_TIMEOUT = httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 class ClientError(Exception):
@@ -87,10 +91,14 @@ class Calls:
 
     @staticmethod
     def snapshot(
-        source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+        source_repo: str | None = None,
+        max_chars: int | None = None,
+        format: str = "json",
+        max_tokens: int | None = None,
     ) -> Call:
         """`format`: "json", or "markdown" (answered as text, to paste into a prompt)."""
-        params = _without_none({"source_repo": source_repo, "max_chars": max_chars})
+        bounds = {"max_chars": max_chars, "max_tokens": max_tokens}
+        params = _without_none({"source_repo": source_repo, **bounds})
         return Call("GET", "/snapshot", params={**params, "format": format})
 
 
@@ -171,9 +179,50 @@ class MemoryClient:
         return self.send(Calls.end_session(session_id, status, **fields))
 
     def snapshot(
-        self, source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+        self,
+        source_repo: str | None = None,
+        max_chars: int | None = None,
+        format: str = "json",
+        max_tokens: int | None = None,
     ) -> Any:
-        return self.send(Calls.snapshot(source_repo, max_chars, format))
+        return self.send(Calls.snapshot(source_repo, max_chars, format, max_tokens))
+
+    def export(self, source_repo: str | None = None, embeddings: bool = False) -> Iterator[str]:
+        """The export's lines (header first) as the server streams them."""
+        params = _without_none({"source_repo": source_repo, "embeddings": embeddings})
+        try:
+            with self._http.stream("GET", "/memories/export", params=params) as response:
+                if not response.is_success:
+                    response.read()
+                    _answer(response)
+                yield from response.iter_lines()
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+
+    def import_lines(self, body: Iterable[bytes]) -> Any:
+        """Send an export's bytes (streamed as they are read); the import's report."""
+        try:
+            response = self._http.post(
+                "/memories/import",
+                content=body,
+                headers={"Content-Type": NDJSON},
+                timeout=IMPORT_TIMEOUT,
+            )
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        return _answer(response)
+
+    def mcp(self, message: bytes) -> bytes | None:
+        """One JSON-RPC message to the server's /mcp; its answer (None for a notification)."""
+        try:
+            response = self._http.post("/mcp", content=message, headers=MCP_HEADERS)
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        if response.status_code == 202 or not response.content:
+            return None
+        if not response.is_success and "problem" in response.headers.get("content-type", ""):
+            _answer(response)  # the key was refused: a ClientError, not a JSON-RPC answer
+        return response.content
 
 
 class AsyncMemoryClient:
@@ -220,6 +269,10 @@ class AsyncMemoryClient:
         return await self.send(Calls.end_session(session_id, status, **fields))
 
     async def snapshot(
-        self, source_repo: str | None = None, max_chars: int | None = None, format: str = "json"
+        self,
+        source_repo: str | None = None,
+        max_chars: int | None = None,
+        format: str = "json",
+        max_tokens: int | None = None,
     ) -> Any:
-        return await self.send(Calls.snapshot(source_repo, max_chars, format))
+        return await self.send(Calls.snapshot(source_repo, max_chars, format, max_tokens))

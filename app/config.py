@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     # A request body larger than this is refused (413) while it is read, before parsing;
     # MCP over stdio refuses a message line larger than this.
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    # An import streams its file (not held whole): a bound on the file, and each of its
+    # lines is bounded by max_body_bytes like any one request.
+    max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
     # With no API keys the server runs open; only on loopback unless this is set.
     allow_open_network: bool = False
 

@@ -16,7 +16,17 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import __version__
-from app.api import health, keys, learning, lifecycle, memories, metrics, search, sessions
+from app.api import (
+    health,
+    keys,
+    learning,
+    lifecycle,
+    memories,
+    metrics,
+    search,
+    sessions,
+    transfer,
+)
 from app.api.body_limit import BodyLimitMiddleware
 from app.api.deps import get_principal
 from app.api.errors import PROBLEM_RESPONSES, app_error_response, install_error_handlers
@@ -209,8 +219,13 @@ def create_app(
     app.add_middleware(OptionsMiddleware)
     app.add_middleware(IdempotencyMiddleware)
     # Outermost but for metrics: no other middleware reads a body past the limit.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        streamed=frozenset({"/memories/import"}),
+    )
     app.add_middleware(metrics.MetricsMiddleware)
-    for module in (health, memories, search, learning, lifecycle, sessions, keys, metrics):
+    routers = (health, memories, transfer, search, learning, lifecycle, sessions, keys, metrics)
+    for module in routers:
         app.include_router(module.router)
     return app

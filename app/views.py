@@ -5,7 +5,8 @@ as response bodies; MCP returns the same objects as tool results."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
@@ -13,13 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.compact import CompactHit, age, pack
 from app.domain.errors import AppError
+from app.domain.inputs import MemoryDraft
 from app.domain.memory import Memory, StoreOutcome
+from app.domain.transfer import ExportHeader, ImportDraft, MemoryState
 from app.repository.sessions import Session
 
 if TYPE_CHECKING:
     from app.services.learning import Hint, LearnResult, RememberResult
     from app.services.lifecycle import PruneReport
     from app.services.search import SearchResponse
+    from app.services.transfer import ImportReport
 
 
 class MemoryOut(BaseModel):
@@ -288,6 +292,61 @@ def render_session_start(
     )
 
 
+# What MCP tools answer an agent after a write: the outcome in a line, not the row echoed
+# back (the agent just sent it), so that each call costs tens of tokens, not hundreds.
+
+
+class StoredBrief(BaseModel):
+    status: Literal["stored", "reinforced"]
+    message: str
+    id: UUID
+    observation_count: int
+
+
+def store_message(outcome: StoreOutcome) -> str:
+    memory = outcome.memory
+    label = f"{memory.name or memory.content[:60]} ({memory.category or memory.memory_type})"
+    if outcome.status == "stored":
+        return f"Stored: {label}"
+    return f"Reinforced: {label} — observation count incremented"
+
+
+def render_store_brief(outcome: StoreOutcome) -> StoredBrief:
+    memory = outcome.memory
+    return StoredBrief(
+        status=outcome.status,
+        message=store_message(outcome),
+        id=memory.id,
+        observation_count=memory.observation_count,
+    )
+
+
+class SessionStartBrief(BaseModel):
+    session_id: UUID
+    pruning: str | None = Field(description="What the start's pruning did; null if it failed.")
+    capture: CaptureSettings
+
+
+def render_session_start_brief(
+    session: Session, pruning: PruneReport | None, capture: dict[str, Any]
+) -> SessionStartBrief:
+    return SessionStartBrief(
+        session_id=session.id,
+        pruning=pruning.message if pruning else None,
+        capture=CaptureSettings(**capture),
+    )
+
+
+class SessionEndBrief(BaseModel):
+    session_id: UUID
+    status: str
+    ended_at: datetime | None
+
+
+def render_session_end_brief(session: Session) -> SessionEndBrief:
+    return SessionEndBrief(session_id=session.id, status=session.status, ended_at=session.ended_at)
+
+
 def render_remember(result: RememberResult) -> RememberOut:
     reinforced = result.outcome.status == "reinforced"
     return RememberOut(
@@ -407,3 +466,124 @@ def render_compact_json(
         truncated=response.truncated,
         degraded=response.degraded,
     )
+
+
+# Export and import: the same shapes are written by an export and read back by an import.
+
+
+class ExportHeaderLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    version: int
+    tenant_id: str | None = None
+    source_repo: str | None = None
+    count: int | None = Field(default=None, description="Memories in the file.")
+    embedding_model: str | None = Field(
+        default=None, description="The model that made the vectors; null when there are none."
+    )
+    dimensions: int | None = None
+    exported_at: datetime | None = None
+
+    @classmethod
+    def of(cls, header: ExportHeader) -> ExportHeaderLine:
+        return cls(**asdict(header))
+
+    def header(self) -> ExportHeader:
+        return ExportHeader(
+            tenant_id=self.tenant_id or "",
+            source_repo=self.source_repo,
+            count=self.count or 0,
+            embedding_model=self.embedding_model,
+            dimensions=self.dimensions,
+            exported_at=self.exported_at or datetime.now(UTC),
+            format=self.format,
+            version=self.version,
+        )
+
+
+class MemoryRecord(BaseModel):
+    """One memory as a line of an export: what a client may set, plus its history."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID | None = None
+    content: str
+    memory_type: str = "general"
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    source_repo: str | None = None
+    task_id: str | None = None
+    trust_level: str = "agent"
+    confidence: str = "medium"
+    pinned: bool = False
+    source: str = "import"
+    name: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    context: str | None = None
+    observation_count: int = 1
+    relevance_score: float = 1.0
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    archived_at: datetime | None = None
+    quarantined_at: datetime | None = None
+    created_at: datetime | None = None
+    superseded_by: UUID | None = None
+    embedding: list[float] | None = None
+
+    @classmethod
+    def of(cls, memory: Memory, embedding: list[float] | None) -> MemoryRecord:
+        return cls(
+            id=memory.id,
+            content=memory.content,
+            memory_type=memory.memory_type,
+            category=memory.category,
+            tags=memory.tags,
+            source_repo=memory.source_repo,
+            task_id=memory.task_id,
+            trust_level=memory.trust_level,
+            confidence=memory.confidence,
+            pinned=memory.pinned,
+            source=memory.source,
+            name=memory.name,
+            metadata=memory.metadata,
+            context=memory.context,
+            observation_count=memory.observation_count,
+            relevance_score=memory.relevance_score,
+            access_count=memory.access_count,
+            last_accessed_at=memory.last_accessed_at,
+            archived_at=memory.archived_at,
+            quarantined_at=memory.quarantined_at,
+            created_at=memory.created_at,
+            superseded_by=memory.superseded_by,
+            embedding=embedding,
+        )
+
+    def line(self) -> str:
+        exclude = None if self.embedding is not None else {"embedding"}
+        return self.model_dump_json(exclude=exclude) + "\n"
+
+    def draft(self) -> ImportDraft:
+        memory = MemoryDraft(
+            self.content, self.memory_type, self.category, self.tags, self.source_repo,
+            self.task_id, self.trust_level, self.confidence, self.pinned, self.source,
+            self.name, self.metadata, self.context,
+        )  # fmt: skip
+        state = MemoryState(
+            self.observation_count, self.relevance_score, self.access_count,
+            self.last_accessed_at, self.archived_at, self.quarantined_at, self.created_at,
+        )  # fmt: skip
+        return ImportDraft(memory, state, self.id, self.superseded_by, self.embedding)
+
+
+class ImportOut(BaseModel):
+    memories: int = Field(description="Lines imported (the header not counted).")
+    stored: int = Field(description="New memories.")
+    reinforced: int = Field(description="Known content: reinforced, not duplicated.")
+    reembedded: int = Field(description="Lines whose vectors this server's model made.")
+    linked: int = Field(description="Supersede links restored.")
+    unresolved_links: int = Field(description="Links to a memory neither in the file nor here.")
+
+
+def render_import(report: ImportReport) -> ImportOut:
+    return ImportOut(**asdict(report))

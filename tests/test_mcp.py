@@ -89,7 +89,7 @@ async def test_client_lists_tools_stores_and_finds(mcp_url: str) -> None:
                 {"query": "filtered vector search", "source_repo": "acme/api", "format": "full"},
             )
         )
-        assert found["results"][0]["memory"]["id"] == stored["memory"]["id"]
+        assert found["results"][0]["memory"]["id"] == stored["id"]
         assert set(found["results"][0]) >= {"score", "similarity", "keyword_score"}
 
 
@@ -194,3 +194,33 @@ async def test_every_tool_says_when_to_call_it_and_what_it_returns(mcp_url: str)
         assert any(
             w in description for w in ("Return", "return", "Answers", "lists", "as markdown")
         ), tool.name
+
+
+# What an agent gets back from a write: the outcome, never the row it just sent echoed.
+BRIEF_KEYS = {
+    "store_memory": {"status", "message", "id", "observation_count"},
+    "remember": {"status", "message", "observation_count"},
+    "start_session": {"session_id", "pruning", "capture"},
+    "end_session": {"session_id", "status", "ended_at"},
+}
+
+
+async def test_write_tools_answer_briefly(mcp_url: str) -> None:
+    long_text = "A durable learning about the deploy pipeline and its caches. " * 20
+    async with Client(mcp_url) as client:
+        answers = {
+            "store_memory": await client.call_tool(
+                "store_memory", {"content": long_text, "tags": ["ci"], "context": long_text}
+            ),
+            "remember": await client.call_tool("remember", {"text": long_text + " (again)"}),
+            "start_session": await client.call_tool("start_session", {"source_repo": "r"}),
+        }
+        session_id = payload(answers["start_session"])["session_id"]
+        answers["end_session"] = await client.call_tool(
+            "end_session", {"session_id": session_id, "status": "completed", "summary": long_text}
+        )
+    for tool, answer in answers.items():
+        assert not answer.is_error, text_of(answer)
+        assert set(payload(answer)) <= BRIEF_KEYS[tool], tool
+        # the answer is about the outcome: far smaller than what was sent
+        assert len(text_of(answer)) < 400, (tool, len(text_of(answer)))

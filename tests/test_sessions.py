@@ -162,7 +162,21 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
 
     trimmed = (await api.get("/snapshot", params={"source_repo": "r", "max_chars": 900})).text
     assert len(trimmed) <= 900
-    assert set(trimmed.splitlines()) <= set(lines)  # whole lines only
+    *kept, said = trimmed.rstrip("\n").splitlines()
+    assert set(kept) <= set(lines)  # whole lines only
+    dropped = len([x for x in lines if x.startswith(("-", "  -", "("))]) - len(
+        [x for x in kept if x.startswith(("-", "  -", "("))]
+    )
+    assert said == f"({dropped} older lines left out to fit the size asked for)"
+    # A token budget is the same bound at 4 characters a token; the tighter bound wins.
+    by_tokens = await api.get(
+        "/snapshot", params={"source_repo": "r", "max_tokens": 225, "max_chars": 5000}
+    )
+    assert by_tokens.text == trimmed
+    budgeted = await api.get(
+        "/snapshot", params={"source_repo": "r", "max_tokens": 225, "format": "json"}
+    )
+    assert budgeted.json()["left_out"] == dropped
     assert "- NEVER: Never force-push to main -- DO: open a pull request" in trimmed
     assert "## Earlier sessions" not in trimmed  # least recent goes first
     assert "agent · task 11" in trimmed  # most recent stays

@@ -16,12 +16,18 @@ from app.domain.errors import PayloadTooLargeError
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, streamed: frozenset[str]) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # Routes that read their body as a stream and bound it themselves (an import).
+        self.streamed = streamed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        if (
+            scope["type"] != "http"
+            or scope["method"] in ("GET", "HEAD", "OPTIONS")
+            or scope["path"] in self.streamed
+        ):
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")

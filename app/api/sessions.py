@@ -43,8 +43,9 @@ async def snapshot(
     source_repo: str | None = None,
     format: Literal["markdown", "json"] = "markdown",
     max_chars: int | None = None,
+    max_tokens: int | None = None,
 ) -> PlainTextResponse | dict[str, Any]:
-    built = await services.sessions.snapshot(source_repo, max_chars)
+    built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
     if format == "json":
         return render_json(built)
     return PlainTextResponse(render_markdown(built), media_type="text/markdown; charset=utf-8")

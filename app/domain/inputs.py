@@ -16,6 +16,7 @@ from uuid import UUID
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER, NewMemory, trust_at_least
+from app.domain.text import CHARS_PER_TOKEN
 from app.domain.validation import (
     FIELD_CHARS,
     LIST_ITEMS,
@@ -556,6 +557,24 @@ def source_repo_filter(value: str | None) -> str | None:
     return clean_line(value, "source_repo")
 
 
+MIN_SNAPSHOT_CHARS = 100
+MAX_SNAPSHOT_CHARS = 200_000
+
+
+def snapshot_budget(max_chars: int | None, max_tokens: int | None) -> int | None:
+    """The snapshot's size bound in characters: the tighter of the two, None for none."""
+    bounds = []
+    if max_chars is not None:
+        if not MIN_SNAPSHOT_CHARS <= max_chars <= MAX_SNAPSHOT_CHARS:
+            raise InvalidInputError(
+                f"max_chars must be {MIN_SNAPSHOT_CHARS} to {MAX_SNAPSHOT_CHARS}", field="max_chars"
+            )
+        bounds.append(max_chars)
+    if max_tokens is not None:
+        bounds.append(CHARS_PER_TOKEN * token_budget(max_tokens))
+    return min(bounds) if bounds else None
+
+
 RESULT_FORMATS = ("compact", "full")
 MIN_BUDGET_TOKENS = 50
 MAX_BUDGET_TOKENS = 100_000
@@ -565,8 +584,10 @@ def presentation(result_format: str, max_tokens: int | None) -> tuple[str, int |
     """How an agent wants its results: compact (the default for agents) or the full rows,
     within an optional token budget."""
     chosen = one_of(result_format, "format", RESULT_FORMATS, "compact")
-    if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-            raise InvalidInputError("max_tokens must be a whole number", field="max_tokens")
-        number_in(max_tokens, "max_tokens", MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)
-    return chosen, max_tokens
+    return chosen, None if max_tokens is None else token_budget(max_tokens)
+
+
+def token_budget(max_tokens: int) -> int:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise InvalidInputError("max_tokens must be a whole number", field="max_tokens")
+    return int(number_in(max_tokens, "max_tokens", MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS))

@@ -7,9 +7,9 @@
 - pinned guardrails always: "NEVER: ... -- DO: ..." where the memory carries both;
 - learnings and error patterns of the last 7 days (at most 5 each), then a count of older ones.
 
-`max_chars` drops whole lines, least recent first (counts of older items, then earlier
+A size bound drops whole lines, least recent first (counts of older items, then earlier
 sessions, then the oldest memories, then the recent sessions' key changes and the sessions
-themselves); guardrails are never dropped.
+themselves), and says how many it dropped; guardrails are never dropped.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class Line:
 class Snapshot:
     source_repo: str | None
     lines: list[Line] = field(default_factory=list)
+    left_out: int = 0  # lines dropped to fit the size bound
 
     def add(
         self,
@@ -142,6 +143,7 @@ def trim(snapshot: Snapshot, max_chars: int | None) -> Snapshot:
         if len(render_markdown(trimmed)) <= max_chars:
             break
         kept.remove(line)
+        trimmed.left_out += 1
     return trimmed
 
 
@@ -151,11 +153,13 @@ def render_markdown(snapshot: Snapshot) -> str:
         lines = [line.text for line in snapshot.lines if line.section == section]
         if lines:
             out += ["", f"## {title}", *lines]
+    if snapshot.left_out:
+        out += ["", f"({snapshot.left_out} older lines left out to fit the size asked for)"]
     return "\n".join(out) + "\n"
 
 
 def render_json(snapshot: Snapshot) -> dict[str, Any]:
-    body: dict[str, Any] = {"source_repo": snapshot.source_repo}
+    body: dict[str, Any] = {"source_repo": snapshot.source_repo, "left_out": snapshot.left_out}
     for section in SECTION_TITLES:
         body[section] = [
             line.item for line in snapshot.lines if line.section == section and line.item

@@ -8,9 +8,12 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+CHARS_PER_TOKEN = 4
+
+
 def estimate_tokens(text: str) -> int:
     """Characters / 4, rounded up: close enough for English and code, no tokenizer."""
-    return (len(text) + 3) // 4
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 def one_line(text: str) -> str:

@@ -50,9 +50,9 @@ from app.views import (
     render_learned,
     render_prune,
     render_search,
-    render_session,
-    render_session_start,
-    render_store,
+    render_session_end_brief,
+    render_session_start_brief,
+    render_store_brief,
 )
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
@@ -137,22 +137,15 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         memory_type (decision, error_pattern, code_pattern, anti_pattern, ...), tags or a
         name; for a plain learning `remember` is simpler. Known content in the same
         repository is reinforced, not duplicated. `context` is the situation it came from,
-        searched with it. Returns the status (stored or reinforced), a one-line message and
-        the memory. Never store secrets."""
+        searched with it. Returns the status (stored or reinforced), a one-line message, the
+        memory's id and how often it has been observed. Never store secrets."""
         draft = MemoryDraft(
             content, memory_type, category, tags, source_repo, task_id, trust_level,
             confidence, pinned, source, name, metadata, context,
         )  # fmt: skip
         async with call() as services:
             outcome = await services.memories.store(draft)
-        memory = outcome.memory
-        label = f"{memory.name or memory.content[:60]} ({memory.category or memory.memory_type})"
-        message = (
-            f"Stored: {label}"
-            if outcome.status == "stored"
-            else f"Reinforced: {label} — observation count incremented"
-        )
-        return {"message": message, **render_store(outcome).model_dump(mode="json")}
+        return render_store_brief(outcome).model_dump(mode="json")
 
     @server.tool(structured_output=False)
     async def search_memories(
@@ -289,16 +282,15 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         source_repo: str | None = None, agent: str | None = None, task: str | None = None
     ) -> dict[str, Any]:
         """Call once when starting work in a repository: opens a session (forgetting
-        what nobody uses on the way) and returns its id and the capture settings (whether
-        to ask before recording learnings). Then call `snapshot` for the context to start
-        from, and `end_session` when done."""
+        what nobody uses on the way) and returns its id, what the pruning did and the
+        capture settings (whether to ask before recording learnings). Then call `snapshot`
+        for the context to start from, and `end_session` when done."""
         async with call() as services:
             started = await begin_session(
                 services.runtime, services.sessions, SessionDraft(source_repo, agent, task)
             )
-        return render_session_start(started.session, started.pruning, started.capture).model_dump(
-            mode="json"
-        )
+        brief = render_session_start_brief(started.session, started.pruning, started.capture)
+        return brief.model_dump(mode="json")
 
     @server.tool()
     async def end_session(
@@ -309,7 +301,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     ) -> dict[str, Any]:
         """Call when the work is done: ends the session as completed or failed, with a
         short summary and key changes ({file, action, description}) that the next
-        session's snapshot shows. Returns the ended session."""
+        session's snapshot shows. Returns the session's id, status and end time."""
         try:
             session = UUID(session_id)
         except ValueError as exc:
@@ -317,15 +309,18 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         changes = [from_mapping(KeyChange, c, "key_changes") for c in key_changes or []]
         async with call() as services:
             ended = await services.sessions.end(session, SessionEnd(status, summary, changes))
-        return render_session(ended).model_dump(mode="json")
+        return render_session_end_brief(ended).model_dump(mode="json")
 
     @server.tool()
-    async def snapshot(source_repo: str | None = None, max_chars: int | None = None) -> str:
+    async def snapshot(
+        source_repo: str | None = None, max_chars: int | None = None, max_tokens: int | None = None
+    ) -> str:
         """Call at the start of work: the repository's memory as markdown, most recent
         first (recent sessions and their changes, guardrails, recent and older decisions,
-        errors and learnings), cut to max_chars."""
+        errors and learnings). max_tokens (or max_chars) drops the oldest lines to fit and
+        says how many."""
         async with call() as services:
-            built = await services.sessions.snapshot(source_repo, max_chars)
+            built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
         return render_markdown(built)
 
     @server.tool()

@@ -16,7 +16,7 @@ from mcp.server.stdio import stdio_server
 
 logger = logging.getLogger("agent_memory.mcp")
 
-_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?[0-9]{1,18})')
+REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?[0-9]{1,18})')
 CHUNK = 64 * 1024
 # Answered "method not found" by the server, under the oversized request's id.
 TOO_LARGE_METHOD = "agent-memory/message-too-large"
@@ -41,7 +41,7 @@ class BoundedLines:
         head = bytes(line[:1000])
         await anyio.to_thread.run_sync(self._skip_rest_of_line)
         logger.warning("refused an MCP message larger than %d bytes", self._max)
-        found = _ID.search(head)
+        found = REQUEST_ID.search(head)
         if found is None:
             return "{}"  # not JSON-RPC: the server reports it as a parse failure
         request_id = json.loads(found.group(1))

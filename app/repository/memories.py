@@ -16,7 +16,7 @@ from app.repository.rows import MEMORY_COLUMNS, to_memory
 # the existing row reinforced. ON CONFLICT makes this atomic under concurrency.
 # Reinforcing keeps the original confidence and trust, merges tags (order kept,
 # no duplicates) and brings an archived memory back, since it was just observed again.
-_MERGED_TAGS = """ARRAY(
+MERGED_TAGS = """ARRAY(
         SELECT t FROM unnest(m.tags || {incoming}) WITH ORDINALITY AS u(t, n)
         GROUP BY t ORDER BY min(n)
     )"""
@@ -31,7 +31,7 @@ VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $
         $15, $16, memory_content_hash($16))
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
-    tags = {_MERGED_TAGS.format(incoming="EXCLUDED.tags")},
+    tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = NULL,
     version = m.version + 1,
@@ -46,7 +46,7 @@ RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 _REINFORCE = f"""
 UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
-    tags = {_MERGED_TAGS.format(incoming="$4::text[]")},
+    tags = {MERGED_TAGS.format(incoming="$4::text[]")},
     archived_at = NULL,
     version = m.version + 1,
     updated_at = now()

@@ -49,6 +49,10 @@ class MemoryService:
         self.actor = actor
         self.limits = limits
 
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
     def validate(self, draft: MemoryDraft) -> NewMemory:
         """The draft as a memory this caller may write, or the reason it may not."""
         self.actor.require("write")
@@ -75,7 +79,7 @@ class MemoryService:
             self.actor.require_trust(item.trust_level)
         return await self.store_many(items)
 
-    async def _embed(self, texts: Sequence[str]) -> list[list[float] | None]:
+    async def vectors_for(self, texts: Sequence[str]) -> list[list[float] | None]:
         """Vectors, or None for each when the provider fails: the memory is stored anyway,
         keyword-searchable at once, its embedding pending until a backfill."""
         if not texts:
@@ -95,7 +99,7 @@ class MemoryService:
     async def reembed(self, memory: Memory) -> Memory:
         """After an edit of what the embedding reads (the category): a fresh vector, or
         pending (for the backfill) when the provider fails."""
-        (vector,) = await self._embed([memory.embedding_text()])
+        (vector,) = await self.vectors_for([memory.embedding_text()])
         updated = await self._repo.set_embedding(memory.id, vector)
         return updated or memory
 
@@ -128,7 +132,7 @@ class MemoryService:
         chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
 
         def embed(chunk: Sequence[NewMemory]) -> asyncio.Task[list[list[float] | None]]:
-            return asyncio.ensure_future(self._embed([m.embedding_text() for m in chunk]))
+            return asyncio.ensure_future(self.vectors_for([m.embedding_text() for m in chunk]))
 
         results: list[UpsertResult] = []
         if not chunks:

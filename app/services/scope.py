@@ -14,6 +14,7 @@ from functools import cached_property
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.errors import RateLimitedError
 from app.repository.memories import FeedbackRepository
+from app.repository.transfer import TransferRepository
 from app.runtime import Runtime
 from app.services.auth import Principal
 from app.services.learning import FeedbackService, LearningService
@@ -22,6 +23,7 @@ from app.services.memories import MemoryService
 from app.services.search import SearchService
 from app.services.sessions import SessionService
 from app.services.stats import StatsService
+from app.services.transfer import TransferService
 
 
 class Services:
@@ -60,6 +62,10 @@ class Services:
     @cached_property
     def sessions(self) -> SessionService:
         return SessionService(self.uow, self.runtime.settings, self.principal)
+
+    @cached_property
+    def transfer(self) -> TransferService:
+        return TransferService(self.memories, TransferRepository(self.uow))
 
     @cached_property
     def stats(self) -> StatsService:

@@ -11,13 +11,14 @@ from uuid import UUID
 from app.config import Settings
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
-from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import (
     SessionDraft,
     SessionEnd,
     SessionStartRequest,
     session_draft,
     session_end,
+    snapshot_budget,
     source_repo_filter,
 )
 from app.repository.sessions import Session, SessionRepository
@@ -57,10 +58,6 @@ async def prune_quietly(
         return None
 
 
-MIN_SNAPSHOT_CHARS = 100
-MAX_SNAPSHOT_CHARS = 200_000
-
-
 class SessionService:
     def __init__(self, uow: UnitOfWork, settings: Settings, actor: Principal) -> None:
         self._repo = SessionRepository(uow)
@@ -97,21 +94,19 @@ class SessionService:
         raise ConflictError(f"session {session_id} has already ended")
 
     async def snapshot(
-        self, source_repo: str | None, max_chars: int | None
+        self, source_repo: str | None, max_chars: int | None, max_tokens: int | None = None
     ) -> snapshot_rules.Snapshot:
+        """`max_chars` and `max_tokens` bound the markdown (the tighter one wins)."""
         self._actor.require("read")
         source_repo = source_repo_filter(source_repo)
-        if max_chars is not None and not MIN_SNAPSHOT_CHARS <= max_chars <= MAX_SNAPSHOT_CHARS:
-            raise InvalidInputError(
-                f"max_chars must be {MIN_SNAPSHOT_CHARS} to {MAX_SNAPSHOT_CHARS}", field="max_chars"
-            )
+        budget = snapshot_budget(max_chars, max_tokens)
         rows = await self._repo.snapshot_rows(
             source_repo, snapshot_rules.RECENT_DAYS, snapshot_rules.PER_KIND
         )
         built = snapshot_rules.build_snapshot(
             source_repo, rows.sessions, rows.guardrails, rows.recent, rows.older
         )
-        return snapshot_rules.trim(built, max_chars)
+        return snapshot_rules.trim(built, budget)
 
 
 async def start_session(

@@ -1,0 +1,145 @@
+"""Export and import: a tenant's memories as JSON lines, one header line then one line per
+memory, and the rules an imported line must pass before anything is written."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from app.domain.errors import InvalidInputError
+from app.domain.inputs import MemoryDraft, new_memory
+from app.domain.memory import NewMemory
+from app.domain.validation import Limits, clean_line, number_in
+
+EXPORT_FORMAT = "agent-memory/export"
+EXPORT_VERSION = 1
+# Counters and scores an imported line may carry: wide enough for any real history.
+MAX_COUNT = 1_000_000_000
+MAX_RELEVANCE = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ExportDraft:
+    source_repo: str | None = None
+    embeddings: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExportHeader:
+    """The first line of an export: what the file holds and which model made its vectors."""
+
+    tenant_id: str
+    source_repo: str | None
+    count: int
+    embedding_model: str | None
+    dimensions: int | None
+    exported_at: datetime
+    format: str = EXPORT_FORMAT
+    version: int = EXPORT_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryState:
+    """What a memory's life has added to it, carried over by an import."""
+
+    observation_count: int = 1
+    relevance_score: float = 1.0
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    archived_at: datetime | None = None
+    quarantined_at: datetime | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportDraft:
+    """One line of an export as a door parsed it."""
+
+    memory: MemoryDraft
+    state: MemoryState
+    id: UUID | None = None
+    superseded_by: UUID | None = None
+    embedding: Sequence[float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMemory:
+    new: NewMemory
+    state: MemoryState
+    source_id: UUID | None
+    superseded_by: UUID | None
+    # The file's vector when it was made by this server's model; otherwise re-embedded.
+    embedding: list[float] | None
+
+
+def export_draft(draft: ExportDraft) -> ExportDraft:
+    return ExportDraft(clean_line(draft.source_repo, "source_repo"), bool(draft.embeddings))
+
+
+def usable_vectors(header: ExportHeader, model: str, dimensions: int) -> bool:
+    """Whether the file's vectors can be kept as they are: same model, same size."""
+    return header.embedding_model == model and header.dimensions == dimensions
+
+
+def import_header(header: ExportHeader) -> ExportHeader:
+    if header.format != EXPORT_FORMAT:
+        raise InvalidInputError(
+            f"the first line is not an agent-memory export header (format '{header.format[:40]}')",
+            field="header.format",
+        )
+    if header.version != EXPORT_VERSION:
+        raise InvalidInputError(
+            f"this file is export version {header.version}; this server reads version"
+            f" {EXPORT_VERSION}",
+            field="header.version",
+        )
+    return header
+
+
+def _aware(value: datetime | None, field: str) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise InvalidInputError(f"{field} needs a time zone (ISO 8601 with offset)", field=field)
+    return value
+
+
+def _count(value: int, field: str, low: int) -> int:
+    return int(number_in(value, field, low, MAX_COUNT))
+
+
+def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) -> ImportedMemory:
+    """One line's memory, or the reason it cannot be imported. `dimensions`: the size of
+    the file's vectors when they are kept, None when every line is re-embedded."""
+    state = draft.state
+    checked = MemoryState(
+        observation_count=_count(state.observation_count, "observation_count", 1),
+        relevance_score=number_in(state.relevance_score, "relevance_score", 0.0, MAX_RELEVANCE),
+        access_count=_count(state.access_count, "access_count", 0),
+        last_accessed_at=_aware(state.last_accessed_at, "last_accessed_at"),
+        archived_at=_aware(state.archived_at, "archived_at"),
+        quarantined_at=_aware(state.quarantined_at, "quarantined_at"),
+        created_at=_aware(state.created_at, "created_at"),
+    )
+    embedding = None
+    if dimensions is not None and draft.embedding is not None:
+        if len(draft.embedding) != dimensions:
+            raise InvalidInputError(
+                f"embedding has {len(draft.embedding)} dimensions; the header says {dimensions}",
+                field="embedding",
+            )
+        if not all(math.isfinite(x) for x in draft.embedding):
+            raise InvalidInputError("embedding holds a value that is not finite", field="embedding")
+        embedding = [float(x) for x in draft.embedding]
+    if draft.superseded_by is not None and draft.superseded_by == draft.id:
+        raise InvalidInputError("a memory cannot supersede itself", field="superseded_by")
+    return ImportedMemory(
+        new_memory(draft.memory, limits), checked, draft.id, draft.superseded_by, embedding
+    )
+
+
+def at_line(line: int, error: InvalidInputError) -> InvalidInputError:
+    """The same refusal, naming the line of the file it came from."""
+    field = f"lines.{line}.{error.field}" if error.field else f"lines.{line}"
+    return InvalidInputError(f"line {line}: {error.detail}", field=field)

@@ -1,0 +1,53 @@
+"""MCP over stdio for a server that runs elsewhere: each JSON-RPC line on stdin goes to the
+server's /mcp through the typed client (its URL, its key), and the answer goes to stdout.
+
+For clients that only spawn processes: the tools, their rules and the key's tenant are the
+server's, exactly as over HTTP."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import BinaryIO
+
+from app.client import ClientError, MemoryClient
+from app.mcp.stdio import CHUNK, REQUEST_ID
+
+# JSON-RPC's "server error" range: the server could not be asked, or refused the key.
+UNREACHABLE = -32000
+TOO_LARGE = -32600
+
+
+def _error(line: bytes, code: int, message: str) -> bytes | None:
+    """An error answer under the request's id; None for a notification (no id)."""
+    found = REQUEST_ID.search(line[:1000])
+    if found is None:
+        return None
+    error = {"code": code, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": json.loads(found.group(1)), "error": error}).encode()
+
+
+def _skip_rest_of_line(stream: BinaryIO) -> None:
+    while True:
+        chunk = stream.readline(CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def bridge(client: MemoryClient, stdin: BinaryIO, stdout: BinaryIO, max_line_bytes: int) -> int:
+    while line := stdin.readline(max_line_bytes + 1):
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            _skip_rest_of_line(stdin)
+            answer = _error(line, TOO_LARGE, f"message larger than {max_line_bytes} bytes")
+        elif not line.strip():
+            continue
+        else:
+            try:
+                answer = client.mcp(line)
+            except ClientError as exc:
+                print(f"agent-memory mcp: {exc.detail}", file=sys.stderr)
+                answer = _error(line, UNREACHABLE, exc.detail)
+        if answer is not None:
+            stdout.write(answer.rstrip(b"\n") + b"\n")
+            stdout.flush()
+    return 0

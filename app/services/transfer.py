@@ -1,0 +1,124 @@
+"""Export and import of a tenant's memories (a backup, or a move to another server)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+from uuid import UUID
+
+from app.domain.errors import InvalidInputError
+from app.domain.memory import Memory
+from app.domain.transfer import (
+    ExportDraft,
+    ExportHeader,
+    ImportDraft,
+    ImportedMemory,
+    at_line,
+    export_draft,
+    import_header,
+    imported_memory,
+    usable_vectors,
+)
+from app.repository.transfer import TransferRepository
+from app.services.memories import MemoryService
+
+# Lines embedded (when needed) and written together.
+IMPORT_CHUNK = 64
+
+
+class ImportSource(Protocol):
+    """An import file as a door reads it: its header, then its numbered memory lines."""
+
+    async def header(self) -> ExportHeader: ...
+
+    def memories(self) -> AsyncIterator[tuple[int, ImportDraft]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    header: ExportHeader
+    memories: AsyncIterator[tuple[Memory, list[float] | None]]
+
+
+@dataclass(slots=True)
+class ImportReport:
+    memories: int = 0
+    stored: int = 0
+    reinforced: int = 0
+    reembedded: int = 0
+    linked: int = 0
+    unresolved_links: int = 0
+
+
+class TransferService:
+    def __init__(self, memories: MemoryService, repo: TransferRepository) -> None:
+        self._memories = memories
+        self._repo = repo
+
+    async def export(self, draft: ExportDraft) -> Export:
+        """Every memory of the caller's tenant (optionally one repository), archived and
+        superseded ones included, oldest first; with the vectors when asked for."""
+        self._memories.actor.require("read")
+        query = export_draft(draft)
+        embedder = self._memories.embedder
+        header = ExportHeader(
+            tenant_id=self._repo.tenant_id,
+            source_repo=query.source_repo,
+            count=await self._repo.count(query.source_repo),
+            embedding_model=embedder.name if query.embeddings else None,
+            dimensions=embedder.dim if query.embeddings else None,
+            exported_at=datetime.now(UTC),
+        )
+        return Export(header, self._repo.stream(query.source_repo, query.embeddings))
+
+    async def import_memories(self, source: ImportSource) -> ImportReport:
+        """All or nothing, in the caller's transaction: a bad line (named by its number)
+        and nothing is written. Known content is reinforced, not duplicated, so importing
+        a file twice changes counts, not rows. Vectors from another model (or none) are
+        made again by this server's; supersede links are restored once every line is in."""
+        self._memories.actor.require("admin")
+        header = import_header(await source.header())
+        embedder = self._memories.embedder
+        kept = header.dimensions if usable_vectors(header, embedder.name, embedder.dim) else None
+        report = ImportReport()
+        here: dict[UUID, UUID] = {}  # the file's id -> the id in this tenant
+        links: list[tuple[UUID, UUID]] = []  # (id here, the file's id of its successor)
+        chunk: list[ImportedMemory] = []
+        async for number, draft in source.memories():
+            try:
+                chunk.append(imported_memory(draft, self._memories.limits, kept))
+            except InvalidInputError as exc:
+                raise at_line(number, exc) from exc
+            if len(chunk) == IMPORT_CHUNK:
+                await self._write(chunk, report, here, links)
+                chunk = []
+        await self._write(chunk, report, here, links)
+        resolved = [(memory, here.get(successor, successor)) for memory, successor in links]
+        report.linked = await self._repo.link(resolved)
+        report.unresolved_links = len(links) - report.linked
+        return report
+
+    async def _write(
+        self,
+        chunk: Sequence[ImportedMemory],
+        report: ImportReport,
+        here: dict[UUID, UUID],
+        links: list[tuple[UUID, UUID]],
+    ) -> None:
+        missing = [item for item in chunk if item.embedding is None]
+        made = iter(await self._memories.vectors_for([i.new.embedding_text() for i in missing]))
+        report.reembedded += len(missing)
+        for item in chunk:
+            vector = item.embedding if item.embedding is not None else next(made)
+            memory_id, inserted = await self._repo.insert(item, vector)
+            report.memories += 1
+            if inserted:
+                report.stored += 1
+            else:
+                report.reinforced += 1
+            if item.source_id is not None:
+                here[item.source_id] = memory_id
+            if item.superseded_by is not None:
+                links.append((memory_id, item.superseded_by))

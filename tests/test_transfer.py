@@ -1,0 +1,235 @@
+"""Export and import between two real servers: nothing lost, nothing duplicated, and a
+bad file writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+import uvicorn
+from pgvector.asyncpg import register_vector
+
+from app.cli import main as cli_main
+from app.config import Settings
+from app.db.migrations import upgrade_head_async
+from app.domain.memory import embedding_text
+from app.embeddings.base import Embedder
+from app.embeddings.hashing import HashEmbedder
+from app.main import create_app
+from app.services.keys import KeyService
+from tests.conftest import running
+
+# What a round trip must keep, per memory (ids may differ; links are compared by content).
+KEPT = """
+    m.content, m.memory_type, m.category, m.tags, m.source_repo, m.trust_level, m.confidence,
+    m.pinned, m.source, m.name, m.metadata, m.context, m.observation_count, m.relevance_score,
+    m.access_count, m.archived_at IS NOT NULL AS archived, m.created_at,
+    (SELECT s.content FROM memories s WHERE s.tenant_id = m.tenant_id
+        AND s.id = m.superseded_by) AS superseded_by_content
+"""
+
+
+async def kept(conn: asyncpg.Connection) -> list[dict[str, Any]]:
+    rows = await conn.fetch(f"SELECT {KEPT} FROM memories m ORDER BY m.content")
+    return [dict(r) for r in rows]
+
+
+async def serve(app: Any) -> AsyncIterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task
+
+
+async def second_server(
+    scratch_database: Any, name: str, embedder: Embedder, **settings: Any
+) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
+    url = await scratch_database(name)
+    await upgrade_head_async(url)
+    config = Settings(database_url=url, db_pool_min=1, db_pool_max=5, **settings)
+    application = create_app(config, embedder=embedder, database_url=url)
+    conn = await asyncpg.connect(url)
+    await register_vector(conn)
+    try:
+        async with running(application):
+            async for base in serve(application):
+                yield base, conn
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+async def other(
+    scratch_database: Any, embedder: Embedder
+) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
+    """A second server with the same model, on a database of its own."""
+    async for pair in second_server(scratch_database, "agent_memory_import", embedder):
+        yield pair
+
+
+@pytest.fixture
+async def other_model(scratch_database: Any) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
+    """A second server whose model is another one (same size)."""
+    async for pair in second_server(scratch_database, "agent_memory_other", HashEmbedder(384)):
+        yield pair
+
+
+async def populate(base: str) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        stored = []
+        for body in (
+            {"content": "Run migrations before the app starts", "memory_type": "decision",
+             "tags": ["deploy", "db"], "trust_level": "user", "pinned": True,
+             "metadata": {"ticket": "OPS-7", "nested": {"a": [1, 2]}}},
+            {"content": "The flaky test came from a shared temp dir",
+             "memory_type": "error_pattern", "source_repo": "acme/api", "context": "CI run 4411", "category": "testing"},
+            {"content": "Old: deploy on Fridays", "source_repo": "acme/api", "name": "deploys"},
+            {"content": "Prefer keyset paging over OFFSET", "memory_type": "code_pattern",
+             "confidence": "high"},
+        ):  # fmt: skip
+            answer = await http.post("/memories", json=body)
+            assert answer.status_code == 201, answer.text
+            stored.append(answer.json()["memory"])
+        # known content again: observation_count 2
+        assert (await http.post("/memories", json={"content": stored[3]["content"]})).is_success
+        superseded = await http.post(
+            f"/memories/{stored[2]['id']}/supersede",
+            json={"content": "New: never deploy on Fridays", "source_repo": "acme/api"},
+        )
+        assert superseded.status_code == 201, superseded.text
+        hit = await http.get("/search", params={"q": "keyset paging"})  # an access counted
+        assert hit.json()["results"]
+
+
+def cli(*args: str) -> int:
+    return cli_main(list(args))
+
+
+async def test_round_trip_between_two_servers_loses_nothing(
+    served: str, db: asyncpg.Connection, other: tuple[str, asyncpg.Connection], tmp_path: Path
+) -> None:
+    there, there_db = other
+    await populate(served)
+    await db.execute(
+        "UPDATE memories SET archived_at = now() WHERE content = 'Prefer keyset paging over OFFSET'"
+    )
+    exported = tmp_path / "memories.jsonl"
+    assert await asyncio.to_thread(cli, "export", "--url", served, "--embeddings",
+                                   "-o", str(exported)) == 0  # fmt: skip
+    lines = exported.read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["count"] == len(lines) - 1 == 5
+    assert header["embedding_model"].startswith("local:") and header["dimensions"] == 384
+
+    assert await asyncio.to_thread(cli, "import", "--url", there, "--json", str(exported)) == 0
+    assert await kept(there_db) == await kept(db)
+    # the same model: the file's vectors are kept as they are
+    vectors = "SELECT content, embedding FROM memories ORDER BY content"
+    here_vectors = [(r[0], r[1].to_list()) for r in await db.fetch(vectors)]
+    assert [(r[0], r[1].to_list()) for r in await there_db.fetch(vectors)] == here_vectors
+
+    # Again: known content is reinforced, nothing duplicated, links unchanged.
+    async with httpx.AsyncClient(base_url=there) as http:
+        again = await http.post(
+            "/memories/import",
+            content=exported.read_bytes(),
+            headers={"Content-Type": "application/x-ndjson"},
+        )
+    assert again.status_code == 200, again.text
+    assert again.json() == {
+        "memories": 5, "stored": 0, "reinforced": 5, "reembedded": 0, "linked": 1,
+        "unresolved_links": 0,
+    }  # fmt: skip
+    assert await there_db.fetchval("SELECT count(*) FROM memories") == 5
+    counts = await there_db.fetch("SELECT observation_count FROM memories ORDER BY content")
+    assert [r[0] for r in counts] == [r["observation_count"] + 1 for r in await kept(db)]
+
+
+async def test_import_reembeds_vectors_of_another_model_or_none(
+    served: str, other_model: tuple[str, asyncpg.Connection], tmp_path: Path
+) -> None:
+    there, there_db = other_model
+    await populate(served)
+    for flags in (["--embeddings"], []):
+        exported = tmp_path / "memories.jsonl"
+        assert await asyncio.to_thread(cli, "export", "--url", served, *flags,
+                                       "-o", str(exported)) == 0  # fmt: skip
+        async with httpx.AsyncClient(base_url=there, timeout=60) as http:
+            report = await http.post("/memories/import", content=exported.read_bytes())
+        assert report.status_code == 200, report.text
+        assert report.json()["reembedded"] == 5
+    expected = HashEmbedder(384)
+    rows = await there_db.fetch("SELECT content, name, category, context, embedding FROM memories")
+    for row in rows:
+        text = embedding_text(row["content"], row["name"], row["category"], row["context"])
+        assert row["embedding"].to_list() == pytest.approx(await expected.embed_one(text), abs=1e-6)
+
+
+def export_file(*records: dict[str, Any]) -> bytes:
+    header = {"format": "agent-memory/export", "version": 1}
+    return b"".join(json.dumps(x).encode() + b"\n" for x in (header, *records))
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        (b"", 422, "body"),
+        (b'{"format": "something-else", "version": 1}\n', 422, "header.format"),
+        (b'{"format": "agent-memory/export", "version": 9}\n', 422, "header.version"),
+        (export_file({"content": "fine, a memory"}) + b"not json\n", 422, "lines.3"),
+        (export_file({"content": "one"}, {"content": "two", "trust_level": "root"}), 422,
+         "lines.3.trust_level"),
+        (export_file({"content": "one"}, {"content": "two", "created_at": "2026-01-01T00:00:00"}),
+         422, "lines.3.created_at"),
+        (export_file({"content": "one"}, {"content": "two", "access_count": -1}), 422,
+         "lines.3.access_count"),
+        (export_file({"content": "one", "colour": "red"}), 422, "lines.2.colour"),
+        (export_file({"content": "one\x00"}), 422, "lines.2.content"),
+        (export_file({"content": "x" * 3_000}), 413, "lines.2"),
+    ],
+)  # fmt: skip
+async def test_a_bad_file_is_refused_whole_and_names_the_line(
+    scratch_database: Any, embedder: Embedder, body: bytes, status: int, field: str
+) -> None:
+    # A line may hold at most max_body_bytes: small here for the oversized case.
+    server = second_server(scratch_database, "agent_memory_refusals", embedder,
+                           max_body_bytes=2048)  # fmt: skip
+    async for base, conn in server:
+        async with httpx.AsyncClient(base_url=base) as http:
+            answer = await http.post("/memories/import", content=body)
+        assert answer.status_code == status, answer.text
+        assert [e["field"] for e in answer.json()["errors"]] == [field]
+        assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_import_takes_an_admin_key_and_export_a_reader_key(
+    served: str, db: asyncpg.Connection
+) -> None:
+    keys = KeyService(db)
+    agent = (await keys.create("default", "agent", "agent")).key
+    reader = (await keys.create("default", "reader", "reader")).key
+    body = export_file({"content": "an agent may not restore a backup"})
+    async with httpx.AsyncClient(base_url=served) as http:
+        refused = await http.post(
+            "/memories/import", content=body, headers={"Authorization": f"Bearer {agent}"}
+        )
+        exported = await http.get("/memories/export", headers={"Authorization": f"Bearer {reader}"})
+    assert refused.status_code == 403
+    assert exported.status_code == 200
+    assert json.loads(exported.text.splitlines()[0])["count"] == 0
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
