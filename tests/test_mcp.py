@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
 from app.cli import main as cli_main
 from app.services.keys import KeyService
-from tests.server import server_log, start_server, stdio_server
+from tests.server import free_port, server_log, start_server, stdio_server
 
 TOOLS = {
     "store_memory",
@@ -224,3 +227,39 @@ async def test_write_tools_answer_briefly(mcp_url: str) -> None:
         assert set(payload(answer)) <= BRIEF_KEYS[tool], tool
         # the answer is about the outcome: far smaller than what was sent
         assert len(text_of(answer)) < 400, (tool, len(text_of(answer)))
+
+
+async def test_stdio_bridge_reaches_a_running_server_with_its_key(
+    served: str, db: asyncpg.Connection
+) -> None:
+    key = (await KeyService(db).create("team-a", "bridge", "agent")).key
+    bridge = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp", "--url", served],
+        env={**os.environ, "AGENT_MEMORY_API_KEY": key},
+    )
+    async with Client(bridge) as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} >= TOOLS
+        stored = payload(
+            await client.call_tool("store_memory", {"content": "Bridged writes land in team-a"})
+        )
+        refused = await client.call_tool("store_memory", {"content": "x", "colour": "red"})
+    assert refused.is_error and "Extra inputs are not permitted" in text_of(refused)
+    row = await db.fetchrow("SELECT tenant_id, content FROM memories WHERE id = $1",
+                            UUID(stored["id"]))  # fmt: skip
+    assert (row["tenant_id"], row["content"]) == ("team-a", "Bridged writes land in team-a")
+
+
+async def test_stdio_bridge_answers_an_error_when_the_server_is_down() -> None:
+    bridge = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp", "--url", f"http://127.0.0.1:{free_port()}"],
+        env=dict(os.environ),
+    )
+    with pytest.raises(BaseException) as refused:  # an answer, not a hang
+        async with asyncio.timeout(30), Client(bridge):
+            pass
+    error = refused.value
+    while isinstance(error, BaseExceptionGroup):  # the client's task groups wrap it
+        error = error.exceptions[0]
+    assert "not reachable" in str(error), refused.value
