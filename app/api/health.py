@@ -6,13 +6,14 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from app.api.deps import RuntimeDep
+from app.api.examples import answers
 from app.db.migrations import current_revision
 from app.db.session import CONNECTION_ERRORS
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", summary="Liveness: the process is up", responses=answers({"status": "ok"}))
 async def healthz() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
@@ -20,7 +21,11 @@ async def healthz() -> dict[str, str]:
 
 @router.get(
     "/readyz",
-    responses={503: {"description": "Not ready", "content": {"application/json": {}}}},
+    summary="Readiness: database up, schema at head",
+    responses={
+        **answers({"status": "ok", "database": "ok", "schema": "0014"}),
+        503: {"description": "Not ready", "content": {"application/json": {}}},
+    },
 )
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """The database answers and its schema is at the migration head."""

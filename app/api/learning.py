@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from uuid import UUID
+from typing import Annotated
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
+from app.api.examples import REPO, MemoryId
 from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
 from app.views import (
     HintOut,
@@ -24,6 +25,7 @@ router = APIRouter(tags=["learning"])
 
 @router.post(
     "/strategies/learn",
+    summary="Learn a strategy from a first-attempt success",
     response_model=StrategyLearnOut,
     responses={201: {"model": StrategyLearnOut, "description": "A new strategy was stored"}},
 )
@@ -36,18 +38,27 @@ async def learn_strategy(
     return render_learned(result)
 
 
-@router.get("/strategies/hint", response_model=HintOut)
-async def get_strategy_hint(task: str, source_repo: str, services: ServicesDep) -> HintOut:
+@router.get("/strategies/hint", response_model=HintOut, summary="A strategy hint before planning")
+async def get_strategy_hint(
+    task: Annotated[str, Query(examples=["Add a column with a backfill"])],
+    source_repo: Annotated[str, Query(examples=[REPO])],
+    services: ServicesDep,
+) -> HintOut:
     return render_hint(await services.learning.hint(task, source_repo))
 
 
-@router.post("/memories/{memory_id:uuid}/feedback", response_model=MemoryOut)
-async def feedback(memory_id: UUID, body: FeedbackIn, services: ServicesDep) -> MemoryOut:
+@router.post(
+    "/memories/{memory_id:uuid}/feedback",
+    response_model=MemoryOut,
+    summary="Say whether a memory helped",
+)
+async def feedback(memory_id: MemoryId, body: FeedbackIn, services: ServicesDep) -> MemoryOut:
     return MemoryOut.of(await services.feedback.record(memory_id, body.outcome))
 
 
 @router.post(
     "/remember",
+    summary="Record a learning",
     response_model=RememberOut,
     status_code=status.HTTP_201_CREATED,
     responses={200: {"model": RememberOut, "description": "Known learning: reinforced"}},
@@ -59,6 +70,8 @@ async def remember(body: RememberIn, services: ServicesDep, response: Response) 
     return render_remember(result)
 
 
-@router.post("/retry-context", response_model=RetryContextOut)
+@router.post(
+    "/retry-context", response_model=RetryContextOut, summary="What changed since the last attempt"
+)
 async def build_retry_context(body: RetryContextIn, services: ServicesDep) -> RetryContextOut:
     return RetryContextOut.model_validate(await services.learning.retry_context(body.draft()))

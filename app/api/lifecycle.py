@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
-from uuid import UUID
 
 from fastapi import APIRouter, Body, Depends, Response
 
 from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
+from app.api.examples import MemoryId, SourceRepo, answers
 from app.api.schemas import MemoryIn, MemoryPatch, PruneIn
 from app.api.versions import etag, expected_version
 from app.services.backfill import backfill_for
@@ -18,20 +18,29 @@ router = APIRouter(tags=["lifecycle"])
 VersionDep = Annotated[int | None, Depends(expected_version)]
 
 
-@router.post("/prune", response_model=PruneOut)
+@router.post("/prune", response_model=PruneOut, summary="Archive what nobody uses")
 async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
     body = body or PruneIn()
     return render_prune(await services.lifecycle.prune(body.source_repo, body.dry_run))
 
 
-@router.post("/memories/{memory_id:uuid}/restore", response_model=MemoryOut)
-async def restore(memory_id: UUID, services: ServicesDep) -> MemoryOut:
+@router.post(
+    "/memories/{memory_id:uuid}/restore",
+    response_model=MemoryOut,
+    summary="Restore an archived memory",
+)
+async def restore(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
     return MemoryOut.of(await services.lifecycle.restore(memory_id))
 
 
-@router.post("/memories/{memory_id:uuid}/supersede", response_model=SupersedeOut, status_code=201)
+@router.post(
+    "/memories/{memory_id:uuid}/supersede",
+    response_model=SupersedeOut,
+    status_code=201,
+    summary="Replace a memory with a new one",
+)
 async def supersede(
-    memory_id: UUID, body: MemoryIn, services: ServicesDep, version: VersionDep
+    memory_id: MemoryId, body: MemoryIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
     old, outcome = await services.lifecycle.supersede(
         memory_id, body.draft(), services.memories, version
@@ -39,9 +48,11 @@ async def supersede(
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
 
-@router.patch("/memories/{memory_id:uuid}", response_model=MemoryOut)
+@router.patch(
+    "/memories/{memory_id:uuid}", response_model=MemoryOut, summary="Edit tags, pin, confidence"
+)
 async def edit(
-    memory_id: UUID,
+    memory_id: MemoryId,
     body: MemoryPatch,
     services: ServicesDep,
     response: Response,
@@ -53,12 +64,43 @@ async def edit(
     return MemoryOut.of(memory)
 
 
-@router.post("/admin/backfill")
+@router.post(
+    "/admin/backfill",
+    summary="Embed memories stored while the model was down",
+    responses=answers({"filled": 12}),
+)
 async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, int]:
     """Embed this tenant's memories stored while the embedding provider was down."""
     return {"filled": await backfill_for(runtime, principal)}
 
 
-@router.get("/stats")
-async def stats(services: ServicesDep, source_repo: str | None = None) -> dict[str, Any]:
+@router.get(
+    "/stats",
+    summary="Counts, health and what the next prune would archive",
+    responses=answers(
+        {
+            "source_repo": None,
+            "total": 412,
+            "by_memory_type": {"decision": 88, "learning": 201, "error_pattern": 123},
+            "by_trust_level": {"agent": 380, "user": 32},
+            "by_confidence": {"high": 60, "medium": 300, "low": 52},
+            "active": 390,
+            "archived": 18,
+            "superseded": 4,
+            "pinned": 6,
+            "health": {
+                "missing_embedding": 0,
+                "missing_search_vector": 0,
+                "integrity_failures": 0,
+                "hint": None,
+            },
+            "top_accessed": [],
+            "next_prune": {
+                "would_archive": 7,
+                "rules": {"unused_days": 90, "stale_days": 365, "stale_min_accesses": 3},
+            },
+        }
+    ),
+)
+async def stats(services: ServicesDep, source_repo: SourceRepo = None) -> dict[str, Any]:
     return await services.stats.stats(source_repo)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from typing import Annotated
-from uuid import UUID
 
 from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
+from app.api.examples import MemoryId, SourceRepo
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
 from app.domain.inputs import ListDraft
@@ -18,6 +18,7 @@ router = APIRouter(prefix="/memories", tags=["memories"])
 
 @router.post(
     "",
+    summary="Store a memory",
     response_model=StoreOut,
     status_code=status.HTTP_201_CREATED,
     responses={200: {"model": StoreOut, "description": "Known content: reinforced"}},
@@ -29,17 +30,17 @@ async def store_memory(body: MemoryIn, services: ServicesDep, response: Response
     return render_store(outcome)
 
 
-@router.post("/batch", response_model=BatchOut)
+@router.post("/batch", response_model=BatchOut, summary="Store many memories at once")
 async def store_batch(body: BatchIn, services: ServicesDep) -> BatchOut:
     outcomes = await services.memories.store_batch([m.draft() for m in body.memories])
     return BatchOut(results=[render_store(o) for o in outcomes])
 
 
-@router.get("", response_model=MemoryPage)
+@router.get("", response_model=MemoryPage, summary="List memories, newest first")
 async def list_memories(
     services: ServicesDep,
     memory_type: Annotated[list[str] | None, Query()] = None,
-    source_repo: str | None = None,
+    source_repo: SourceRepo = None,
     tags: Annotated[list[str] | None, Query()] = None,
     include_archived: bool = False,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -52,14 +53,16 @@ async def list_memories(
     )
 
 
-@router.get("/{memory_id:uuid}", response_model=MemoryOut)
-async def get_memory(memory_id: UUID, services: ServicesDep, response: Response) -> MemoryOut:
+@router.get("/{memory_id:uuid}", response_model=MemoryOut, summary="One memory")
+async def get_memory(memory_id: MemoryId, services: ServicesDep, response: Response) -> MemoryOut:
     memory = await services.memories.get(memory_id)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 
 
-@router.delete("/{memory_id:uuid}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_memory(memory_id: UUID, services: ServicesDep) -> Response:
+@router.delete(
+    "/{memory_id:uuid}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a memory"
+)
+async def delete_memory(memory_id: MemoryId, services: ServicesDep) -> Response:
     await services.memories.delete(memory_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.api.examples import REPO, body
 from app.domain.inputs import (
     ATTEMPT_RESULTS,
     CONFIDENCES,
@@ -55,6 +56,19 @@ class Body(BaseModel):
 class MemoryIn(Body):
     """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
 
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "content": "Run migrations in a release step, never at app start-up",
+                "memory_type": "decision",
+                "tags": ["deploy", "db"],
+                "source_repo": REPO,
+                "context": "Two pods raced on ALTER TABLE",
+            }
+        ),
+    )
+
     content: str = Field(
         description="The memory itself; required and non-empty.",
         json_schema_extra=documented(chars=_DEFAULTS.max_content_chars),
@@ -94,10 +108,27 @@ class MemoryIn(Body):
 
 
 class BatchIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "memories": [
+                    {"content": "Prefer keyset paging over OFFSET", "memory_type": "code_pattern"},
+                    {"content": "pytest-asyncio needs loop scope session for shared pools"},
+                ]
+            }
+        ),
+    )
+
     memories: list[MemoryIn] = Field(json_schema_extra=documented(items=_DEFAULTS.max_batch))
 
 
 class SearchIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body({"q": "flaky test temp dir", "source_repo": REPO, "limit": 5}),
+    )
+
     q: str = Field(
         description="What to look for. Past its first "
         f"{_DEFAULTS.max_query_terms} distinct words a query is cut (and the answer says so).",
@@ -132,6 +163,23 @@ class AttemptIn(Body):
 
 
 class StrategyLearnIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "task_description": "Add a column with a backfill",
+                "total_attempts": 1,
+                "quality_score": 8.5,
+                "plan_steps": [
+                    "migration adds nullable column",
+                    "backfill in batches",
+                    "set NOT NULL",
+                ],
+                "source_repo": REPO,
+            }
+        ),
+    )
+
     task_description: str = Field(json_schema_extra=documented(chars="task_description"))
     plan_steps: list[str] | None = Field(
         default=None, json_schema_extra=documented(items="plan_steps")
@@ -158,10 +206,23 @@ class StrategyLearnIn(Body):
 
 
 class FeedbackIn(Body):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=body({"outcome": "helpful"}))
+
     outcome: str = Field(json_schema_extra=documented(choices=("helpful", "unhelpful")))
 
 
 class RememberIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "text": "The flaky upload test shared a temp dir with another test; use tmp_path",
+                "source_repo": REPO,
+                "context": "CI run 4411 failed twice",
+            }
+        ),
+    )
+
     text: str = Field(json_schema_extra=documented(chars=_DEFAULTS.max_content_chars))
     source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
     category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
@@ -193,6 +254,23 @@ class DiagnosisIn(Body):
 
 
 class RetryContextIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "task_description": "Fix the failing upload test",
+                "attempt_number": 2,
+                "current_files": [
+                    {"path": "tests/test_upload.py", "content": "def test_upload(tmp_path): ..."}
+                ],
+                "previous_files": [
+                    {"path": "tests/test_upload.py", "content": "def test_upload(): ..."}
+                ],
+                "validation_output": "FAILED tests/test_upload.py::test_upload - FileExistsError",
+            }
+        ),
+    )
+
     task_description: str = Field(json_schema_extra=documented(chars="retry_text"))
     plan_summary: str = Field(default="", json_schema_extra=documented(chars="retry_text"))
     current_files: list[FileIn] = Field(
@@ -222,12 +300,20 @@ class RetryContextIn(Body):
 
 
 class PruneIn(Body):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=body({"dry_run": True, "source_repo": REPO})
+    )
+
     dry_run: bool = False
     source_repo: str | None = None
 
 
 class MemoryPatch(Body):
     """Only these fields change in place; new content is a supersede."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=body({"tags": ["deploy"], "pinned": True})
+    )
 
     tags: list[str] | None = None
     pinned: bool | None = None
@@ -246,6 +332,13 @@ class MemoryPatch(Body):
 
 
 class SessionIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {"source_repo": REPO, "agent": "claude-code", "task": "Fix the flaky upload test"}
+        ),
+    )
+
     source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
     agent: str | None = Field(default=None, json_schema_extra=documented(chars="agent"))
     task: str | None = Field(default=None, json_schema_extra=documented(chars="task"))
@@ -261,6 +354,23 @@ class KeyChangeIn(Body):
 
 
 class SessionEndIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "status": "completed",
+                "summary": "Upload test isolated with tmp_path",
+                "key_changes": [
+                    {
+                        "file": "tests/test_upload.py",
+                        "action": "modified",
+                        "description": "uses tmp_path",
+                    }
+                ],
+            }
+        ),
+    )
+
     status: str = Field(json_schema_extra=documented(choices=SESSION_STATUSES))
     summary: str | None = Field(default=None, json_schema_extra=documented(chars="summary"))
     key_changes: list[KeyChangeIn] = Field(
@@ -273,5 +383,9 @@ class SessionEndIn(Body):
 
 
 class KeyIn(Body):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=body({"name": "ci-bot", "role": "agent"})
+    )
+
     name: str = Field(json_schema_extra=documented(chars="key_name"))
     role: str = Field(json_schema_extra=documented(choices=ROLES))

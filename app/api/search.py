@@ -25,10 +25,10 @@ async def search_and_render(
     return render_search(response)
 
 
-@router.get("/search", response_model=SearchOut | CompactSearchOut)
+@router.get("/search", response_model=SearchOut | CompactSearchOut, summary="Search (hybrid)")
 async def search_get(
     services: ServicesDep,
-    q: str,
+    q: Annotated[str, Query(examples=["flaky test temp dir"])],
     source_repo: str | None = None,
     memory_type: Annotated[list[str] | None, Query()] = None,
     tags: Annotated[list[str] | None, Query()] = None,
@@ -60,7 +60,9 @@ async def search_get(
     return await search_and_render(services, body, format, max_tokens)
 
 
-@router.post("/search", response_model=SearchOut | CompactSearchOut)
+@router.post(
+    "/search", response_model=SearchOut | CompactSearchOut, summary="Search (hybrid), long query"
+)
 async def search_post(
     body: SearchIn,
     services: ServicesDep,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from typing import Any, Literal
-from uuid import UUID
 
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
 from app.api.deps import RuntimeDep, ServicesDep
+from app.api.examples import SessionId, SourceRepo
 from app.api.schemas import SessionEndIn, SessionIn
 from app.domain.snapshot import render_json, render_markdown
 from app.services.sessions import start_session
@@ -17,19 +17,24 @@ from app.views import SessionOut, SessionStartOut, render_session, render_sessio
 router = APIRouter(tags=["sessions"])
 
 
-@router.post("/sessions", response_model=SessionStartOut, status_code=201)
+@router.post(
+    "/sessions", response_model=SessionStartOut, status_code=201, summary="Start a session"
+)
 async def start(body: SessionIn, services: ServicesDep, runtime: RuntimeDep) -> SessionStartOut:
     started = await start_session(runtime, services.sessions, body.draft())
     return render_session_start(started.session, started.pruning, started.capture)
 
 
-@router.post("/sessions/{session_id:uuid}/end", response_model=SessionOut)
-async def end_session(session_id: UUID, body: SessionEndIn, services: ServicesDep) -> SessionOut:
+@router.post("/sessions/{session_id:uuid}/end", response_model=SessionOut, summary="End a session")
+async def end_session(
+    session_id: SessionId, body: SessionEndIn, services: ServicesDep
+) -> SessionOut:
     return render_session(await services.sessions.end(session_id, body.draft()))
 
 
 @router.get(
     "/snapshot",
+    summary="What an agent should know at the start",
     response_model=None,
     responses={
         200: {
@@ -40,7 +45,7 @@ async def end_session(session_id: UUID, body: SessionEndIn, services: ServicesDe
 )
 async def snapshot(
     services: ServicesDep,
-    source_repo: str | None = None,
+    source_repo: SourceRepo = None,
     format: Literal["markdown", "json"] = "markdown",
     max_chars: int | None = None,
     max_tokens: int | None = None,

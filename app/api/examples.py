@@ -1,0 +1,30 @@
+"""Examples shown in OpenAPI (and so in /docs): one per operation, realistic, never real keys."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import Path, Query
+
+MEMORY_ID = "0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e"
+SESSION_ID = "0193c0df-0b1a-7c2d-8e3f-5a6b7c8d9e0f"
+KEY_ID = "0193c0e0-1c2b-7d3e-9f4a-6b7c8d9e0f1a"
+REPO = "acme/api"
+
+MemoryId = Annotated[UUID, Path(description="The memory's id.", examples=[MEMORY_ID])]
+SessionId = Annotated[UUID, Path(description="The session's id.", examples=[SESSION_ID])]
+KeyId = Annotated[UUID, Path(description="The key's id (not the key).", examples=[KEY_ID])]
+SourceRepo = Annotated[
+    str | None, Query(description="Only this repository's memories.", examples=[REPO])
+]
+
+
+def answers(example: Any, status: int = 200, media_type: str = "application/json") -> Any:
+    """`responses=` for an operation whose answer is shown by example."""
+    return {status: {"content": {media_type: {"example": example}}}}
+
+
+def body(*examples: dict[str, Any]) -> dict[str, Any]:
+    """`json_schema_extra=` for a request body model."""
+    return {"examples": list(examples)}
