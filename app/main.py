@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api import (
+    docs,
     health,
     keys,
     learning,
@@ -193,6 +194,8 @@ def create_app(
         summary="Long-term memory for AI coding agents: hybrid search over PostgreSQL + pgvector.",
         lifespan=lifespan,
         responses=PROBLEM_RESPONSES,
+        docs_url=None,  # served from packaged assets instead of a CDN (app/api/docs.py)
+        redoc_url=None,
     )
     # The problem schema the error responses refer to.
     original_openapi = app.openapi
@@ -225,7 +228,8 @@ def create_app(
         streamed=frozenset({"/memories/import"}),
     )
     app.add_middleware(metrics.MetricsMiddleware)
-    routers = (health, memories, transfer, search, learning, lifecycle, sessions, keys, metrics)
-    for module in routers:
+    app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
+    doors = (health, memories, transfer, search, learning, lifecycle, sessions, keys, metrics)
+    for module in (docs, *doors):
         app.include_router(module.router)
     return app

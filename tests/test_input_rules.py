@@ -320,7 +320,19 @@ OPERATIONS = [
         {},
         tool="snapshot",
         in_query=True,
-        bad=[*one_line("source_repo"), ("max_chars", 10, "max_chars")],
+        bad=[
+            *one_line("source_repo"),
+            ("max_chars", 10, "max_chars"),
+            ("max_tokens", 10, "max_tokens"),
+        ],
+    ),
+    Operation(
+        "export",
+        "GET",
+        "/memories/export",
+        {},
+        in_query=True,
+        bad=one_line("source_repo"),
     ),
     Operation(
         "prune",

@@ -3,6 +3,7 @@ request example is one the server accepts."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -64,3 +65,14 @@ async def test_every_request_example_is_accepted(api: httpx.AsyncClient) -> None
                 assert answer.status_code < 400, (method, path, answer.text)
                 tried += 1
     assert tried >= 12
+
+
+async def test_interactive_docs_load_nothing_from_another_host(api: httpx.AsyncClient) -> None:
+    for page in ("/docs", "/redoc"):
+        html = (await api.get(page)).text
+        sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+        assert sources, page
+        for source in sources:
+            assert source.startswith("/"), (page, source)  # same origin, no CDN
+            assert (await api.get(source)).status_code == 200, source
+        assert "https://" not in html.replace("https://fastapi.tiangolo.com", ""), page

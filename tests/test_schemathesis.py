@@ -62,6 +62,8 @@ async def fuzz(base: str, key: str, role: str) -> None:
         "1",
         "--exclude-path",
         "/admin/keys/{key_id}",  # revoking its own key ends the run
+        "--exclude-path",
+        "/memories/import",  # an NDJSON body, which it cannot generate; see test_transfer.py
         "--seed",
         "1",
         stdout=asyncio.subprocess.PIPE,
