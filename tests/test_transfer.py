@@ -7,6 +7,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ async def kept(conn: asyncpg.Connection) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
+@asynccontextmanager
 async def serve(app: Any) -> AsyncIterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -51,11 +53,14 @@ async def serve(app: Any) -> AsyncIterator[str]:
     while not server.started:
         assert not task.done(), "uvicorn did not start"
         await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
 
 
+@asynccontextmanager
 async def second_server(
     scratch_database: Any, name: str, embedder: Embedder, **settings: Any
 ) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
@@ -66,9 +71,8 @@ async def second_server(
     conn = await asyncpg.connect(url)
     await register_vector(conn)
     try:
-        async with running(application):
-            async for base in serve(application):
-                yield base, conn
+        async with running(application), serve(application) as base:
+            yield base, conn
     finally:
         await conn.close()
 
@@ -78,14 +82,14 @@ async def other(
     scratch_database: Any, embedder: Embedder
 ) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
     """A second server with the same model, on a database of its own."""
-    async for pair in second_server(scratch_database, "agent_memory_import", embedder):
+    async with second_server(scratch_database, "agent_memory_import", embedder) as pair:
         yield pair
 
 
 @pytest.fixture
 async def other_model(scratch_database: Any) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
     """A second server whose model is another one (same size)."""
-    async for pair in second_server(scratch_database, "agent_memory_other", HashEmbedder(384)):
+    async with second_server(scratch_database, "agent_memory_other", HashEmbedder(384)) as pair:
         yield pair
 
 
@@ -210,7 +214,7 @@ async def test_a_bad_file_is_refused_whole_and_names_the_line(
     # A line may hold at most max_body_bytes: small here for the oversized case.
     server = second_server(scratch_database, "agent_memory_refusals", embedder,
                            max_body_bytes=2048)  # fmt: skip
-    async for base, conn in server:
+    async with server as (base, conn):
         async with httpx.AsyncClient(base_url=base) as http:
             answer = await http.post("/memories/import", content=body)
         assert answer.status_code == status, answer.text
