@@ -533,31 +533,8 @@ class MemoryRecord(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory, embedding: list[float] | None) -> MemoryRecord:
-        return cls(
-            id=memory.id,
-            content=memory.content,
-            memory_type=memory.memory_type,
-            category=memory.category,
-            tags=memory.tags,
-            source_repo=memory.source_repo,
-            task_id=memory.task_id,
-            trust_level=memory.trust_level,
-            confidence=memory.confidence,
-            pinned=memory.pinned,
-            source=memory.source,
-            name=memory.name,
-            metadata=memory.metadata,
-            context=memory.context,
-            observation_count=memory.observation_count,
-            relevance_score=memory.relevance_score,
-            access_count=memory.access_count,
-            last_accessed_at=memory.last_accessed_at,
-            archived_at=memory.archived_at,
-            quarantined_at=memory.quarantined_at,
-            created_at=memory.created_at,
-            superseded_by=memory.superseded_by,
-            embedding=embedding,
-        )
+        kept = {name: getattr(memory, name) for name in cls.model_fields if name != "embedding"}
+        return cls(**kept, embedding=embedding)
 
     def line(self) -> str:
         exclude = None if self.embedding is not None else {"embedding"}

@@ -165,22 +165,32 @@ async def api(
     await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
 
 
-@pytest.fixture
-async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
-    """The test app on a real loopback port."""
+@asynccontextmanager
+async def serving(application: FastAPI) -> AsyncIterator[str]:
+    """An app whose lifespan already runs, on a real loopback port, until the block ends."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    # The app's lifespan (pool, embedder, MCP session manager) is already running.
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, lifespan="off", log_config=None
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
         assert not task.done(), "uvicorn did not start"
         await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
+    """The test app on a real loopback port."""
+    async with serving(app) as base:
+        yield base
     await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from pgvector.asyncpg import register_vector
 
 from app.cli import main as cli_main
@@ -25,7 +23,7 @@ from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
 from app.services.keys import KeyService
-from tests.conftest import running
+from tests.conftest import running, serving
 
 # What a round trip must keep, per memory (ids may differ; links are compared by content).
 KEPT = """
@@ -43,24 +41,6 @@ async def kept(conn: asyncpg.Connection) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def serve(app: Any) -> AsyncIterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
-@asynccontextmanager
 async def second_server(
     scratch_database: Any, name: str, embedder: Embedder, **settings: Any
 ) -> AsyncIterator[tuple[str, asyncpg.Connection]]:
@@ -71,7 +51,7 @@ async def second_server(
     conn = await asyncpg.connect(url)
     await register_vector(conn)
     try:
-        async with running(application), serve(application) as base:
+        async with running(application), serving(application) as base:
             yield base, conn
     finally:
         await conn.close()
