@@ -34,6 +34,7 @@ from app.api.errors import PROBLEM_RESPONSES, app_error_response, install_error_
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.options import OptionsMiddleware
 from app.config import Settings, get_settings, tenant_connection_share
+from app.console import routes as console
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import current_revision, embedding_dimension, head_revision
 from app.db.pool import create_pool
@@ -229,6 +230,8 @@ def create_app(
     )
     app.add_middleware(metrics.MetricsMiddleware)
     app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
+    app.mount(console.STATIC_URL, console.static_files(), name="console-static")
+    app.include_router(console.router)
     doors = (health, memories, transfer, search, learning, lifecycle, sessions, keys, metrics)
     for module in (docs, *doors):
         app.include_router(module.router)

@@ -79,6 +79,23 @@ class LifecycleRepository:
         )
         return [PruneCandidate(r["id"], r["memory_type"]) for r in rows]
 
+    async def archive(self, memory_id: UUID) -> Memory | None:
+        """Archived now (kept as it was if already archived)."""
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            f"""
+            UPDATE memories AS m
+            SET archived_at = coalesce(m.archived_at, now()),
+                version = m.version + CASE WHEN m.archived_at IS NULL THEN 1 ELSE 0 END,
+                updated_at = CASE WHEN m.archived_at IS NULL THEN now() ELSE m.updated_at END
+            WHERE m.tenant_id = $1 AND m.id = $2
+            RETURNING {MEMORY_COLUMNS}
+            """,
+            self.tenant_id,
+            memory_id,
+        )
+        return to_memory(row) if row else None
+
     async def restore(self, memory_id: UUID) -> Memory | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(

@@ -56,6 +56,38 @@ RETURNING {MEMORY_COLUMNS}
 """
 
 
+# Both directions of the supersede chain in one round trip. Backwards uses the partial
+# index on (tenant_id, superseded_by).
+_LINEAGE = f"""
+WITH RECURSIVE newer AS (
+    SELECT m.superseded_by AS id, 1 AS depth
+    FROM memories m
+    WHERE m.tenant_id = $1 AND m.id = $2 AND m.superseded_by IS NOT NULL
+  UNION ALL
+    SELECT m.superseded_by, n.depth + 1
+    FROM newer n JOIN memories m ON m.tenant_id = $1 AND m.id = n.id
+    WHERE m.superseded_by IS NOT NULL AND n.depth < $3
+),
+older AS (
+    SELECT m.id, 1 AS depth
+    FROM memories m
+    WHERE m.tenant_id = $1 AND m.superseded_by = $2
+  UNION ALL
+    SELECT m.id, o.depth + 1
+    FROM older o JOIN memories m ON m.tenant_id = $1 AND m.superseded_by = o.id
+    WHERE o.depth < $3
+),
+chain AS (
+    SELECT id, depth, 'newer' AS side FROM newer
+    UNION ALL
+    SELECT id, depth, 'older' FROM older
+)
+SELECT {MEMORY_COLUMNS}, c.side
+FROM chain c JOIN memories m ON m.tenant_id = $1 AND m.id = c.id
+ORDER BY c.side, c.depth
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class UpsertResult:
     memory: Memory
@@ -150,6 +182,26 @@ class MemoryRepository:
             memory_id,
         )
         return to_memory(row) if row else None
+
+    async def get_many(self, memory_ids: Sequence[UUID]) -> list[Memory]:
+        """In the order asked for; unknown ids left out."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            f"SELECT {MEMORY_COLUMNS} FROM unnest($2::uuid[]) WITH ORDINALITY AS w(id, n)"
+            " JOIN memories m ON m.tenant_id = $1 AND m.id = w.id ORDER BY w.n",
+            self.tenant_id,
+            list(memory_ids),
+        )
+        return [to_memory(row) for row in rows]
+
+    async def lineage(self, memory_id: UUID, max_depth: int) -> tuple[list[Memory], list[Memory]]:
+        """The memories this one replaced (older, nearest first) and those that replaced it
+        (newer, nearest first), at most `max_depth` links each way."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(_LINEAGE, self.tenant_id, memory_id, max_depth)
+        older = [to_memory(r) for r in rows if r["side"] == "older"]
+        newer = [to_memory(r) for r in rows if r["side"] == "newer"]
+        return older, newer
 
     async def delete(self, memory_id: UUID) -> bool:
         conn = await self._uow.connection()

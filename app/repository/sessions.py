@@ -96,6 +96,19 @@ class SessionRepository:
         )
         return _session(row)
 
+    async def recent(self, source_repo: str | None, limit: int) -> list[Session]:
+        """Newest first, active ones included."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions"
+            " WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2)"
+            " ORDER BY started_at DESC, id DESC LIMIT $3",
+            self._uow.tenant_id,
+            source_repo,
+            limit,
+        )
+        return [_session(row) for row in rows]
+
     async def get(self, session_id: UUID) -> Session | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(

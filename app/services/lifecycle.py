@@ -91,6 +91,14 @@ class LifecycleService:
         ids = [c.id for c in candidates] if dry_run else []
         return PruneReport(by_type, total, message, dry_run, ids)
 
+    async def archive(self, memory_id: UUID) -> Memory:
+        """By hand, what pruning does by the forgetting curve: out of search, kept."""
+        self._actor.require("admin")
+        memory = await self._repo.archive(memory_id)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        return memory
+
     async def restore(self, memory_id: UUID) -> Memory:
         self._actor.require("admin")
         memory = await self._repo.restore(memory_id)

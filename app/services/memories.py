@@ -31,6 +31,8 @@ logger = logging.getLogger("agent_memory.store")
 # A large batch is embedded this many texts at a time, each part while the one before it
 # is written, so that the model's cores and the database's work overlap.
 EMBED_CHUNK = 64
+# Supersede links followed each way for a memory's history.
+MAX_LINEAGE = 20
 
 
 class MemoryService:
@@ -168,6 +170,15 @@ class MemoryService:
         if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
         return memory
+
+    async def get_many(self, memory_ids: Sequence[UUID]) -> list[Memory]:
+        self.actor.require("read")
+        return await self._repo.get_many(memory_ids)
+
+    async def lineage(self, memory_id: UUID) -> tuple[list[Memory], list[Memory]]:
+        """(older, newer): what this memory replaced, and what replaced it."""
+        self.actor.require("read")
+        return await self._repo.lineage(memory_id, MAX_LINEAGE)
 
     async def delete(self, memory_id: UUID) -> None:
         self.actor.require("admin")

@@ -93,6 +93,10 @@ class SessionService:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
 
+    async def recent(self, source_repo: str | None, limit: int = 50) -> list[Session]:
+        self._actor.require("read")
+        return await self._repo.recent(source_repo_filter(source_repo), limit)
+
     async def snapshot(
         self, source_repo: str | None, max_chars: int | None, max_tokens: int | None = None
     ) -> snapshot_rules.Snapshot:

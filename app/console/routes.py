@@ -1,0 +1,359 @@
+"""The console's pages: search, browse, a memory, stats, sessions, strategies; and the
+admin's buttons (archive, restore, pin, delete, prune). Every page goes through the same
+services and tenant scope as the API, so a key sees its own tenant only and its role
+decides what it may press."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Form, Query, Request, Response
+from fastapi.responses import RedirectResponse
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from app.console.signin import (
+    CSRF_FIELD,
+    KEY_COOKIE,
+    check_csrf,
+    csrf_token,
+    set_cookies,
+    sign_out,
+    signed_in,
+)
+from app.domain.compact import age
+from app.domain.errors import AppError, NotFoundError, UnauthorizedError
+from app.domain.inputs import ListDraft, SearchDraft
+from app.domain.memory import Memory
+from app.domain.snapshot import render_markdown
+from app.runtime import Runtime
+from app.services.auth import Principal
+from app.services.scope import Services, services_for
+from app.views import problem_of
+
+HERE = Path(__file__).parent
+STATIC_URL = "/console/static"
+# A page's own styles only: no script at all, nothing from another origin.
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
+    " frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+PAGE_SIZE = 25
+
+
+async def runtime_of(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
+
+templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"
+
+
+def static_files() -> StaticFiles:
+    return StaticFiles(directory=HERE / "static")
+
+
+def secured(response: Response) -> Response:
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+class ConsoleRoute(APIRoute):
+    """A refusal on a console page is a page (with the same status), not problem JSON."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def render_errors(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except UnauthorizedError:
+                return secured(RedirectResponse("/console/sign-in", status_code=303))
+            except AppError as exc:
+                return page(request, "error.html", {"problem": problem_of(exc)}, exc.status)
+
+        return render_errors
+
+
+router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+
+def page(
+    request: Request,
+    template: str,
+    context: dict[str, Any],
+    status: int = 200,
+    principal: Principal | None = None,
+) -> Response:
+    principal = principal or getattr(request.state, "principal", None)
+    shown = {
+        "principal": principal,
+        "is_admin": principal is not None and principal.role == "admin",
+        "can_write": principal is not None and principal.role in ("admin", "agent"),
+        "open_mode": principal is not None and principal.key_id is None,
+        "csrf_field": CSRF_FIELD,
+        "csrf": csrf_token(request),
+        "static": STATIC_URL,
+        **context,
+    }
+    response = templates.TemplateResponse(request, template, shown, status_code=status)
+    set_cookies(request, response)
+    return secured(response)
+
+
+async def caller(request: Request, runtime: Runtime) -> Principal:
+    principal = await signed_in(request, runtime)
+    if principal is None:
+        raise UnauthorizedError("sign in")
+    request.state.principal = principal
+    return principal
+
+
+def back_to(path: str) -> Response:
+    """After a form: the page again (POST, redirect, GET), so a reload repeats nothing."""
+    return secured(RedirectResponse(path, status_code=303))
+
+
+@asynccontextmanager
+async def services_of(request: Request, runtime: Runtime) -> AsyncIterator[Services]:
+    """The signed-in caller's services for one page, in one transaction."""
+    principal = await caller(request, runtime)
+    async with services_for(runtime, principal) as services:
+        yield services
+
+
+# Sign-in and sign-out.
+
+
+@router.get("/console/sign-in")
+async def sign_in_page(request: Request, runtime: RuntimeDep) -> Response:
+    principal = await signed_in(request, runtime)
+    if principal is not None and request.cookies.get(KEY_COOKIE):
+        return back_to("/")
+    return page(request, "sign_in.html", {"open": principal is not None})
+
+
+@router.post("/console/sign-in")
+async def sign_in(
+    request: Request,
+    runtime: RuntimeDep,
+    api_key: Annotated[str, Form(max_length=200)],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    try:
+        principal = await runtime.authenticator.authenticate(api_key.strip() or None)
+    except AppError as exc:
+        return page(request, "sign_in.html", {"error": exc.detail}, exc.status)
+    response = back_to("/")
+    set_cookies(request, response, key=api_key.strip())
+    request.state.principal = principal
+    return response
+
+
+@router.post("/console/sign-out")
+async def sign_out_now(
+    request: Request, csrf_token: Annotated[str, Form(max_length=100)] = ""
+) -> Response:
+    check_csrf(request, csrf_token)
+    response = back_to("/console/sign-in")
+    sign_out(response)
+    return response
+
+
+# Pages.
+
+Text = Annotated[str | None, Query(max_length=1000)]
+Flag = Annotated[bool, Query()]
+
+
+def blank_to_none(value: str | None) -> str | None:
+    return value.strip() or None if value is not None else None
+
+
+@router.get("/")
+async def search_page(
+    request: Request,
+    runtime: RuntimeDep,
+    q: Text = None,
+    source_repo: Text = None,
+    memory_type: Text = None,
+    weak: Flag = False,
+    archived: Flag = False,
+) -> Response:
+    """Search with each hit's score parts; an empty query lists the newest."""
+    repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
+    draft = SearchDraft(
+        q=q or "",
+        source_repo=repo,
+        memory_type=[kind] if kind else None,
+        limit=PAGE_SIZE,
+        include_archived=archived,
+        track_access=False,  # an owner looking is not an agent using it
+        floor=not weak,
+    )
+    async with services_of(request, runtime) as services:
+        response = await services.search.search(draft)
+    form = {"q": q or "", "source_repo": repo or "", "memory_type": kind or ""}
+    return page(
+        request,
+        "search.html",
+        {"nav": "search", "form": form, "weak": weak, "archived": archived, "response": response},
+    )
+
+
+@router.get("/console/browse")
+async def browse_page(
+    request: Request,
+    runtime: RuntimeDep,
+    source_repo: Text = None,
+    memory_type: Text = None,
+    archived: Flag = False,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """By repository and type, newest first, a page at a time (keyset: stable under writes)."""
+    repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
+    draft = ListDraft([kind] if kind else None, repo, None, archived, PAGE_SIZE, cursor)
+    async with services_of(request, runtime) as services:
+        listed = await services.memories.list_page(draft)
+    form = {"source_repo": repo or "", "memory_type": kind or ""}
+    return page(
+        request,
+        "browse.html",
+        {"nav": "browse", "form": form, "archived": archived, "listed": listed},
+    )
+
+
+@router.get("/console/memories/{memory_id:uuid}")
+async def memory_page(request: Request, runtime: RuntimeDep, memory_id: UUID) -> Response:
+    """One memory whole: its history (what it replaced and what replaced it), its use,
+    its provenance and integrity; an admin's buttons."""
+    async with services_of(request, runtime) as services:
+        memory = await services.memories.get(memory_id)
+        older, newer = await services.memories.lineage(memory_id)
+    return page(
+        request,
+        "memory.html",
+        {"nav": "browse", "memory": memory, "older": older, "newer": newer},
+    )
+
+
+ACTIONS = ("archive", "restore", "pin", "unpin", "delete")
+
+
+@router.post("/console/memories/{memory_id:uuid}/{action}")
+async def memory_action(
+    request: Request,
+    runtime: RuntimeDep,
+    memory_id: UUID,
+    action: str,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    if action not in ACTIONS:
+        raise NotFoundError(f"no action {action[:40]!r}")
+    async with services_of(request, runtime) as services:
+        if action == "archive":
+            await services.lifecycle.archive(memory_id)
+        elif action == "restore":
+            await services.lifecycle.restore(memory_id)
+        elif action in ("pin", "unpin"):
+            changes = {"pinned": action == "pin"}
+            await services.lifecycle.edit(memory_id, changes, services.memories)
+        else:
+            await services.memories.delete(memory_id)
+            return back_to("/console/browse")
+    return back_to(f"/console/memories/{memory_id}")
+
+
+@router.get("/console/stats")
+async def stats_page(request: Request, runtime: RuntimeDep, source_repo: Text = None) -> Response:
+    """Counts, health, most used; for an admin, what the next prune would archive."""
+    repo = blank_to_none(source_repo)
+    async with services_of(request, runtime) as services:
+        stats = await services.stats.stats(repo)
+        preview = None
+        would_archive: list[Memory] = []
+        if services.principal.role == "admin":
+            preview = await services.lifecycle.prune(repo, dry_run=True)
+            would_archive = await services.memories.get_many(preview.ids[:PAGE_SIZE])
+    return page(
+        request,
+        "stats.html",
+        {
+            "nav": "stats",
+            "form": {"source_repo": repo or ""},
+            "stats": stats,
+            "preview": preview,
+            "would_archive": would_archive,
+        },
+    )
+
+
+@router.post("/console/prune")
+async def prune_now(
+    request: Request,
+    runtime: RuntimeDep,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+    source_repo: Annotated[str, Form(max_length=1000)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.lifecycle.prune(blank_to_none(source_repo), dry_run=False)
+    return back_to("/console/stats")
+
+
+@router.get("/console/sessions")
+async def sessions_page(
+    request: Request, runtime: RuntimeDep, source_repo: Text = None
+) -> Response:
+    """Recent sessions with their summaries, and the snapshot an agent would get now."""
+    repo = blank_to_none(source_repo)
+    async with services_of(request, runtime) as services:
+        sessions = await services.sessions.recent(repo, PAGE_SIZE)
+        snapshot = await services.sessions.snapshot(repo, None)
+    return page(
+        request,
+        "sessions.html",
+        {
+            "nav": "sessions",
+            "form": {"source_repo": repo or ""},
+            "sessions": sessions,
+            "snapshot": render_markdown(snapshot),
+        },
+    )
+
+
+@router.get("/console/strategies")
+async def strategies_page(
+    request: Request,
+    runtime: RuntimeDep,
+    source_repo: Text = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """Learned strategies: how often search surfaced them (hints included), their feedback."""
+    repo = blank_to_none(source_repo)
+    draft = ListDraft(["strategy"], repo, None, False, PAGE_SIZE, cursor)
+    async with services_of(request, runtime) as services:
+        listed = await services.memories.list_page(draft)
+    return page(
+        request,
+        "strategies.html",
+        {"nav": "strategies", "form": {"source_repo": repo or ""}, "listed": listed},
+    )

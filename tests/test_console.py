@@ -1,0 +1,210 @@
+"""The web console over HTTP: who may see and press what, forms that cannot be forged, and
+pages that never run what a memory holds. (tests/test_console_browser.py drives the same
+pages in Chromium.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from app.console.routes import CSP
+from app.console.signin import CSRF_COOKIE, KEY_COOKIE
+from app.services.keys import KeyService
+
+SCRIPT = "<script>alert('pwned')</script> never run what a memory holds"
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, "no CSRF field on the page"
+    return found.group(1)
+
+
+async def signed_in(http: httpx.AsyncClient, key: str) -> None:
+    form = await http.get("/console/sign-in")
+    answer = await http.post(
+        "/console/sign-in", data={"api_key": key, "csrf_token": csrf_of(form.text)}
+    )
+    assert answer.status_code == 303 and answer.headers["location"] == "/", answer.text
+
+
+@pytest.fixture
+async def keys(served: str, db: asyncpg.Connection) -> dict[str, str]:
+    service = KeyService(db)
+    return {
+        role: (await service.create("team", f"{role}-key", role)).key
+        for role in ("admin", "agent", "reader")
+    }
+
+
+async def store(base: str, key: str, **body: Any) -> str:
+    async with httpx.AsyncClient(base_url=base) as http:
+        answer = await http.post("/memories", json=body, headers={"Authorization": f"Bearer {key}"})
+    assert answer.status_code == 201, answer.text
+    memory_id: str = answer.json()["memory"]["id"]
+    return memory_id
+
+
+async def test_open_mode_says_so_and_needs_no_sign_in(served: str) -> None:
+    async with httpx.AsyncClient(base_url=served) as http:
+        home = await http.get("/")
+    assert home.status_code == 200
+    assert 'id="open-mode"' in home.text and "Open mode" in home.text
+    assert home.headers["content-security-policy"] == CSP
+    assert home.headers["x-frame-options"] == "DENY"
+
+
+async def test_with_keys_every_page_asks_for_a_key_first(served: str, keys: dict[str, str]) -> None:
+    async with httpx.AsyncClient(base_url=served) as http:
+        for path in ("/", "/console/browse", "/console/stats", "/console/sessions",
+                     "/console/strategies"):  # fmt: skip
+            answer = await http.get(path)
+            assert (answer.status_code, answer.headers["location"]) == (
+                303,
+                "/console/sign-in",
+            ), path
+        wrong = await http.get("/console/sign-in")
+        refused = await http.post(
+            "/console/sign-in", data={"api_key": "am_wrong", "csrf_token": csrf_of(wrong.text)}
+        )
+    assert refused.status_code == 401 and 'id="sign-in-error"' in refused.text
+    assert KEY_COOKIE not in refused.cookies
+
+
+async def test_the_key_lives_in_an_http_only_strict_cookie_never_a_url(
+    served: str, keys: dict[str, str]
+) -> None:
+    async with httpx.AsyncClient(base_url=served) as http:
+        form = await http.get("/console/sign-in")
+        answer = await http.post(
+            "/console/sign-in", data={"api_key": keys["reader"], "csrf_token": csrf_of(form.text)}
+        )
+        cookie = answer.headers["set-cookie"]
+        assert cookie.startswith(f"{KEY_COOKIE}=") or f"{KEY_COOKIE}=" in cookie
+        assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+        assert "expires" not in cookie.lower() and "max-age" not in cookie.lower()
+        home = await http.get("/")
+    assert home.status_code == 200 and 'id="role">reader<' in home.text
+    assert keys["reader"] not in home.text and keys["reader"] not in str(home.url)
+
+
+async def test_a_memory_holding_script_is_shown_as_text(served: str, keys: dict[str, str]) -> None:
+    memory_id = await store(served, keys["agent"], content=SCRIPT, tags=["<b>bold</b>"])
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, keys["reader"])
+        pages = [
+            await http.get("/", params={"q": "never run what a memory holds"}),
+            await http.get("/console/browse"),
+            await http.get(f"/console/memories/{memory_id}"),
+        ]
+    for answer in pages:
+        assert answer.status_code == 200
+        assert "<script>" not in answer.text and "<b>bold</b>" not in answer.text
+        assert "&lt;script&gt;alert(" in answer.text
+        assert answer.headers["content-security-policy"] == CSP  # and none would run
+
+
+async def test_a_reader_sees_no_write_buttons_and_cannot_post_them(
+    served: str, keys: dict[str, str], db: asyncpg.Connection
+) -> None:
+    memory_id = await store(served, keys["agent"], content="Readers look, admins act")
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, keys["reader"])
+        shown = await http.get(f"/console/memories/{memory_id}")
+        assert 'id="admin-actions"' not in shown.text and 'id="archive"' not in shown.text
+        pressed = await http.post(
+            f"/console/memories/{memory_id}/archive", data={"csrf_token": csrf_of(shown.text)}
+        )
+    assert pressed.status_code == 403 and "reader" in pressed.text
+    assert await db.fetchval("SELECT archived_at FROM memories WHERE id = $1", memory_id) is None
+
+
+async def test_an_admin_archives_restores_pins_and_deletes(
+    served: str, keys: dict[str, str], db: asyncpg.Connection
+) -> None:
+    memory_id = await store(served, keys["agent"], content="An admin acts on this one")
+    state = "SELECT archived_at IS NOT NULL AS archived, pinned FROM memories WHERE id = $1"
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, keys["admin"])
+        shown = await http.get(f"/console/memories/{memory_id}")
+        token = csrf_of(shown.text)
+        for action, expected in (
+            ("archive", (True, False)),
+            ("pin", (True, True)),
+            ("restore", (False, True)),
+            ("unpin", (False, False)),
+        ):
+            pressed = await http.post(
+                f"/console/memories/{memory_id}/{action}", data={"csrf_token": token}
+            )
+            assert pressed.status_code == 303, (action, pressed.text)
+            assert tuple(await db.fetchrow(state, memory_id)) == expected, action
+        deleted = await http.post(
+            f"/console/memories/{memory_id}/delete", data={"csrf_token": token}
+        )
+    assert deleted.headers["location"] == "/console/browse"
+    assert await db.fetchval("SELECT count(*) FROM memories WHERE id = $1", memory_id) == 0
+
+
+async def test_a_form_without_its_token_changes_nothing(
+    served: str, keys: dict[str, str], db: asyncpg.Connection
+) -> None:
+    memory_id = await store(served, keys["agent"], content="A forged form must not archive this")
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, keys["admin"])
+        for data in ({}, {"csrf_token": "forged"}):
+            forged = await http.post(f"/console/memories/{memory_id}/archive", data=data)
+            assert forged.status_code == 403 and "security token" in forged.text
+        # A page on another site has the key cookie sent only if SameSite allowed it; and
+        # without the CSRF cookie the field cannot match either.
+        http.cookies.delete(CSRF_COOKIE)
+        stale = await http.post(
+            f"/console/memories/{memory_id}/archive", data={"csrf_token": "anything"}
+        )
+    assert stale.status_code == 403
+    assert await db.fetchval("SELECT archived_at FROM memories WHERE id = $1", memory_id) is None
+
+
+async def test_pages_show_history_stats_sessions_and_strategies(
+    served: str, keys: dict[str, str]
+) -> None:
+    admin = {"Authorization": f"Bearer {keys['admin']}"}
+    old_id = await store(served, keys["admin"], content="Deploy on Fridays", source_repo="r")
+    async with httpx.AsyncClient(base_url=served, headers=admin) as api:
+        replaced = await api.post(
+            f"/memories/{old_id}/supersede", json={"content": "Never deploy on Fridays"}
+        )
+        new_id = replaced.json()["replacement"]["memory"]["id"]
+        started = (await api.post("/sessions", json={"source_repo": "r", "task": "ci"})).json()
+        await api.post(
+            f"/sessions/{started['session_id']}/end",
+            json={"status": "completed", "summary": "Moved deploys to Tuesdays"},
+        )
+        learned = await api.post(
+            "/strategies/learn",
+            json={"task_description": "Add a column with a backfill", "total_attempts": 1,
+                  "quality_score": 9, "plan_steps": ["add nullable", "backfill", "not null"],
+                  "source_repo": "r"},
+        )  # fmt: skip
+        assert learned.status_code == 201, learned.text
+        found = await api.get("/search", params={"q": "deploy Fridays", "source_repo": "r"})
+        assert found.json()["results"]  # an access counted: "most used" shows it
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, keys["admin"])
+        history = (await http.get(f"/console/memories/{new_id}")).text
+        assert "replaced: " in history and "Deploy on Fridays" in history
+        stats = (await http.get("/console/stats")).text
+        assert 'id="counts"' in stats and 'id="would-archive">0<' in stats
+        most_used = stats.split('id="most-used"')[1].split("</table>")[0]
+        assert "Never deploy on Fridays" in most_used
+        sessions = (await http.get("/console/sessions", params={"source_repo": "r"})).text
+        assert "Moved deploys to Tuesdays" in sessions and "# Memory snapshot: r" in sessions
+        strategies = (await http.get("/console/strategies")).text
+        table = strategies.split('id="strategies"')[1].split("</table>")[0]
+        assert table.count("/console/memories/") == 1 and '<td class="num">9' in table
+        missing = await http.get("/console/memories/00000000-0000-0000-0000-000000000000")
+    assert missing.status_code == 404 and 'id="problem"' in missing.text

@@ -1,0 +1,162 @@
+"""The console in a real browser: Debian's headless Chromium, driven through its
+chromedriver. Signs in, searches, opens a memory, archives and restores it as an admin, and
+checks that a reader sees no write button. Set SCREENSHOTS_DIR to keep a picture of each
+page (docs/console/ holds the ones in the docs)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from app.services.keys import KeyService
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="no Chromium here: ./scripts/browser installs Debian's chromium and chromium-driver",
+)
+
+SCRIPT = "<script>document.title='pwned'</script> Rotate the staging database password monthly"
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_AVOID_STATS", "true")
+    options = webdriver.ChromeOptions()
+    assert CHROMIUM is not None
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                 "--disable-dev-shm-usage"):  # fmt: skip
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def shot(driver: Any, name: str) -> None:
+    if folder := os.environ.get("SCREENSHOTS_DIR"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
+
+
+def follow(driver: Any, element: Any) -> None:
+    """Click a link or a form's button and wait until the next page has replaced this one."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(page))
+
+
+def sign_in(driver: Any, base: str, key: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{base}/console/sign-in")
+    driver.find_element(By.ID, "api_key").send_keys(key)
+    follow(driver, driver.find_element(By.ID, "sign-in"))
+    assert driver.current_url == f"{base}/", driver.current_url
+
+
+def admin_journey(driver: Any, base: str, admin_key: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{base}/")
+    assert driver.current_url.endswith("/console/sign-in")  # keys exist: sign in first
+    shot(driver, "sign-in")
+    sign_in(driver, base, admin_key)
+    assert driver.find_element(By.ID, "role").text == "admin"
+
+    driver.find_element(By.ID, "q").send_keys("staging database password")
+    follow(driver, driver.find_element(By.ID, "search"))
+    rows = driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")
+    assert rows and "Rotate the staging database password" in rows[0].text
+    # the score breakdown: score, keyword, vector, decayed, relevance
+    numbers = rows[0].find_elements(By.CSS_SELECTOR, "td.num")
+    assert len(numbers) == 5 and all(float(n.text) >= 0 for n in numbers)
+    shot(driver, "search")
+
+    follow(driver, rows[0].find_element(By.CSS_SELECTOR, "td.content a"))
+    content = driver.find_element(By.ID, "content").text
+    assert content.startswith("<script>")  # shown as text
+    assert driver.title != "pwned"  # and never run
+    shot(driver, "memory")
+
+    follow(driver, driver.find_element(By.ID, "archive"))
+    assert driver.find_element(By.ID, "archived-state").text == "archived"
+    follow(driver, driver.find_element(By.ID, "restore"))
+    assert not driver.find_elements(By.ID, "archived-state")
+    assert driver.find_elements(By.ID, "archive")
+
+    driver.get(f"{base}/console/stats")
+    assert driver.find_element(By.ID, "counts").text.startswith("2")
+    shot(driver, "stats")
+    driver.get(f"{base}/console/sessions")
+    assert "Moved the staging secrets" in driver.find_element(By.ID, "sessions").text
+    shot(driver, "sessions")
+    driver.get(f"{base}/console/browse")
+    shot(driver, "browse")
+
+
+def reader_journey(driver: Any, base: str, reader_key: str, memory_id: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    sign_in(driver, base, reader_key)
+    driver.get(f"{base}/console/memories/{memory_id}")
+    assert driver.find_element(By.ID, "content").text.startswith("<script>")
+    assert driver.find_element(By.ID, "role").text == "reader"
+    assert not driver.find_elements(By.ID, "admin-actions")
+    assert not driver.find_elements(By.TAG_NAME, "button") or all(
+        b.text == "Sign out" for b in driver.find_elements(By.TAG_NAME, "button")
+    )
+
+
+async def test_admin_and_reader_in_a_real_browser(
+    served: str, db: asyncpg.Connection, browser: Any
+) -> None:
+    keys = KeyService(db)
+    admin = (await keys.create("team", "owner", "admin")).key
+    reader = (await keys.create("team", "viewer", "reader")).key
+    headers = {"Authorization": f"Bearer {admin}"}
+    async with httpx.AsyncClient(base_url=served, headers=headers) as api:
+        stored = await api.post(
+            "/memories",
+            json={"content": SCRIPT, "memory_type": "decision", "source_repo": "acme/api",
+                  "tags": ["security", "ops"]},
+        )  # fmt: skip
+        await api.post(
+            "/memories",
+            json={"content": "Flaky upload test: a temp dir shared between tests; use tmp_path",
+                  "memory_type": "error_pattern", "source_repo": "acme/api"},
+        )  # fmt: skip
+        session = (await api.post("/sessions", json={"source_repo": "acme/api"})).json()
+        await api.post(
+            f"/sessions/{session['session_id']}/end",
+            json={"status": "completed", "summary": "Moved the staging secrets to the vault"},
+        )
+    memory_id = stored.json()["memory"]["id"]
+    # The browser blocks; the server runs on this loop, so the browser gets a thread.
+    await asyncio.to_thread(admin_journey, browser, served, admin)
+    await asyncio.to_thread(reader_journey, browser, served, reader, memory_id)
+    row = await db.fetchrow("SELECT archived_at, access_count FROM memories WHERE id = $1",
+                            memory_id)  # fmt: skip
+    assert row["archived_at"] is None  # archived, then restored
+    assert row["access_count"] == 0  # an owner looking is not an agent using it
