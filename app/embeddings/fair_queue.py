@@ -6,9 +6,8 @@ else's requests. Here each tenant has a line of its own; `get` takes the next jo
 tenant whose turn it is (its searches before its writes) and sends that tenant to the back
 of the order. A request therefore waits for at most one job per other busy tenant, however
 much those tenants have queued. Priority between classes holds only within a tenant: a
-flood of one tenant's searches must not starve another tenant's writes (measured: with
-strict priority across tenants, 16 clients of maximum-cost searches held a quiet tenant's
-stores for 19 s at p99; see docs/benchmarks.md).
+flood of one tenant's searches must not starve another tenant's writes (docs/benchmarks.md,
+"A noisy neighbour").
 """
 
 from __future__ import annotations

@@ -24,18 +24,16 @@ from app.embeddings.model_files import local_model_path, quantizes_activations_p
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_TOKENS = 256  # the model's max_seq_length
 BATCH_SIZE = 32
-# A model call costs about as much as 3 more tokens of every text in it (measured here), so
-# a text joins the batch before it only while the padding it adds costs less than that.
+# A model call costs about as much as 3 more tokens of every text in it, so a text joins
+# the batch before it only while the padding it adds costs less than that.
 CALL_COST_TOKENS = 3
 MICRO_BATCH = 32  # texts that queued requests may share a model call with
 # A large request is queued in parts of this many texts (or one call's worth, if more), so
 # that a search waits for at most one part, not for a whole batch import.
 BULK_PART = 8
-# onnxruntime fuses each residual Add + LayerNormalization into SkipLayerNormalization, and
-# its CPU kernel for that is 4x slower than the two ops it replaces (measured: 106 against
-# 25 us on 43 x 384 floats). Left unfused, a 43-token text costs 7.2 ms instead of 8.5 and
-# a 12-token query 2.3 instead of 2.6, on one core. Vectors stay within cosine 0.994 of the
-# fused run's (mean 0.9993), inside the 0.979 the quantization itself costs.
+# onnxruntime fuses each residual Add + LayerNormalization into SkipLayerNormalization,
+# and its CPU kernel for that is slower than the two ops it replaces; the vectors barely
+# move (docs/benchmarks.md, "What the local embedder costs").
 SLOWER_FUSIONS = ["SkipLayerNormFusion"]
 
 _Pending = tuple[list[str], "asyncio.Future[list[list[float]]]"]
@@ -46,10 +44,8 @@ class LocalOnnxEmbedder(Embedder):
 
     def __init__(self, model_path: Path | None = None, threads: int = 1, lanes: int = 0) -> None:
         """`lanes` model calls run at once, each on `threads` cores (0 lanes: one per core,
-        up to 4). One thread per call spends about 25% less CPU per text than two, which
-        is what counts once the cores are busy (measured: 17% more requests per second
-        under mixed load, search p99 106 -> 74 ms at 4 clients), for 1 to 2 ms more on a
-        lone query."""
+        up to 4). One thread per call spends less CPU per text than two, which is what
+        counts once the cores are busy, for a little more latency on a lone query."""
         path = model_path or local_model_path()
         if not path.is_file():
             raise EmbeddingError(f"embedding model not found at {path}")
@@ -66,9 +62,8 @@ class LocalOnnxEmbedder(Embedder):
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
         # A dynamically quantized model scales its activations per call, over every row in
-        # it: batched, a text's vector would depend on its neighbours (cosine down to 0.96
-        # measured). Such a model embeds one text per call, which costs it 4% of its bulk
-        # speed and keeps every vector a function of its text alone.
+        # it: batched, a text's vector would depend on its neighbours. Such a model embeds
+        # one text per call, so that every vector is a function of its text alone.
         self._rows_per_call = 1 if quantizes_activations_per_call(path) else BATCH_SIZE
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)

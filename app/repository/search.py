@@ -19,8 +19,7 @@ category B 0.4, tags C 0.4, context and the words inside camelCase identifiers D
 saturated BM25-style against document length; an exact phrase match (identifier or
 error string) doubles the score. keyword_score is (score / best candidate's score)^2:
 0..1 within the query, 1 for the best. The square keeps a weak keyword match from
-outvoting a strong vector match (measured on LoCoMo: +0.03 recall@10 for the hybrid
-over the linear ratio).
+outvoting a strong vector match (docs/search.md).
 
 Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
 iterative scan (set per connection), so filtered queries still fill up; the planner
