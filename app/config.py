@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # Embeddings.
     embedding_provider: Literal["local", "openai", "hash"] = "local"
     embedding_dim: int = Field(default=384, ge=8, le=4000)
+    # The local model: all-MiniLM-L6-v2, paraphrase-MiniLM-L3-v2, or both side by side
+    # (768 dimensions: EMBEDDING_DIM=768). See docs/search.md for how they compare.
+    embedding_model: Literal["minilm-l6", "minilm-l3", "minilm-l6+l3"] = "minilm-l6"
     embedding_model_path: Path | None = None  # a model file to load as it is
     # "dynamic": the packaged model re-quantized once for integer matmuls (2x faster
     # queries); "weights": the packaged file as shipped.

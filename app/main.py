@@ -36,7 +36,12 @@ from app.api.options import OptionsMiddleware
 from app.config import Settings, get_settings, tenant_connection_share
 from app.console import routes as console
 from app.db.embedded import EmbeddedPostgres
-from app.db.migrations import current_revision, embedding_dimension, head_revision
+from app.db.migrations import (
+    current_revision,
+    embedding_dimension,
+    head_revision,
+    recorded_embedding_model,
+)
 from app.db.pool import create_pool
 from app.db.session import Database
 from app.domain.errors import AppError
@@ -68,6 +73,19 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
                 "run `agent-memory migrate` (or `alembic upgrade head`)"
             )
         dim = await embedding_dimension(conn)
+        if dim == embedder.dim:
+            recorded, assumed = await recorded_embedding_model(conn, embedder.name)
+            if assumed:
+                logger.warning(
+                    "recorded the stored vectors as made by %s (they predate the record)",
+                    embedder.name,
+                )
+            if recorded != embedder.name:
+                raise StartupError(
+                    f"the stored vectors were made by {recorded} but this server is configured"
+                    f" for {embedder.name}: vectors of two models do not compare. Set"
+                    " EMBEDDING_MODEL back, or start on a new database"
+                )
     if dim != embedder.dim:
         raise StartupError(
             f"the database stores {dim}-dimensional embeddings but the {embedder.name} provider "

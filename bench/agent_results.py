@@ -84,7 +84,7 @@ async def main() -> None:
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
                 await load(client, url, data)
-                for sample, question, evidence in questions:
+                for sample, question, evidence, _ in questions:
                     body = {"q": question, "source_repo": sample, "limit": 10}
                     body |= {"floor": False, "track_access": False}
                     answer = (await client.post("/search", json=body)).json()

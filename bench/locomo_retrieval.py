@@ -15,10 +15,11 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import asyncpg
 import httpx
@@ -61,10 +62,27 @@ def turns_of(conversation: dict[str, Any], with_context: bool = True) -> list[di
     return memories
 
 
-def questions_of(data: list[dict[str, Any]]) -> list[tuple[str, str, frozenset[str]]]:
-    """(conversation, question, evidence dia_ids) for every non-adversarial question."""
+# LoCoMo's question categories as its data numbers them (5, adversarial, is skipped).
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+SIDES = ("keyword", "vector", "both")
+
+
+class Question(NamedTuple):
+    conversation: str
+    text: str
+    evidence: frozenset[str]
+    category: str
+
+
+def questions_of(data: list[dict[str, Any]]) -> list[Question]:
+    """Every non-adversarial question with evidence, with its conversation and category."""
     return [
-        (c["sample_id"], q["question"], frozenset(q["evidence"]))
+        Question(
+            c["sample_id"],
+            q["question"],
+            frozenset(q["evidence"]),
+            CATEGORIES.get(q.get("category"), "other"),
+        )
         for c in data
         for q in c["qa"]
         if q.get("category") != 5 and q.get("evidence")
@@ -105,16 +123,33 @@ def metrics_for(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, fl
     return out
 
 
+def side_of(result: dict[str, Any], alpha: float) -> str:
+    """Which side carried a hybrid result: the larger of its two weighted parts ("both"
+    within 10% of each other)."""
+    keyword = (1 - alpha) * result["keyword_score"]
+    vector = alpha * result["vector_similarity"]
+    if abs(keyword - vector) <= 0.1 * max(keyword, vector):
+        return "both"
+    return "keyword" if keyword > vector else "vector"
+
+
+class Scored(NamedTuple):
+    question: Question
+    metrics: dict[str, float]
+    # Evidence turns in the top 10, by the side that found them.
+    found_by: dict[str, int]
+
+
 async def evaluate(
-    client: httpx.AsyncClient, questions: list[tuple[str, str, frozenset[str]]], alpha: float
-) -> dict[str, float]:
-    totals: dict[str, float] = {}
-    for sample, question, evidence in questions:
+    client: httpx.AsyncClient, questions: list[Question], alpha: float
+) -> list[Scored]:
+    scored = []
+    for question in questions:
         response = await client.post(
             "/search",
             json={
-                "q": question,
-                "source_repo": sample,
+                "q": question.text,
+                "source_repo": question.conversation,
                 "limit": 20,
                 "alpha": alpha,
                 "track_access": False,
@@ -122,10 +157,75 @@ async def evaluate(
             },
         )
         response.raise_for_status()
-        ranked = [r["memory"]["metadata"]["dia_id"] for r in response.json()["results"]]
-        for key, value in metrics_for(ranked, evidence).items():
-            totals[key] = totals.get(key, 0.0) + value
-    return {key: value / len(questions) for key, value in totals.items()}
+        results = response.json()["results"]
+        ranked = [r["memory"]["metadata"]["dia_id"] for r in results]
+        found_by = dict.fromkeys(SIDES, 0)
+        for result in results[:10]:
+            if result["memory"]["metadata"]["dia_id"] in question.evidence:
+                found_by[side_of(result, alpha)] += 1
+        scored.append(Scored(question, metrics_for(ranked, question.evidence), found_by))
+    return scored
+
+
+def mean(rows: Sequence[Scored], key: str) -> float:
+    return sum(r.metrics[key] for r in rows) / len(rows) if rows else float("nan")
+
+
+def report(name: str, scored: list[Scored]) -> str:
+    """The overall row of the main table; the breakdowns are printed by `breakdown`."""
+    cells = [mean(scored, f"recall@{k}") for k in KS] + [
+        mean(scored, "mrr"),
+        mean(scored, "ndcg@10"),
+    ]
+    return f"| {name} | " + " | ".join(f"{v:.3f}" for v in cells) + " |"
+
+
+def breakdown(runs: dict[str, list[Scored]]) -> None:
+    """R@10 by question category and by conversation (the folds: mean and spread), and
+    which side found the evidence each mode returned in its top 10."""
+    names = list(runs)
+    first = runs[names[0]]
+    categories = sorted({r.question.category for r in first})
+    print("\nrecall@10 by question category")
+    print(
+        "| mode | "
+        + " | ".join(f"{c} ({sum(r.question.category == c for r in first)})" for c in categories)
+        + " |"
+    )
+    print("|" + "---|" * (len(categories) + 1))
+    for name in names:
+        cells = [
+            mean([r for r in runs[name] if r.question.category == c], "recall@10")
+            for c in categories
+        ]
+        print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
+    conversations = sorted({r.question.conversation for r in first})
+    print("\nrecall@10 by conversation (fold), with the mean and spread across them")
+    print("| mode | " + " | ".join(conversations) + " | mean | sd | min-max |")
+    print("|" + "---|" * (len(conversations) + 4))
+    for name in names:
+        folds = [
+            mean([r for r in runs[name] if r.question.conversation == c], "recall@10")
+            for c in conversations
+        ]
+        centre = sum(folds) / len(folds)
+        spread = (sum((f - centre) ** 2 for f in folds) / len(folds)) ** 0.5
+        print(
+            f"| {name} | "
+            + " | ".join(f"{f:.3f}" for f in folds)
+            + f" | {centre:.3f} | {spread:.3f} | {min(folds):.3f}-{max(folds):.3f} |"
+        )
+    print("\nevidence in the top 10 of a hybrid search, by the side that carried it")
+    print("| mode | keyword | vector | both (within 10%) | total |")
+    print("|---|---|---|---|---|")
+    for name in (n for n in names if n.startswith("hybrid")):
+        sides = {side: sum(r.found_by[side] for r in runs[name]) for side in SIDES}
+        total = sum(sides.values())
+        print(
+            f"| {name} | "
+            + " | ".join(f"{sides[s]} ({sides[s] / total:.0%})" for s in SIDES)
+            + f" | {total} |"
+        )
 
 
 async def main() -> None:
@@ -141,12 +241,22 @@ async def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="keep the loaded database between runs (tuning)"
     )
+    parser.add_argument(
+        "--model",
+        default="minilm-l6",
+        choices=["minilm-l6", "minilm-l3", "minilm-l6+l3"],
+        help="the local embedding model (EMBEDDING_MODEL)",
+    )
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     questions = questions_of(data)
     database = "agent_memory_bench_locomo" + ("_alone" if args.without_context else "")
+    if args.model != "minilm-l6":
+        database += "_" + args.model.replace("minilm-", "").replace("+", "_")
+    dim = 768 if "+" in args.model else 384
+    os.environ["EMBEDDING_DIM"] = str(dim)  # read by the migration that creates the column
     async with fresh_database(database, reuse=args.reuse) as url:
-        settings = Settings(database_url=url)
+        settings = Settings(database_url=url, embedding_model=args.model, embedding_dim=dim)
         app = create_app(settings, database_url=url)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
@@ -160,13 +270,14 @@ async def main() -> None:
                 header = ["mode", *[f"R@{k}" for k in KS], "MRR", "nDCG@10"]
                 print("| " + " | ".join(header) + " |")
                 print("|" + "---|" * len(header))
+                runs: dict[str, list[Scored]] = {}
                 for alpha in (float(a) for a in args.alphas.split(",")):
                     name = {0.0: "keyword only (alpha 0)", 1.0: "vector only (alpha 1)"}.get(
                         alpha, f"hybrid (alpha {alpha})"
                     )
-                    m = await evaluate(client, questions, alpha)
-                    cells = [m[f"recall@{k}"] for k in KS] + [m["mrr"], m["ndcg@10"]]
-                    print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
+                    runs[name] = await evaluate(client, questions, alpha)
+                    print(report(name, runs[name]))
+                breakdown(runs)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,15 @@ async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
 
 
 @pytest.fixture
+async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
+    """For a test that runs a stand-in embedder on the shared test database: the record of
+    which model made the stored vectors is cleared before it and after it."""
+    await db.execute("DELETE FROM embedding_model")
+    yield
+    await db.execute("DELETE FROM embedding_model")
+
+
+@pytest.fixture
 async def api(
     client: httpx.AsyncClient, db: asyncpg.Connection
 ) -> AsyncIterator[httpx.AsyncClient]:

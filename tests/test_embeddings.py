@@ -13,6 +13,7 @@ import pytest
 
 from app.config import Settings
 from app.embeddings.base import Embedder, EmbeddingError
+from app.embeddings.concat import ConcatEmbedder
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.embeddings.local import LocalOnnxEmbedder, _similar_length_batches
@@ -105,7 +106,11 @@ async def test_the_quantized_model_embeds_like_the_packaged_one(embedder: Embedd
         "what did Caroline paint last summer?",
     ]
     packaged = LocalOnnxEmbedder(local_model_path("weights"))
-    assert "dynamic-int8" in embedder.name and "dynamic-int8" not in packaged.name
+    assert isinstance(embedder, LocalOnnxEmbedder)
+    assert "dynamic-int8" in embedder.model_path.name
+    assert "dynamic-int8" not in packaged.model_path.name
+    # One model, whichever its file: the name stored with the vectors is the same.
+    assert embedder.name == packaged.name == "local:all-MiniLM-L6-v2"
     cosines = np.sum(
         np.array(await embedder.embed(texts)) * np.array(await packaged.embed(texts)), axis=1
     )
@@ -177,3 +182,31 @@ async def test_openai_provider_rejects_a_wrong_dimension() -> None:
     embedder = OpenAIEmbedder("http://x/v1", "m", 16, "secret", 5, transport=_fake_endpoint(dim=8))
     with pytest.raises(EmbeddingError, match="dimension 8"):
         await embedder.embed(["x"])
+
+
+async def test_the_l3_model_and_both_models_side_by_side(
+    embedder: Embedder, model_cache_dir: Path
+) -> None:
+    l3 = LocalOnnxEmbedder(
+        local_model_path("dynamic", model_cache_dir, "minilm-l3"), model="minilm-l3"
+    )
+    assert (l3.name, l3.dim) == ("local:paraphrase-MiniLM-L3-v2", 384)
+    texts = [
+        "the upload test was flaky",
+        "a shared temp directory made the upload test fail at random",
+        "bananas are yellow",
+    ]
+    alone = np.array(await l3.embed(texts))
+    assert np.allclose(np.linalg.norm(alone, axis=1), 1.0, atol=1e-5)
+    assert alone[0] @ alone[1] > alone[0] @ alone[2] + 0.2  # it reads meaning
+    pair = ConcatEmbedder([embedder, l3])
+    assert (pair.dim, pair.name) == (768, "local:all-MiniLM-L6-v2+local:paraphrase-MiniLM-L3-v2")
+    joined = np.array(await pair.embed(texts))
+    first = np.array(await embedder.embed(texts))
+    # One dot product of the joined vectors is the mean of the two models' cosines.
+    assert joined[0] @ joined[1] == pytest.approx((first[0] @ first[1] + alone[0] @ alone[1]) / 2)
+    cache = {"AGENT_MEMORY_CACHE_DIR": model_cache_dir}
+    chosen = Settings(embedding_model="minilm-l6+l3", embedding_dim=768, **cache)  # type: ignore[arg-type]
+    assert build_embedder(chosen).name == pair.name
+    with pytest.raises(ValueError, match="EMBEDDING_DIM=768"):
+        build_embedder(Settings(embedding_model="minilm-l6+l3", **cache))  # type: ignore[arg-type]

@@ -135,7 +135,7 @@ class Clock:
 
 
 async def test_openai_provider_dead_rate_limited_or_hanging_never_costs_a_memory(
-    settings: Settings, database_url: str, db: asyncpg.Connection
+    settings: Settings, database_url: str, db: asyncpg.Connection, another_model: None
 ) -> None:
     provider, clock = FakeProvider(free_port()), Clock()
     embedder = OpenAIEmbedder(

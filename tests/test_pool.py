@@ -102,7 +102,7 @@ async def test_pooled_connections_keep_their_search_settings_after_reuse(
 
 
 async def test_a_store_holds_no_connection_while_its_text_is_embedded(
-    settings: Settings, database_url: str, db: asyncpg.Connection
+    settings: Settings, database_url: str, db: asyncpg.Connection, another_model: None
 ) -> None:
     one = Settings(
         **{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 1, "db_acquire_timeout_s": 2}

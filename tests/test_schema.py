@@ -10,8 +10,10 @@ import pytest
 
 from app.config import Settings
 from app.db.migrations import downgrade, head_revision, upgrade_head_async
+from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
 from app.main import StartupError, create_app
+from tests.conftest import running
 
 
 async def _tables(url: str) -> set[str]:
@@ -111,6 +113,29 @@ async def test_start_up_refuses_a_provider_of_another_dimension(database_url: st
     app = create_app(settings, embedder=HashEmbedder(64), database_url=database_url)
     with pytest.raises(StartupError, match="stores 384-dimensional embeddings"):
         async with app.router.lifespan_context(app):
+            pass
+
+
+async def test_start_up_refuses_another_model_than_the_one_that_made_the_vectors(
+    scratch_database: Any, embedder: Embedder
+) -> None:
+    url = await scratch_database("agent_memory_model_switch")
+    await upgrade_head_async(url)
+    first = create_app(Settings(database_url=url), embedder=embedder, database_url=url)
+    async with running(first):  # records the model: a new database, no vectors yet
+        pass
+    conn = await asyncpg.connect(url)
+    try:
+        assert await conn.fetchval("SELECT name FROM embedding_model") == embedder.name
+    finally:
+        await conn.close()
+    other = create_app(
+        Settings(database_url=url, embedding_provider="hash"),
+        embedder=HashEmbedder(384),  # the same dimension, another space
+        database_url=url,
+    )
+    with pytest.raises(StartupError, match="made by local:all-MiniLM-L6-v2 but this server"):
+        async with other.router.lifespan_context(other):
             pass
 
 

@@ -48,6 +48,25 @@ async def current_revision(conn: Any) -> str | None:
     return value
 
 
+async def recorded_embedding_model(conn: Any, current: str) -> tuple[str, bool]:
+    """The model recorded as having made the stored vectors, recording `current` when none
+    is; and whether vectors existed before any model was recorded (an older database)."""
+    row = await conn.fetchrow(
+        """
+        WITH recorded AS (
+            INSERT INTO embedding_model (name) VALUES ($1)
+            ON CONFLICT (singleton) DO NOTHING
+            RETURNING name
+        )
+        SELECT coalesce((SELECT name FROM recorded), (SELECT name FROM embedding_model)) AS name,
+               EXISTS (SELECT 1 FROM recorded)
+               AND EXISTS (SELECT 1 FROM memories WHERE embedding IS NOT NULL) AS assumed
+        """,
+        current,
+    )
+    return row["name"], row["assumed"]
+
+
 async def embedding_dimension(conn: Any) -> int | None:
     """The dimension the memories.embedding column was created with."""
     value: int | None = await conn.fetchval(

@@ -7,6 +7,7 @@ from app.embeddings.base import Embedder
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    """The provider, and for the local one the model (EMBEDDING_MODEL)."""
     if settings.embedding_provider == "hash":
         from app.embeddings.hashing import HashEmbedder
 
@@ -21,13 +22,24 @@ def build_embedder(settings: Settings) -> Embedder:
             api_key=settings.openai_api_key,
             timeout_s=settings.openai_timeout_s,
         )
+    from app.embeddings.concat import ConcatEmbedder
     from app.embeddings.local import LocalOnnxEmbedder
-    from app.embeddings.model_files import local_model_path
+    from app.embeddings.model_files import ModelName, local_model_path
 
-    model_path = settings.embedding_model_path or local_model_path(
-        settings.embedding_quantization, settings.model_cache_dir
-    )
-    embedder = LocalOnnxEmbedder(model_path, settings.embedding_threads, settings.embedding_lanes)
+    def local(model: ModelName, lanes: int) -> LocalOnnxEmbedder:
+        given = settings.embedding_model_path if model == settings.embedding_model else None
+        path = given or local_model_path(
+            settings.embedding_quantization, settings.model_cache_dir, model
+        )
+        return LocalOnnxEmbedder(path, settings.embedding_threads, lanes, model)
+
+    lanes = settings.embedding_lanes
+    embedder: Embedder
+    if settings.embedding_model == "minilm-l6+l3":
+        # Each text goes through both models: each gets the lanes one model would have.
+        embedder = ConcatEmbedder([local("minilm-l6", lanes), local("minilm-l3", lanes)])
+    else:
+        embedder = local(settings.embedding_model, lanes)
     if settings.embedding_dim != embedder.dim:
         raise ValueError(
             f"EMBEDDING_DIM={settings.embedding_dim} but the local model produces "

@@ -19,10 +19,14 @@ from tokenizers import Tokenizer
 
 from app.embeddings.base import Embedder, EmbeddingError
 from app.embeddings.fair_queue import FairQueue
-from app.embeddings.model_files import local_model_path, quantizes_activations_per_call
+from app.embeddings.model_files import (
+    MODELS,
+    ModelName,
+    local_model_path,
+    quantizes_activations_per_call,
+)
 
 TOKENIZER_PATH = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2.tokenizer.json"
-MAX_TOKENS = 256  # the model's max_seq_length
 BATCH_SIZE = 32
 # A model call costs about as much as 3 more tokens of every text in it, so a text joins
 # the batch before it only while the padding it adds costs less than that.
@@ -42,15 +46,21 @@ _Pending = tuple[list[str], "asyncio.Future[list[list[float]]]"]
 class LocalOnnxEmbedder(Embedder):
     dim = 384
 
-    def __init__(self, model_path: Path | None = None, threads: int = 1, lanes: int = 0) -> None:
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        threads: int = 1,
+        lanes: int = 0,
+        model: ModelName = "minilm-l6",
+    ) -> None:
         """`lanes` model calls run at once, each on `threads` cores (0 lanes: one per core,
         up to 4). One thread per call spends less CPU per text than two, which is what
         counts once the cores are busy, for a little more latency on a lone query."""
-        path = model_path or local_model_path()
+        path = model_path or local_model_path(model=model)
         if not path.is_file():
             raise EmbeddingError(f"embedding model not found at {path}")
         self.model_path = path
-        self.name = f"local:{path.name}"
+        self.name = f"local:{MODELS[model].identity}"
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -61,12 +71,18 @@ class LocalOnnxEmbedder(Embedder):
             disabled_optimizers=SLOWER_FUSIONS,
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
+        # The per-token output to mean-pool: the one of shape (batch, tokens, dim).
+        self._hidden = next(
+            o.name
+            for o in self._session.get_outputs()
+            if len(o.shape) == 3 and o.shape[2] == self.dim
+        )
         # A dynamically quantized model scales its activations per call, over every row in
         # it: batched, a text's vector would depend on its neighbours. Such a model embeds
         # one text per call, so that every vector is a function of its text alone.
         self._rows_per_call = 1 if quantizes_activations_per_call(path) else BATCH_SIZE
         tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_truncation(max_length=MODELS[model].max_tokens)
         tokenizer.no_padding()  # the file pads to a fixed length; batches pad themselves
         self._tokenizer = tokenizer
         self._lanes = lanes or min(4, os.cpu_count() or 1)
@@ -98,7 +114,7 @@ class LocalOnnxEmbedder(Embedder):
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        (hidden,) = self._session.run([self._hidden], feeds)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

