@@ -74,12 +74,7 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
             )
         dim = await embedding_dimension(conn)
         if dim == embedder.dim:
-            recorded, assumed = await recorded_embedding_model(conn, embedder.name)
-            if assumed:
-                logger.warning(
-                    "recorded the stored vectors as made by %s (they predate the record)",
-                    embedder.name,
-                )
+            recorded = await recorded_embedding_model(conn, embedder.name)
             if recorded != embedder.name:
                 raise StartupError(
                     f"the stored vectors were made by {recorded} but this server is configured"

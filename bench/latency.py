@@ -43,7 +43,7 @@ def pct(values: list[float], p: float) -> float:
 async def bulk_load(url: str, start: int, count: int, repos: int) -> float:
     """COPY `count` synthetic rows (HNSW dropped during the load, rebuilt after)."""
     rng = random.Random(start)
-    embedder = HashEmbedder(384)
+    embedder = HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
     conn = await asyncpg.connect(url)
     await register_vector(conn)
     began = time.perf_counter()
@@ -165,7 +165,7 @@ async def model_ceiling(batch: int, batches: int) -> float:
     texts = [
         f"{memory_text(rng)[0]} [ceiling b{i // batch}-{i % batch}]" for i in range(batch * batches)
     ]
-    embedder = build_embedder(Settings(embedding_provider="local"))
+    embedder = build_embedder(Settings(embedding_provider="local"))  # EMBEDDING_MODEL/_DIM
     await embedder.embed(texts[:64])  # warm-up
     began = time.perf_counter()
     for i in range(0, len(texts), 64):
@@ -178,7 +178,16 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--model",
+        default="minilm-l6",
+        choices=["minilm-l6", "minilm-l3", "minilm-l6+l3"],
+        help="the local embedding model (EMBEDDING_MODEL)",
+    )
     args = parser.parse_args()
+    # The migration, the server and the model ceiling read these from the environment.
+    os.environ["EMBEDDING_MODEL"] = args.model
+    os.environ["EMBEDDING_DIM"] = "768" if "+" in args.model else "384"
     sizes = [int(s) for s in args.sizes.split(",")]
     repos = 100
     async with fresh_database("agent_memory_bench_latency") as url:

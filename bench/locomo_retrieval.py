@@ -228,6 +228,34 @@ def breakdown(runs: dict[str, list[Scored]]) -> None:
         )
 
 
+def leave_one_conversation_out(by_alpha: dict[float, list[Scored]]) -> None:
+    """Alpha chosen on four conversations, recall@10 measured on the fifth, for each fold:
+    what a tuned alpha is worth on a conversation it never saw."""
+    alphas = sorted(by_alpha)
+    conversations = sorted({r.question.conversation for r in by_alpha[alphas[0]]})
+    print("\nleave-one-conversation-out: alpha chosen on the other four, R@10 on this one")
+    print("| held out | chosen alpha | R@10 held out | R@10 at the best alpha for it |")
+    print("|---|---|---|---|")
+
+    def r10(alpha: float, conversation: str, inside: bool) -> float:
+        rows = by_alpha[alpha]
+        chosen = [r for r in rows if (r.question.conversation == conversation) == inside]
+        return mean(chosen, "recall@10")
+
+    held_out = []
+    for conversation in conversations:
+        chosen = max(alphas, key=lambda a: r10(a, conversation, inside=False))
+        best = max(r10(a, conversation, inside=True) for a in alphas)
+        held_out.append(r10(chosen, conversation, inside=True))
+        print(f"| {conversation} | {chosen} | {held_out[-1]:.3f} | {best:.3f} |")
+    centre = sum(held_out) / len(held_out)
+    spread = (sum((h - centre) ** 2 for h in held_out) / len(held_out)) ** 0.5
+    print(
+        f"\nheld-out R@10: mean {centre:.3f}, sd {spread:.3f}, "
+        f"min {min(held_out):.3f}, max {max(held_out):.3f}"
+    )
+
+
 async def main() -> None:
     configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -240,6 +268,11 @@ async def main() -> None:
     )
     parser.add_argument(
         "--reuse", action="store_true", help="keep the loaded database between runs (tuning)"
+    )
+    parser.add_argument(
+        "--loo-alphas",
+        default="",
+        help="comma-separated hybrid alphas to choose from by leave-one-conversation-out",
     )
     parser.add_argument(
         "--model",
@@ -278,6 +311,10 @@ async def main() -> None:
                     runs[name] = await evaluate(client, questions, alpha)
                     print(report(name, runs[name]))
                 breakdown(runs)
+                if args.loo_alphas:
+                    grid = [float(a) for a in args.loo_alphas.split(",")]
+                    by_alpha = {a: await evaluate(client, questions, a) for a in grid}
+                    leave_one_conversation_out(by_alpha)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
@@ -137,6 +138,25 @@ async def test_start_up_refuses_another_model_than_the_one_that_made_the_vectors
     with pytest.raises(StartupError, match="made by local:all-MiniLM-L6-v2 but this server"):
         async with other.router.lifespan_context(other):
             pass
+
+
+async def test_an_older_database_with_vectors_is_recorded_as_the_old_local_model(
+    scratch_database: Any,
+) -> None:
+    url = await scratch_database("agent_memory_before_the_record")
+    await upgrade_head_async(url)
+    await asyncio.to_thread(downgrade, url, "0014")
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO memories (content, content_hash, embedding)"
+            " VALUES ('made before the record', 'h', $1::vector)",
+            "[" + ",".join(["0.05"] * 384) + "]",
+        )
+        await upgrade_head_async(url)
+        assert await conn.fetchval("SELECT name FROM embedding_model") == "local:all-MiniLM-L6-v2"
+    finally:
+        await conn.close()
 
 
 async def test_start_up_refuses_an_unmigrated_database(scratch_database: Any) -> None:

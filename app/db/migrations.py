@@ -48,23 +48,21 @@ async def current_revision(conn: Any) -> str | None:
     return value
 
 
-async def recorded_embedding_model(conn: Any, current: str) -> tuple[str, bool]:
+async def recorded_embedding_model(conn: Any, current: str) -> str:
     """The model recorded as having made the stored vectors, recording `current` when none
-    is; and whether vectors existed before any model was recorded (an older database)."""
-    row = await conn.fetchrow(
+    is (a new database; migration 0015 records an older one's)."""
+    name: str = await conn.fetchval(
         """
         WITH recorded AS (
             INSERT INTO embedding_model (name) VALUES ($1)
             ON CONFLICT (singleton) DO NOTHING
             RETURNING name
         )
-        SELECT coalesce((SELECT name FROM recorded), (SELECT name FROM embedding_model)) AS name,
-               EXISTS (SELECT 1 FROM recorded)
-               AND EXISTS (SELECT 1 FROM memories WHERE embedding IS NOT NULL) AS assumed
+        SELECT coalesce((SELECT name FROM recorded), (SELECT name FROM embedding_model))
         """,
         current,
     )
-    return row["name"], row["assumed"]
+    return name
 
 
 async def embedding_dimension(conn: Any) -> int | None:
