@@ -5,7 +5,7 @@ load takes minutes, not hours; every query and every store below goes through th
 server with the default local embedder. Reports server-side took_ms (which includes the
 query embedding) and client-side round trips, per mode, side by side.
 
-    .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300]
+    .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300] [--model minilm-l6]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import psutil
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
@@ -40,8 +41,9 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def bulk_load(url: str, start: int, count: int, repos: int) -> float:
-    """COPY `count` synthetic rows (HNSW dropped during the load, rebuilt after)."""
+async def bulk_load(url: str, start: int, count: int, repos: int) -> tuple[float, float]:
+    """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
+    seconds it all took, and of them the HNSW build's."""
     rng = random.Random(start)
     embedder = HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
     conn = await asyncpg.connect(url)
@@ -62,13 +64,36 @@ async def bulk_load(url: str, start: int, count: int, repos: int) -> float:
             rows,
         )
     await conn.execute("SET maintenance_work_mem = '512MB'")
+    building = time.perf_counter()
     await conn.execute(
         "CREATE INDEX memories_embedding_hnsw ON memories"
         " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
     )
+    built = time.perf_counter() - building
     await conn.execute("VACUUM ANALYZE memories")
     await conn.close()
-    return time.perf_counter() - began
+    return time.perf_counter() - began, built
+
+
+async def disk_use(url: str) -> str:
+    """The database, the table and its two search indexes, on disk."""
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(
+            """
+            SELECT pg_size_pretty(pg_database_size(current_database())) AS database,
+                   pg_size_pretty(pg_relation_size('memories')) AS heap,
+                   pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
+                   pg_size_pretty(pg_relation_size('memories_keyword_key')) AS keyword,
+                   current_setting('shared_buffers') AS shared_buffers
+            """
+        )
+    finally:
+        await conn.close()
+    return (
+        f"disk: database {row['database']}, table {row['heap']}, HNSW {row['hnsw']},"
+        f" keyword GIN {row['keyword']} (shared_buffers {row['shared_buffers']})"
+    )
 
 
 def free_port() -> int:
@@ -194,9 +219,10 @@ async def main() -> None:
         loaded = 0
         report = []
         for size in sizes:
-            took = await bulk_load(url, loaded, size - loaded, repos)
+            took, built = await bulk_load(url, loaded, size - loaded, repos)
             loaded = size
-            print(f"loaded {size} memories ({took:.0f}s incl. HNSW build)", flush=True)
+            print(f"loaded {size} memories in {took:.0f}s (HNSW build {built:.0f}s)", flush=True)
+            print(await disk_use(url), flush=True)
             port = free_port()
             env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
             server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
@@ -209,6 +235,8 @@ async def main() -> None:
                     await wait_ready(client)
                     searches = await measure_search(client, args.queries, repos)
                     stores = await measure_store(client, 100, 200, 5, f"at {size}")
+                    rss = psutil.Process(server.pid).memory_info().rss / 2**20
+                    print(f"the service's memory (RSS) after the run: {rss:.0f} MiB", flush=True)
             finally:
                 server.terminate()
                 server.wait(30)
