@@ -52,9 +52,8 @@ async def export_memories(
     try:
         export = await services.transfer.export(ExportDraft(source_repo, embeddings))
     except BaseException as exc:
-        if not await scope.__aexit__(type(exc), exc, exc.__traceback__):
-            raise
-        raise  # pragma: no cover - the scope never swallows an error
+        await scope.__aexit__(type(exc), exc, exc.__traceback__)  # rolls back; never swallows
+        raise
 
     async def lines() -> AsyncIterator[str]:
         async with scope:
