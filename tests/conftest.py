@@ -159,10 +159,12 @@ async def db(database_url: str) -> AsyncIterator[asyncpg.Connection]:
 @pytest.fixture
 async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
     """For a test that runs a stand-in embedder on the shared test database: the record of
-    which model made the stored vectors is cleared before it and after it."""
-    await db.execute("DELETE FROM embedding_model")
+    which model made the stored vectors is cleared for it, and put back after it."""
+    recorded = await db.fetchval("DELETE FROM embedding_model RETURNING name")
     yield
     await db.execute("DELETE FROM embedding_model")
+    if recorded is not None:
+        await db.execute("INSERT INTO embedding_model (name) VALUES ($1)", recorded)
 
 
 @pytest.fixture

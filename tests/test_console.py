@@ -199,6 +199,7 @@ async def test_pages_show_history_stats_sessions_and_strategies(
         assert "replaced: " in history and "Deploy on Fridays" in history
         stats = (await http.get("/console/stats")).text
         assert 'id="counts"' in stats and 'id="would-archive">0<' in stats
+        assert 'id="embedding-model">local:all-MiniLM-L6-v2<' in stats
         most_used = stats.split('id="most-used"')[1].split("</table>")[0]
         assert "Never deploy on Fridays" in most_used
         sessions = (await http.get("/console/sessions", params={"source_repo": "r"})).text

@@ -93,6 +93,7 @@ async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, in
                 "missing_search_vector": 0,
                 "integrity_failures": 0,
                 "hint": None,
+                "embedding_model": "local:all-MiniLM-L6-v2",
             },
             "top_accessed": [],
             "next_prune": {

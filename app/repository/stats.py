@@ -54,7 +54,8 @@ SELECT
             OR (m.created_at < now() - make_interval(days => $4) AND m.access_count < $5)))
         AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),
-                     '[]'::jsonb) FROM top_accessed t) AS top_accessed
+                     '[]'::jsonb) FROM top_accessed t) AS top_accessed,
+    (SELECT e.name FROM embedding_model e) AS embedding_model
 """
 
 
@@ -78,4 +79,5 @@ class StatsRepository:
             "incomplete": row["incomplete"],
             "quarantined": row["quarantined"],
             "prunable": row["prunable"],
+            "embedding_model": row["embedding_model"],
         }

@@ -59,6 +59,8 @@ class StatsService:
                 "missing_search_vector": missing_search_vector,
                 "integrity_failures": raw["quarantined"],
                 "hint": BACKFILL_HINT if missing_embedding or missing_search_vector else None,
+                # The model the stored vectors come from (the whole database's).
+                "embedding_model": raw["embedding_model"],
             },
             "top_accessed": top,
             "next_prune": {
