@@ -261,6 +261,23 @@ async def test_delete_removes_the_memory(api: httpx.AsyncClient) -> None:
     assert (await api.get(f"/memories/{memory_id}")).status_code == 404
 
 
+async def test_deleting_a_replacement_makes_the_memory_it_replaced_current_again(
+    api: httpx.AsyncClient,
+) -> None:
+    old = (await store(api, content="Deploy on Fridays")).json()["memory"]
+    replaced = await api.post(
+        f"/memories/{old['id']}/supersede", json={"content": "Never deploy on Fridays"}
+    )
+    new_id = replaced.json()["replacement"]["memory"]["id"]
+    assert replaced.json()["superseded"]["superseded_by"] == new_id
+    assert (await api.delete(f"/memories/{new_id}")).status_code == 204
+    current = (await api.get(f"/memories/{old['id']}")).json()
+    assert current["superseded_by"] is None
+    assert current["version"] > replaced.json()["superseded"]["version"]  # a change: new ETag
+    listed = (await api.get("/memories")).json()["memories"]
+    assert [m["id"] for m in listed] == [old["id"]]
+
+
 async def test_list_filters_and_paginates_newest_first(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:

@@ -88,6 +88,18 @@ ORDER BY c.side, c.depth
 """
 
 
+# A memory that this one superseded is current again once it is gone: its link is cleared
+# in the same statement (the foreign key is NO ACTION, checked when the statement ends).
+_DELETE = """
+WITH unlinked AS (
+    UPDATE memories m SET superseded_by = NULL, version = m.version + 1, updated_at = now()
+    WHERE m.tenant_id = $1 AND m.superseded_by = $2
+    RETURNING m.id
+)
+DELETE FROM memories m WHERE m.tenant_id = $1 AND m.id = $2 RETURNING true
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class UpsertResult:
     memory: Memory
@@ -205,11 +217,7 @@ class MemoryRepository:
 
     async def delete(self, memory_id: UUID) -> bool:
         conn = await self._uow.connection()
-        deleted = await conn.fetchval(
-            "DELETE FROM memories WHERE tenant_id = $1 AND id = $2 RETURNING true",
-            self.tenant_id,
-            memory_id,
-        )
+        deleted = await conn.fetchval(_DELETE, self.tenant_id, memory_id)
         return bool(deleted)
 
     async def list(
