@@ -23,7 +23,7 @@ async def healthz() -> dict[str, str]:
     "/readyz",
     summary="Readiness: database up, schema at head",
     responses={
-        **answers({"status": "ok", "database": "ok", "schema": "0016"}),
+        **answers({"status": "ok", "database": "ok", "schema": "0017"}),
         503: {"description": "Not ready", "content": {"application/json": {}}},
     },
 )
