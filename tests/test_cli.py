@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import sys
@@ -14,6 +15,7 @@ import httpx
 
 from app import __version__
 from app.db.embedded import EmbeddedPostgres
+from app.progress import Progress
 from app.services.keys import KeyService
 
 
@@ -104,3 +106,18 @@ async def test_keys_against_an_unmigrated_external_database_says_what_to_run(
     assert err.strip().splitlines()[-1] == (
         "agent-memory keys: the database is not migrated; run `agent-memory migrate`"
     )
+
+
+def test_progress_is_drawn_on_a_terminal_only() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped, terminal = io.StringIO(), Terminal()
+    for stream in (piped, terminal):
+        meter = Progress("export", 4, "memories", stream)
+        for _ in range(4):
+            meter.advance()
+        meter.close()
+    assert piped.getvalue() == ""  # a pipe or a log gets the summary line, not the meter
+    assert terminal.getvalue().endswith("\rexport [" + "#" * 30 + "] 100%  4/4 memories\n")
