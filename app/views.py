@@ -62,36 +62,13 @@ class MemoryOut(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
-        return cls(
-            id=memory.id,
-            tenant_id=memory.tenant_id,
-            content=memory.content,
-            content_hash=memory.content_hash,
-            memory_type=memory.memory_type,
-            category=memory.category,
-            tags=memory.tags,
-            source_repo=memory.source_repo,
-            task_id=memory.task_id,
-            trust_level=memory.trust_level,
-            confidence=memory.confidence,
-            pinned=memory.pinned,
-            source=memory.source,
-            name=memory.name,
-            metadata=memory.metadata,
-            context=memory.context,
-            observation_count=memory.observation_count,
-            relevance_score=memory.relevance_score,
-            access_count=memory.access_count,
-            embedding_state="ready" if memory.has_embedding else "pending",
-            superseded_by=memory.superseded_by,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            last_accessed_at=memory.last_accessed_at,
-            archived_at=memory.archived_at,
-            quarantined_at=memory.quarantined_at,
-            created_by_key=memory.created_by_key,
-            version=memory.version,
-        )
+        state = "ready" if memory.has_embedding else "pending"
+        return cls(**fields_of(memory, cls, "embedding_state"), embedding_state=state)
+
+
+def fields_of(memory: Memory, shape: type[BaseModel], *besides: str) -> dict[str, Any]:
+    """The memory's own values for a shape's fields (all but `besides`), by name."""
+    return {name: getattr(memory, name) for name in shape.model_fields if name not in besides}
 
 
 class StoreOut(BaseModel):
@@ -533,8 +510,7 @@ class MemoryRecord(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory, embedding: list[float] | None) -> MemoryRecord:
-        kept = {name: getattr(memory, name) for name in cls.model_fields if name != "embedding"}
-        return cls(**kept, embedding=embedding)
+        return cls(**fields_of(memory, cls, "embedding"), embedding=embedding)
 
     def line(self) -> str:
         exclude = None if self.embedding is not None else {"embedding"}

@@ -25,7 +25,7 @@ from app.config import Settings
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
 from app.main import create_app
-from bench.locomo_retrieval import DEFAULT_DATA, load, questions_of
+from bench.locomo_retrieval import DEFAULT_DATA, load, metrics_for, questions_of
 from bench.support import fresh_database
 
 KS = (3, 5, 10)
@@ -34,8 +34,8 @@ Config = tuple[int, float]  # (k, beta); (0, 0.0) is no feedback
 
 
 def recall_at_10(scores: np.ndarray, ids: list[str], evidence: frozenset[str]) -> float:
-    top = np.argsort(-scores)[:10]
-    return len(evidence & {ids[i] for i in top}) / len(evidence)
+    ranked = [ids[i] for i in np.argsort(-scores)[:20]]
+    return metrics_for(ranked, evidence)["recall@10"]
 
 
 async def main() -> None:

@@ -85,7 +85,7 @@ async def test_mcp_search_answers_compact_text_once(served: str) -> None:
 
 
 async def test_results_far_below_the_best_are_left_out_unless_asked_for(
-    api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch, db: asyncpg.Connection
 ) -> None:
     await api.post("/memories", json={"content": "Deploys go out with the blue-green script"})
     await api.post("/memories", json={"content": "The cafeteria closes at three on Fridays"})
@@ -95,8 +95,18 @@ async def test_results_far_below_the_best_are_left_out_unless_asked_for(
         "Deploys go out with the blue-green script"
     ]
     assert floored["below_floor"] == 1
+    # What was left out was not shown to anyone: it is not counted as used.
+    accesses = "SELECT content, access_count FROM memories ORDER BY content"
+    assert [tuple(r) for r in await db.fetch(accesses)] == [
+        ("Deploys go out with the blue-green script", 1),
+        ("The cafeteria closes at three on Fridays", 0),
+    ]
     everything = await api.get("/search", params={"q": "blue-green deploy script", "floor": False})
     assert len(everything.json()["results"]) == 2
+    # An absolute floor above every score: nothing comes back, and the answer says why.
+    monkeypatch.setattr(app.state.runtime.settings, "relevance_floor_min", 0.99)
+    nothing = (await api.get("/search", params={"q": "blue-green deploy script"})).json()
+    assert (nothing["results"], nothing["below_floor"]) == ([], 2)
 
 
 async def test_an_empty_query_lists_the_newest_and_says_so(api: httpx.AsyncClient) -> None:

@@ -104,8 +104,8 @@ def page(
     principal = principal or getattr(request.state, "principal", None)
     shown = {
         "principal": principal,
-        "is_admin": principal is not None and principal.role == "admin",
-        "can_write": principal is not None and principal.role in ("admin", "agent"),
+        # Buttons are shown by the same capability table the services enforce.
+        "is_admin": principal is not None and principal.can("admin"),
         "open_mode": principal is not None and principal.key_id is None,
         "csrf_field": CSRF_FIELD,
         "csrf": csrf_token(request),
@@ -290,7 +290,7 @@ async def stats_page(request: Request, runtime: RuntimeDep, source_repo: Text = 
         stats = await services.stats.stats(repo)
         preview = None
         would_archive: list[Memory] = []
-        if services.principal.role == "admin":
+        if services.principal.can("admin"):
             preview = await services.lifecycle.prune(repo, dry_run=True)
             would_archive = await services.memories.get_many(preview.ids[:PAGE_SIZE])
     return page(

@@ -1,6 +1,10 @@
 """Which ranked results are worth returning: a relevance floor relative to the best match
 and an absolute one, so that two relevant memories come back as two, not padded to the
-limit with rows that share a stop word with the query."""
+limit with rows that share a stop word with the query.
+
+The search statement applies the same rule in SQL (app/repository/search.py, `ranked`),
+so that nothing below the floor is counted as accessed; this is its reference, and what
+the benchmarks replay offline to choose the floor."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import sys
 from typing import BinaryIO
 
 from app.client import ClientError, MemoryClient
-from app.mcp.stdio import CHUNK, REQUEST_ID
+from app.mcp.stdio import request_id, skip_rest_of_line
 
 # JSON-RPC's "server error" range: the server could not be asked, or refused the key.
 UNREACHABLE = -32000
@@ -20,24 +20,17 @@ TOO_LARGE = -32600
 
 def _error(line: bytes, code: int, message: str) -> bytes | None:
     """An error answer under the request's id; None for a notification (no id)."""
-    found = REQUEST_ID.search(line[:1000])
-    if found is None:
+    found, known_id = request_id(line)
+    if not found:
         return None
     error = {"code": code, "message": message}
-    return json.dumps({"jsonrpc": "2.0", "id": json.loads(found.group(1)), "error": error}).encode()
-
-
-def _skip_rest_of_line(stream: BinaryIO) -> None:
-    while True:
-        chunk = stream.readline(CHUNK)
-        if not chunk or chunk.endswith(b"\n"):
-            return
+    return json.dumps({"jsonrpc": "2.0", "id": known_id, "error": error}).encode()
 
 
 def bridge(client: MemoryClient, stdin: BinaryIO, stdout: BinaryIO, max_line_bytes: int) -> int:
     while line := stdin.readline(max_line_bytes + 1):
         if len(line) > max_line_bytes and not line.endswith(b"\n"):
-            _skip_rest_of_line(stdin)
+            skip_rest_of_line(stdin)
             answer = _error(line, TOO_LARGE, f"message larger than {max_line_bytes} bytes")
         elif not line.strip():
             continue

@@ -8,7 +8,7 @@ import json
 import logging
 import re
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -20,6 +20,20 @@ REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?[0-9]{1,18})')
 CHUNK = 64 * 1024
 # Answered "method not found" by the server, under the oversized request's id.
 TOO_LARGE_METHOD = "agent-memory/message-too-large"
+
+
+def request_id(head: bytes) -> tuple[bool, Any]:
+    """The JSON-RPC id read from the start of a message: (found, id)."""
+    found = REQUEST_ID.search(head[:1000])
+    return (False, None) if found is None else (True, json.loads(found.group(1)))
+
+
+def skip_rest_of_line(stream: BinaryIO) -> None:
+    """Read past the rest of an over-long line without holding it."""
+    while True:
+        chunk = stream.readline(CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
 
 
 class BoundedLines:
@@ -38,20 +52,12 @@ class BoundedLines:
             raise StopAsyncIteration
         if len(line) <= self._max or (line.endswith(b"\n") and len(line) == self._max + 1):
             return bytes(line).decode("utf-8", errors="replace")
-        head = bytes(line[:1000])
-        await anyio.to_thread.run_sync(self._skip_rest_of_line)
+        await anyio.to_thread.run_sync(skip_rest_of_line, self._stream)
         logger.warning("refused an MCP message larger than %d bytes", self._max)
-        found = REQUEST_ID.search(head)
-        if found is None:
+        found, known_id = request_id(bytes(line))
+        if not found:
             return "{}"  # not JSON-RPC: the server reports it as a parse failure
-        request_id = json.loads(found.group(1))
-        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": TOO_LARGE_METHOD})
-
-    def _skip_rest_of_line(self) -> None:
-        while True:
-            chunk = self._stream.readline(CHUNK)
-            if not chunk or chunk.endswith(b"\n"):
-                return
+        return json.dumps({"jsonrpc": "2.0", "id": known_id, "method": TOO_LARGE_METHOD})
 
 
 async def serve_stdio(server: MCPServer, max_line_bytes: int) -> None:

@@ -79,6 +79,11 @@ class SearchParams:
     decay_weight: float
     strength_days: float
     track_access: bool
+    # The relevance floor (app/domain/ranking.py): a result scoring below
+    # max(floor_min, floor_ratio * best) is left out before accesses are counted.
+    # 0 and 0: no floor.
+    floor_ratio: float = 0.0
+    floor_min: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,7 @@ class SearchOutcome:
     hits: list[SearchHit]
     keyword_candidates: int
     vector_candidates: int
+    below_floor: int = 0
 
 
 def _filter_sql(f: SearchFilter, bind: Any) -> str:
@@ -146,6 +152,8 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
     decay_w = bind(p.decay_weight)
     strength = bind(p.strength_days)
     track = bind(p.track_access)
+    floor_ratio = bind(p.floor_ratio)
+    floor_min = bind(p.floor_min)
     kw_on = "true" if p.alpha < 1 else "false"
     # Rows holding every one of several common terms: reading the GIN index for them
     # would read each term's whole posting list, a cost that grows with the rows that
@@ -312,8 +320,14 @@ checked AS (
                 AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context) AS intact
     FROM top t JOIN memories m ON m.tenant_id = $1 AND m.id = t.id
 ),
-ranked AS (
+limited AS (
     SELECT * FROM checked WHERE intact ORDER BY score DESC, id LIMIT {limit}
+),
+ranked AS (
+    -- The relevance floor, before anything below it is counted as accessed.
+    SELECT l.* FROM limited l
+    WHERE l.score >= greatest({floor_min}::float8,
+                              {floor_ratio}::float8 * (SELECT max(score) FROM limited))
 ),
 quarantined AS (
     -- ... and mark it, so /stats counts it.
@@ -341,17 +355,22 @@ relaxed_commit AS (
     -- Access counters are statistics, not data: the search's commit need not wait for
     -- the WAL flush (a crash may lose the last moments of counts, never a memory).
     SELECT set_config('synchronous_commit', 'off', true) AS setting
+),
+counts AS (
+    -- One row even when nothing is returned, so that the counts always come back.
+    SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
+           (SELECT count(*) FROM vec) AS vector_candidates,
+           (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor
 )
 SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
        coalesce(t.access_count, m.access_count) AS access_count,
        coalesce(t.last_accessed_at, m.last_accessed_at) AS last_accessed_at,
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
-       (SELECT count(*) FROM kw) AS keyword_candidates,
-       (SELECT count(*) FROM vec) AS vector_candidates
-FROM ranked r
-JOIN memories m ON m.tenant_id = $1 AND m.id = r.id
-LEFT JOIN touched t ON t.id = r.id
+       n.keyword_candidates, n.vector_candidates, n.below_floor
+FROM counts n
 CROSS JOIN relaxed_commit
+LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = $1 AND m.id = r.id) ON true
+LEFT JOIN touched t ON t.id = r.id
 ORDER BY r.score DESC, r.id
 """
     return sql, args
@@ -390,7 +409,12 @@ class SearchRepository:
                 decayed_score=float(row["decayed_score"]),
             )
             for row in rows
+            if row["id"] is not None  # the counts' row when nothing is returned
         ]
-        kw_count = rows[0]["keyword_candidates"] if rows else 0
-        vec_count = rows[0]["vector_candidates"] if rows else 0
-        return SearchOutcome(hits, int(kw_count), int(vec_count))
+        counts = rows[0]
+        return SearchOutcome(
+            hits,
+            int(counts["keyword_candidates"]),
+            int(counts["vector_candidates"]),
+            int(counts["below_floor"]),
+        )

@@ -26,8 +26,11 @@ class Principal:
     role: str
     key_id: UUID | None  # None in open mode
 
+    def can(self, capability: str) -> bool:
+        return self.role in CAPABILITIES[capability]
+
     def require(self, capability: str) -> None:
-        if self.role not in CAPABILITIES[capability]:
+        if not self.can(capability):
             raise ForbiddenError(f"a {self.role} key may not do this ({capability})")
 
     def require_trust(self, trust_level: str) -> None:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.db.session import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
-from app.domain.ranking import above_floor
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository
@@ -89,6 +88,7 @@ class SearchService:
             decay_weight=self._settings.decay_weight,
             strength_days=self._settings.decay_strength_days,
             track_access=query.track_access,
+            **self._floor(query, alpha),
         )
         filters = SearchFilter(
             source_repo=query.source_repo,
@@ -114,16 +114,7 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
-        hits, below = outcome.hits, 0
-        # The floor was chosen for hybrid scores; keyword-only scores are squared ratios to
-        # the best and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0).
-        if query.floor and hits and 0 < alpha < 1:
-            kept = above_floor(
-                [hit.score for hit in hits],
-                self._settings.relevance_floor_ratio,
-                self._settings.relevance_floor_min,
-            )
-            hits, below = hits[:kept], len(hits) - kept
+        hits, below = outcome.hits, outcome.below_floor
         truncated = None
         if query.dropped_terms:
             truncated = (
@@ -131,6 +122,15 @@ class SearchService:
                 f" searched; {query.dropped_terms} more were left out"
             )
         return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below)
+
+    def _floor(self, query: SearchQuery, alpha: float) -> dict[str, float]:
+        """The relevance floor the statement applies (app/domain/ranking.py has the rule).
+        It was chosen for hybrid scores; keyword-only scores are squared ratios to the best
+        and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0)."""
+        if not query.floor or not 0 < alpha < 1:
+            return {}
+        s = self._settings
+        return {"floor_ratio": s.relevance_floor_ratio, "floor_min": s.relevance_floor_min}
 
     async def _most_recent(self, query: SearchQuery, started: float) -> SearchResponse:
         """An empty query asks for nothing in particular: the newest memories that pass
