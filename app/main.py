@@ -42,7 +42,7 @@ from app.db.migrations import (
     head_revision,
     recorded_embedding_model,
 )
-from app.db.pool import create_pool
+from app.db.pool import create_pool, on_citus, search_settings
 from app.db.session import Database
 from app.domain.errors import AppError
 from app.domain.memory import DEFAULT_TENANT
@@ -137,6 +137,11 @@ async def open_runtime(
         database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
         try:
+            async with database.connection() as conn:
+                if await on_citus(conn):
+                    database.distributed = True
+                    # The workers' sessions are Citus's own: each transaction carries these.
+                    database.transaction_settings = search_settings(settings.hnsw_ef_search)
             head = head_revision()
             await check_schema(database, the_embedder, head)
             authenticator = Authenticator(database, RateLimiter(settings.rate_limit_per_minute))

@@ -1,11 +1,17 @@
 """A real PostgreSQL for every test: TEST_DATABASE_URL, else testcontainers when a Docker
-engine answers, else the embedded server (PostgreSQL 18 + pgvector from the wheel)."""
+engine answers, else the embedded server (PostgreSQL 18 + pgvector from the wheel).
+
+With --citus, the tests run on a Citus cluster instead (a coordinator and two workers on
+loopback): CITUS_DATABASE_URL when set, else one that scripts/citus builds (cached) and
+starts for the session from the source at ../shared/vendor/."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,11 +25,73 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.db.embedded import EmbeddedPostgres
-from app.db.migrations import upgrade_head_async
+from app.db.migrations import downgrade, upgrade_head, upgrade_head_async
 from app.embeddings.base import Embedder
 from app.embeddings.local import LocalOnnxEmbedder
 from app.embeddings.model_files import local_model_path
 from app.main import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+CITUS_SOURCE = sorted((ROOT.parent / "shared" / "vendor").glob("citus-*.tar.gz"))
+# Its own port and data directory: a developer's cluster (scripts/citus start) is left be.
+CITUS_CLUSTER = {"CITUS_DATA": "/tmp/agent-memory-citus-tests", "CITUS_PORT": "9750"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--citus",
+        action="store_true",
+        help="run on a Citus cluster (CITUS_DATABASE_URL, or one scripts/citus starts)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("citus"):
+        return
+    skip = pytest.mark.skip(reason="a mechanism of one PostgreSQL; Citus does this its own way")
+    for item in items:
+        if item.get_closest_marker("single_node"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def distributed(request: pytest.FixtureRequest) -> bool:
+    """Whether this run is on Citus (--citus)."""
+    return bool(request.config.getoption("citus"))
+
+
+def citus(*args: str) -> str:
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "citus"), *args],
+        env={**os.environ, **CITUS_CLUSTER},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def citus_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A Citus coordinator's database, with the citus and vector extensions."""
+    if not request.config.getoption("citus"):
+        pytest.skip("a Citus test: runs with --citus")
+    if url := os.environ.get("CITUS_DATABASE_URL"):
+        yield url
+        return
+    if not CITUS_SOURCE:
+        pytest.skip(
+            "no Citus cluster: ./scripts/citus start, then CITUS_DATABASE_URL=$(./scripts/citus"
+            " url); or the Citus source at ../shared/vendor/"
+        )
+    shutil.rmtree(CITUS_CLUSTER["CITUS_DATA"], ignore_errors=True)
+    citus("start", "2")
+    try:
+        yield citus("url")
+    finally:
+        citus("stop")
+        shutil.rmtree(CITUS_CLUSTER["CITUS_DATA"], ignore_errors=True)
 
 
 def _docker_engine_answers() -> bool:
@@ -73,9 +141,16 @@ def with_database(url: str, name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-async def database_url(server_url: str) -> str:
+async def database_url(request: pytest.FixtureRequest) -> str:
     """The test database, built with the real migrations."""
-    url = await _recreate_database(server_url, "agent_memory_test")
+    if request.config.getoption("citus"):
+        # A Citus database is not made with CREATE DATABASE alone (every node needs the
+        # extension): the cluster's one is taken back to nothing and migrated again.
+        url: str = request.getfixturevalue("citus_url")
+        await asyncio.to_thread(downgrade, url, "base")
+        await asyncio.to_thread(upgrade_head, url)
+        return url
+    url = await _recreate_database(request.getfixturevalue("server_url"), "agent_memory_test")
     await upgrade_head_async(url)
     return url
 

@@ -2,67 +2,24 @@
 migrations distribute the tenant tables by tenant_id and take it back, and a tenant-scoped
 statement runs as one task on one worker.
 
-Runs against CITUS_DATABASE_URL when set; else, in CI or with AGENT_MEMORY_CITUS=1 and the
-Citus source at ../shared/vendor/, on a cluster that scripts/citus builds (cached) and
-starts for this session; else it is skipped and says how to run it."""
+Runs with --citus (see conftest.py), as ./scripts/test does when the Citus source is at
+../shared/vendor/; skipped otherwise."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import asyncpg
-import pytest
 
 from app.db.migrations import downgrade, upgrade_head
 from app.repository.rows import MEMORY_COLUMNS
 
-ROOT = Path(__file__).resolve().parents[1]
-VENDORED = sorted((ROOT.parent / "shared" / "vendor").glob("citus-*.tar.gz"))
-CLUSTER = {"CITUS_DATA": "/tmp/agent-memory-citus-tests", "CITUS_PORT": "9750"}
 DISTRIBUTED = {
     "api_keys": "n",  # a reference table: on every node
     "idempotency_keys": "h",
     "memories": "h",
     "sessions": "h",
 }
-
-
-def citus(*args: str) -> str:
-    env = {**os.environ, **CLUSTER}
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "citus"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def citus_url() -> Iterator[str]:
-    if url := os.environ.get("CITUS_DATABASE_URL"):
-        yield url
-        return
-    wanted = os.environ.get("CI") == "true" or os.environ.get("AGENT_MEMORY_CITUS") == "1"
-    if not VENDORED or not wanted:
-        pytest.skip(
-            "no Citus cluster: ./scripts/citus start, then CITUS_DATABASE_URL=$(./scripts/citus"
-            " url); or AGENT_MEMORY_CITUS=1 with the source at ../shared/vendor/"
-        )
-    shutil.rmtree(CLUSTER["CITUS_DATA"], ignore_errors=True)
-    citus("start", "2")
-    try:
-        yield citus("url")
-    finally:
-        citus("stop")
-        shutil.rmtree(CLUSTER["CITUS_DATA"], ignore_errors=True)
 
 
 async def distribution(url: str) -> dict[str, str]:

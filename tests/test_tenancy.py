@@ -17,6 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from app.config import Settings
+from app.db.pool import prepare_session
+from app.db.session import set_local
 from app.domain.errors import RateLimitedError
 from app.embeddings.base import Embedder
 from app.main import create_app
@@ -261,10 +263,10 @@ async def test_row_level_security_catalog_and_no_tenant(
     )
     conn = await asyncpg.connect(database_url)
     try:
-        await conn.execute("SET ROLE agent_memory_app")
+        await prepare_session(conn, ef_search=100)  # as the pool's: SET ROLE and more
         assert await conn.fetchval("SELECT count(*) FROM memories") == 0  # no tenant: nothing
         async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', 'b', true)")
+            await set_local(conn, {"app.tenant_id": "b"})
             assert await conn.fetchval("SELECT count(*) FROM memories") == 0
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
                 await conn.execute(
@@ -272,7 +274,7 @@ async def test_row_level_security_catalog_and_no_tenant(
                     " VALUES ('a', 'planted', memory_content_hash('planted'))"
                 )
         async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', 'a', true)")
+            await set_local(conn, {"app.tenant_id": "a"})
             assert await conn.fetchval("SELECT count(*) FROM memories") == 1
     finally:
         await conn.close()
@@ -315,6 +317,7 @@ async def test_hot_queries_use_their_indexes_under_rls(
         await conn.close()
 
 
+@pytest.mark.single_node
 async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
 ) -> None:

@@ -13,6 +13,33 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def search_settings(ef_search: int) -> dict[str, str]:
+    # Iterative index scans: a filtered HNSW search keeps scanning until it has enough
+    # rows that pass the filter, instead of returning a short list.
+    return {"hnsw.ef_search": str(int(ef_search)), "hnsw.iterative_scan": "relaxed_order"}
+
+
+async def on_citus(conn: asyncpg.Connection) -> bool:
+    """A Citus coordinator: the tables may be distributed and statements run on workers."""
+    return bool(await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"))
+
+
+async def prepare_session(
+    conn: asyncpg.Connection, ef_search: int, app_role: str | None = "agent_memory_app"
+) -> None:
+    """What every pooled connection is set up with before its first use."""
+    await register_vector(conn)
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    settings = search_settings(ef_search)
+    await conn.execute("; ".join(f"SET {name} = {value}" for name, value in settings.items()))
+    if await on_citus(conn):
+        # A transaction's SET LOCAL reaches the workers it touches (app/db/session.py).
+        await conn.execute("SET citus.propagate_set_commands = 'local'")
+    if app_role:
+        # Not the owner, not a superuser: row-level security applies to every query.
+        await conn.execute(f"SET ROLE {quote_ident(app_role)}")
+
+
 async def create_pool(
     dsn: str,
     min_size: int,
@@ -22,18 +49,7 @@ async def create_pool(
     app_role: str | None = "agent_memory_app",
 ) -> Any:
     async def init(conn: asyncpg.Connection) -> None:
-        await register_vector(conn)
-        await conn.set_type_codec(
-            "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
-        )
-        # Iterative index scans: a filtered HNSW search keeps scanning until it has
-        # enough rows that pass the filter, instead of returning a short list.
-        await conn.execute(
-            f"SET hnsw.ef_search = {int(ef_search)}; SET hnsw.iterative_scan = relaxed_order"
-        )
-        if app_role:
-            # Not the owner, not a superuser: row-level security applies to every query.
-            await conn.execute(f"SET ROLE {quote_ident(app_role)}")
+        await prepare_session(conn, ef_search, app_role)
 
     async def reset(conn: asyncpg.Connection) -> None:
         """Runs when a connection goes back to the pool, after asyncpg has rolled back any

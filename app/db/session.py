@@ -7,6 +7,7 @@ rolls back on any error, so a rejected request leaves nothing half-written.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,11 +35,20 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 
 class Database:
     def __init__(
-        self, pool: Any, acquire_timeout_s: float = 5.0, tenant_share: int | None = None
+        self,
+        pool: Any,
+        acquire_timeout_s: float = 5.0,
+        tenant_share: int | None = None,
+        transaction_settings: Mapping[str, str] | None = None,
     ) -> None:
         self.pool = pool
         self.acquire_timeout_s = acquire_timeout_s
         self.shares = TenantShares(tenant_share) if tenant_share else None
+        # Set at the start of every transaction, with the tenant: on Citus the session's
+        # own settings never reach the workers, a transaction's SET LOCAL does.
+        self.transaction_settings = dict(transaction_settings or {})
+        # On a Citus coordinator: statements must be ones it can send whole to one worker.
+        self.distributed = False
 
     async def acquire(self) -> Any:
         """A pooled connection, or 503 when none frees up within the acquire timeout."""
@@ -107,6 +117,7 @@ class UnitOfWork:
         self._database = database
         self.tenant_id = tenant_id
         self.key_id = key_id  # provenance: the API key this work is done for
+        self.distributed = database.distributed
         self._conn: Any = None
         self._tx: Any = None
         self._lost = False
@@ -122,7 +133,8 @@ class UnitOfWork:
                 tx = conn.transaction()
                 await tx.start()
                 # Row-level security's second wall: this transaction sees one tenant only.
-                await _set_local(conn, {"app.tenant_id": self.tenant_id, **local})
+                settings = self._database.transaction_settings
+                await set_local(conn, {**settings, "app.tenant_id": self.tenant_id, **local})
             except CONNECTION_ERRORS as exc:
                 await self._database.release_for(self.tenant_id, conn, lost=True)
                 raise ServiceUnavailableError("database unavailable") from exc
@@ -131,7 +143,7 @@ class UnitOfWork:
                 raise
             self._conn, self._tx = conn, tx
         elif local:
-            await _set_local(self._conn, local)
+            await set_local(self._conn, local)
         return self._conn
 
     async def commit(self) -> None:
@@ -168,10 +180,28 @@ class UnitOfWork:
             self._lost = False
 
 
-async def _set_local(conn: Any, settings: Mapping[str, str]) -> None:
-    """One statement for all of them, bound as parameters; they end with the transaction."""
-    calls = ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)" for i in range(len(settings)))
-    await conn.execute(f"SELECT {calls}", *[v for item in settings.items() for v in item])
+_SETTING_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
+
+
+async def set_local(conn: Any, settings: Mapping[str, str]) -> None:
+    """SET LOCAL statements in one round trip; they end with the transaction. SET LOCAL,
+    not set_config(): it is the one form Citus forwards to the workers a transaction
+    touches (with citus.propagate_set_commands = 'local'), where row-level security
+    reads app.tenant_id. SET takes no bound parameters, so each value is a quoted literal."""
+    statements = []
+    for name, value in settings.items():
+        if not _SETTING_NAME.fullmatch(name):
+            raise ValueError(f"not a setting name: {name!r}")
+        statements.append(f"SET LOCAL {name} = {quote_literal(value)}")
+    await conn.execute("; ".join(statements))
+
+
+def quote_literal(value: str) -> str:
+    """A string constant for any value without a NUL (PostgreSQL refuses those anyway):
+    E'' syntax, so its meaning does not hang on standard_conforming_strings."""
+    if "\x00" in value:
+        raise ValueError("a setting cannot hold a NUL character")
+    return "E'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @asynccontextmanager

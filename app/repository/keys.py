@@ -73,7 +73,9 @@ class KeyRepository:
 
     async def revoke(self, tenant_id: str | None, key_id: UUID) -> ApiKey | None:
         row = await self._conn.fetchrow(
-            f"UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
+            # least(): the first revocation's time stays (and NULL is ignored); Citus takes
+            # no now() inside coalesce in an UPDATE.
+            f"UPDATE api_keys SET revoked_at = least(revoked_at, now())"
             f" WHERE id = $2 AND ($1::text IS NULL OR tenant_id = $1) RETURNING {_COLUMNS}",
             tenant_id,
             key_id,

@@ -81,35 +81,40 @@ class LifecycleRepository:
 
     async def archive(self, memory_id: UUID) -> Memory | None:
         """Archived now (kept as it was if already archived)."""
-        conn = await self._uow.connection()
-        row = await conn.fetchrow(
-            f"""
-            UPDATE memories AS m
-            SET archived_at = coalesce(m.archived_at, now()),
-                version = m.version + CASE WHEN m.archived_at IS NULL THEN 1 ELSE 0 END,
-                updated_at = CASE WHEN m.archived_at IS NULL THEN now() ELSE m.updated_at END
-            WHERE m.tenant_id = $1 AND m.id = $2
-            RETURNING {MEMORY_COLUMNS}
-            """,
-            self.tenant_id,
+        return await self._change_or_read(
             memory_id,
+            "archived_at = now(), version = m.version + 1, updated_at = now()",
+            "m.archived_at IS NULL",
         )
-        return to_memory(row) if row else None
 
     async def restore(self, memory_id: UUID) -> Memory | None:
+        """Back in search (kept as it was if not archived)."""
+        return await self._change_or_read(
+            memory_id,
+            "archived_at = NULL, version = m.version + 1, updated_at = now()",
+            "m.archived_at IS NOT NULL",
+        )
+
+    async def _change_or_read(
+        self, memory_id: UUID, assignments: str, applies: str
+    ) -> Memory | None:
+        """The change where it applies, else the row as it is: a second statement only for
+        a change that was already made. (Not one statement with CASE: Citus refuses now()
+        inside CASE or coalesce in an UPDATE.) A concurrent identical change waits on the
+        row lock, finds it made, and reads the row afterwards."""
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            f"""
-            UPDATE memories AS m
-            SET archived_at = NULL,
-                version = m.version + CASE WHEN m.archived_at IS NULL THEN 0 ELSE 1 END,
-                updated_at = CASE WHEN m.archived_at IS NULL THEN m.updated_at ELSE now() END
-            WHERE m.tenant_id = $1 AND m.id = $2
-            RETURNING {MEMORY_COLUMNS}
-            """,
+            f"UPDATE memories AS m SET {assignments}"
+            f" WHERE m.tenant_id = $1 AND m.id = $2 AND {applies} RETURNING {MEMORY_COLUMNS}",
             self.tenant_id,
             memory_id,
         )
+        if row is None:
+            row = await conn.fetchrow(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = $1 AND m.id = $2",
+                self.tenant_id,
+                memory_id,
+            )
         return to_memory(row) if row else None
 
     async def mark_superseded(

@@ -13,13 +13,13 @@ from app.domain.memory import Memory, NewMemory
 from app.repository.rows import MEMORY_COLUMNS, to_memory
 
 # One statement per memory: a new row, or (same tenant, repo and normalised content)
-# the existing row reinforced. ON CONFLICT makes this atomic under concurrency.
+# the existing row reinforced. ON CONFLICT makes this atomic under concurrency. Its SET
+# calls immutable functions only, as Citus requires there: the time is the proposed
+# row's default, now().
 # Reinforcing keeps the original confidence and trust, merges tags (order kept,
 # no duplicates) and brings an archived memory back, since it was just observed again.
-MERGED_TAGS = """ARRAY(
-        SELECT t FROM unnest(m.tags || {incoming}) WITH ORDINALITY AS u(t, n)
-        GROUP BY t ORDER BY min(n)
-    )"""
+# (A function, not a subquery: Citus routes no INSERT with a subquery.)
+MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
 
 _UPSERT = f"""
 INSERT INTO memories AS m (
@@ -35,7 +35,7 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = NULL,
     version = m.version + 1,
-    updated_at = now()
+    updated_at = EXCLUDED.updated_at
 RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 """
 

@@ -37,7 +37,7 @@ where relevance_score (default 1) is what agents' feedback has made of the memor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,19 +121,23 @@ def _filter_sql(f: SearchFilter, bind: Any) -> str:
     return " AND ".join(clauses)
 
 
-def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
-    args: list[Any] = []
+@dataclass(frozen=True, slots=True)
+class _IndexReaders:
+    """How the statement reads the indexes: a term's keyword hits (given the tsquery's SQL),
+    the vector side's candidates, and each query term's class (common or not)."""
 
-    def bind(value: Any) -> str:
-        args.append(value)
-        return f"${len(args)}"
+    keyword_hits: Callable[[str], str]
+    vector_candidates: str
+    term_class: str
 
-    bind(None)  # $1 is the tenant, filled by the caller
-    # The filters, as arguments of the two functions that read the indexes:
-    # memory_keyword_hits(), which reads the GIN index with owner rights (row-level
-    # security would forbid it) and enforces the tenant itself, and
-    # memory_vector_candidates(), which plans its query for these values.
-    hit_filters = ", ".join(
+
+def _through_functions(
+    f: SearchFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
+) -> _IndexReaders:
+    """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
+    security would forbid it) and enforces the tenant itself; memory_vector_candidates()
+    plans its query for these values; ANALYZE's statistics class the terms."""
+    filters = ", ".join(
         (
             f"{bind(f.source_repo)}::text",
             f"{bind(list(f.memory_types) if f.memory_types else None)}::text[]",
@@ -143,6 +147,64 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
             f"{bind(f.include_archived)}::boolean",
         )
     )
+    return _IndexReaders(
+        keyword_hits=lambda tsq: (
+            f"SELECT k.hit FROM memory_keyword_hits({tsq}, {cap}, {filters}) k"
+        ),
+        vector_candidates=f"""SELECT v.* FROM memory_vector_candidates(
+        {embedding}::vector, {vec_limit}, (SELECT tsq FROM all_terms), $1, {filters}) v""",
+        term_class=f"""-- ANALYZE's most-common-lexeme frequencies: a term matching more
+    -- than 5 x term_cap rows of the table is "common". Its document frequency comes from
+    -- the statistics and its posting list is never read, so no query pays for a word
+    -- every row has.
+    SELECT qt.lexeme, qt.tsq, s.freq,
+           coalesce(s.freq * (SELECT reltuples FROM pg_class
+                               WHERE oid = 'memories'::regclass), 0) > 5 * {cap} AS common
+    FROM query_terms qt
+    LEFT JOIN memory_common_lexemes(ARRAY(SELECT lexeme FROM query_terms)) s USING (lexeme)""",
+    )
+
+
+def _written_out(
+    f: SearchFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
+) -> _IndexReaders:
+    """Citus: the statement runs whole on the worker holding the tenant's shard, where a
+    function that reads the table cannot run (it would be a distributed query inside a
+    shard's): the readers are written out, filtered by the tenant like any other query,
+    and the worker plans them for their values (Citus sends them as constants). Under
+    row-level security the keyword side reads the tenant's rows through the b-tree, not
+    the GIN index; and the statistics are per shard, on the workers, so no term is taken
+    as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
+    scope = _filter_sql(f, bind)
+    return _IndexReaders(
+        keyword_hits=lambda tsq: (
+            f"SELECT m.id AS hit FROM memories m"
+            f" WHERE {scope} AND m.search_vector @@ {tsq} LIMIT {cap}"
+        ),
+        vector_candidates=f"""SELECT m.id, m.pinned, m.last_accessed_at, m.created_at,
+               m.access_count, m.relevance_score,
+               greatest(0, 1 - (m.embedding <=> {embedding}::vector))::float8
+                   AS vector_similarity,
+               m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
+        FROM memories m
+        WHERE {scope} AND m.embedding IS NOT NULL
+        ORDER BY m.embedding <=> {embedding}::vector
+        LIMIT {vec_limit}""",
+        term_class="SELECT qt.lexeme, qt.tsq, NULL::real AS freq, false AS common"
+        " FROM query_terms qt",
+    )
+
+
+def build_search_sql(
+    f: SearchFilter, p: SearchParams, distributed: bool = False
+) -> tuple[str, list[Any]]:
+    args: list[Any] = []
+
+    def bind(value: Any) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    bind(None)  # $1 is the tenant, filled by the caller
     q = bind(p.query)
     embedding = bind(p.embedding)
     alpha = bind(p.alpha)
@@ -155,6 +217,9 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
     floor_ratio = bind(p.floor_ratio)
     floor_min = bind(p.floor_min)
     kw_on = "true" if p.alpha < 1 else "false"
+    readers = (_written_out if distributed else _through_functions)(
+        f, bind, embedding, cap, vec_limit
+    )
     # Rows holding every one of several common terms: reading the GIN index for them
     # would read each term's whole posting list, a cost that grows with the rows that
     # match. So they are looked for among the vector side's candidates; only a
@@ -163,12 +228,13 @@ def build_search_sql(f: SearchFilter, p: SearchParams) -> tuple[str, list[Any]]:
         all_terms_hits = "(SELECT v.id FROM vec v WHERE v.holds_all_terms)"
     else:
         all_terms_hits = (
-            f"(SELECT k.hit FROM all_terms a, memory_keyword_hits(a.tsq, {cap}, {hit_filters}) k"
-            " WHERE a.tsq IS NOT NULL)"
+            "(SELECT k.hit FROM all_terms a"
+            f" CROSS JOIN LATERAL ({readers.keyword_hits('a.tsq')}) k WHERE a.tsq IS NOT NULL)"
         )
     # N for IDF: the size of the filtered scope (counted, capped) when the query is
-    # filtered; the planner's row estimate for the whole table when it is not.
-    if f.source_repo or f.memory_types or f.tags or f.trust_levels:
+    # filtered or the table distributed (a worker's catalog knows nothing of its size);
+    # the planner's row estimate for the whole table otherwise.
+    if distributed or f.source_repo or f.memory_types or f.tags or f.trust_levels:
         corpus_sql = (
             f"SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
             f" WHERE {_filter_sql(f, bind)} LIMIT 10 * {cap}) scope"
@@ -191,14 +257,7 @@ corpus AS (
     {corpus_sql}
 ),
 term_class AS (
-    -- ANALYZE's most-common-lexeme frequencies: a term matching more than 5 x term_cap
-    -- rows of the table is "common". Its document frequency comes from the statistics
-    -- and its posting list is never read, so no query pays for a word every row has.
-    SELECT qt.lexeme, qt.tsq, s.freq,
-           coalesce(s.freq * (SELECT reltuples FROM pg_class
-                               WHERE oid = 'memories'::regclass), 0) > 5 * {cap} AS common
-    FROM query_terms qt
-    LEFT JOIN memory_common_lexemes(ARRAY(SELECT lexeme FROM query_terms)) s USING (lexeme)
+    {readers.term_class}
 ),
 term_hits AS (
     -- One bounded pass per other term: its matching rows (at most term_cap) give both
@@ -207,7 +266,7 @@ term_hits AS (
     FROM term_class tc
     CROSS JOIN LATERAL (
         SELECT k.hit AS id, row_number() OVER () AS nth
-        FROM memory_keyword_hits(tc.tsq, {cap}, {hit_filters}) k
+        FROM ({readers.keyword_hits("tc.tsq")}) k
     ) h
     WHERE NOT tc.common
 ),
@@ -245,9 +304,7 @@ all_terms AS (
 ),
 vec AS (
     -- Planned on each call for its own values: HNSW or an exact scan (see the function).
-    SELECT v.*
-    FROM memory_vector_candidates({embedding}::vector, {vec_limit}, (SELECT tsq FROM all_terms),
-                                  $1, {hit_filters}) AS v
+    SELECT v.* FROM ({readers.vector_candidates}) v
     WHERE {vec_limit}::integer > 0
 ),
 kw_ids AS (
@@ -383,15 +440,17 @@ class SearchRepository:
     async def search(self, f: SearchFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
-        sql, args = build_search_sql(f, p)
+        sql, args = build_search_sql(f, p, self._uow.distributed)
         args[0] = self._uow.tenant_id
-        # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and its
-        # plan does not depend on the values: the one part whose plan does, the vector side,
-        # is planned inside memory_vector_candidates() on every call. So one plan per
-        # connection serves every search of the same shape.
-        conn = await self._uow.connection(
-            {"plan_cache_mode": "force_generic_plan", "statement_timeout": str(timeout_ms)}
-        )
+        settings = {"statement_timeout": str(timeout_ms)}
+        if not self._uow.distributed:
+            # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and
+            # its plan does not depend on the values: the one part whose plan does, the
+            # vector side, is planned inside memory_vector_candidates() on every call. So
+            # one plan per connection serves every search of the same shape. (Citus plans
+            # no generic plan it could route: its values pick the shard.)
+            settings["plan_cache_mode"] = "force_generic_plan"
+        conn = await self._uow.connection(settings)
         try:
             rows = await conn.fetch(sql, *args)
         except asyncpg.QueryCanceledError as exc:

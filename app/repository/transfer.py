@@ -43,7 +43,7 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     version = m.version + 1,
-    updated_at = now()
+    updated_at = EXCLUDED.updated_at
 RETURNING m.id, (xmax = 0) AS inserted
 """
 

@@ -1,0 +1,59 @@
+"""statements Citus can route: tag merging as a function; on Citus, the app role logs in
+
+memory_merged_tags() is the reinforcement's tag merge, which was a subquery inside the
+upsert's ON CONFLICT clause: Citus refuses subqueries in an INSERT, and takes a function
+(propagated to every node). On a single PostgreSQL the planner inlines it as before.
+
+The service runs its queries as agent_memory_app (SET ROLE), so that row-level security
+applies. On Citus the coordinator opens its connections to the workers as the current
+user, and a NOLOGIN role cannot be that user. How those connections authenticate is the
+cluster's business (pg_hba.conf, pg_dist_authinfo or certificates: docs/scale-out.md).
+
+Revision ID: 0018
+Revises: 0017
+Create Date: 2026-11-23
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0018"
+down_revision: str | None = "0017"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+APP_ROLE = "agent_memory_app"
+
+
+def on_citus() -> bool:
+    found = (
+        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
+    )
+    return bool(found)
+
+
+def upgrade() -> None:
+    # Order kept (first appearance), no duplicates.
+    op.execute(
+        """
+        CREATE FUNCTION memory_merged_tags(current_tags text[], incoming text[])
+        RETURNS text[]
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        AS $$
+            SELECT coalesce(array_agg(t ORDER BY n), '{}')
+            FROM (SELECT t, min(n) AS n
+                  FROM unnest(current_tags || incoming) WITH ORDINALITY AS u(t, n)
+                  GROUP BY t) merged
+        $$
+        """
+    )
+    if on_citus():
+        # Citus propagates ALTER ROLE to every node.
+        op.execute(f"ALTER ROLE {APP_ROLE} LOGIN")
+
+
+def downgrade() -> None:
+    if on_citus():
+        op.execute(f"ALTER ROLE {APP_ROLE} NOLOGIN")
+    op.execute("DROP FUNCTION memory_merged_tags(text[], text[])")
