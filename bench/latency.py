@@ -41,9 +41,12 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def bulk_load(url: str, start: int, count: int, repos: int) -> tuple[float, float]:
+async def bulk_load(
+    url: str, start: int, count: int, repos: int, tenants: int = 0
+) -> tuple[float, float]:
     """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
-    seconds it all took, and of them the HNSW build's."""
+    seconds it all took, and of them the HNSW build's. With `tenants`, the rows are spread
+    over tenants `tenant-0` .. `tenant-{tenants - 1}`; else all are the default tenant's."""
     rng = random.Random(start)
     embedder = HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
     conn = await asyncpg.connect(url)
@@ -55,12 +58,21 @@ async def bulk_load(url: str, start: int, count: int, repos: int) -> tuple[float
         texts = [memory_text(rng) for _ in range(min(chunk, count - offset))]
         vectors = await embedder.embed([t for t, _ in texts])
         rows = [
-            (f"{t} (#{start + offset + i})", kind, f"repo-{(start + offset + i) % repos}", v)
-            for i, ((t, kind), v) in enumerate(zip(texts, vectors, strict=True))
+            (
+                f"tenant-{n % tenants}" if tenants else "default",
+                f"{t} (#{n})",
+                kind,
+                f"repo-{n // max(tenants, 1) % repos}",
+                v,
+            )
+            for n, ((t, kind), v) in enumerate(
+                zip(texts, vectors, strict=True), start=start + offset
+            )
         ]
         await conn.executemany(
-            "INSERT INTO memories (content, content_hash, memory_type, source_repo, embedding)"
-            " VALUES ($1, memory_content_hash($1), $2, $3, $4)",
+            "INSERT INTO memories"
+            " (tenant_id, content, content_hash, memory_type, source_repo, embedding)"
+            " VALUES ($1, $2, memory_content_hash($2), $3, $4, $5)",
             rows,
         )
     await conn.execute("SET maintenance_work_mem = '512MB'")

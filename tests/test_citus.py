@@ -8,11 +8,20 @@ Runs with --citus (see conftest.py), as ./scripts/test does when the Citus sourc
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import asyncpg
+import httpx
+from asyncpg.connection import LoggedQuery
 
 from app.db.migrations import downgrade, upgrade_head
+from app.db.pool import prepare_session, search_settings
+from app.db.session import Database, unit_of_work
+from app.domain.memory import NewMemory
+from app.repository.memories import ListFilter, MemoryRepository
 from app.repository.rows import MEMORY_COLUMNS
+from app.repository.search import SearchFilter, SearchParams, SearchRepository
+from app.repository.sessions import SessionRepository
 
 DISTRIBUTED = {
     "api_keys": "n",  # a reference table: on every node
@@ -46,20 +55,14 @@ async def test_migrations_distribute_by_tenant_and_take_it_back(citus_url: str) 
     assert await distribution(citus_url) == DISTRIBUTED
 
 
-async def test_a_tenant_scoped_statement_runs_as_one_task_on_one_worker(
-    citus_url: str,
-) -> None:
-    await asyncio.to_thread(upgrade_head, citus_url)
+def task_count(plan: list[asyncpg.Record]) -> int:
+    text = "\n".join(r[0] for r in plan)
+    return next(int(line.split(":")[1]) for line in text.splitlines() if "Task Count" in line)
+
+
+async def test_get_and_list_explain_as_one_task_on_one_worker(citus_url: str) -> None:
     conn = await asyncpg.connect(citus_url)
     try:
-        async with conn.transaction():
-            for tenant in ("t1", "t2", "t3"):
-                await conn.execute("SELECT set_config('app.tenant_id', $1, true)", tenant)
-                await conn.execute(
-                    "INSERT INTO memories (tenant_id, content, content_hash)"
-                    " VALUES ($1, 'routed by tenant', memory_content_hash('routed by tenant'))",
-                    tenant,
-                )
         by_id = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = 't2' AND m.id = "
         plans = {
             "get": by_id + "gen_random_uuid()",
@@ -67,14 +70,213 @@ async def test_a_tenant_scoped_statement_runs_as_one_task_on_one_worker(
             " ORDER BY m.created_at DESC, m.id DESC LIMIT 50",
             "unscoped": "SELECT count(*) FROM memories",
         }
-        tasks = {}
-        for name, sql in plans.items():
-            plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql))
-            tasks[name] = next(
-                int(line.split(":")[1]) for line in plan.splitlines() if "Task Count" in line
-            )
+        tasks = {
+            name: task_count(await conn.fetch("EXPLAIN " + sql)) for name, sql in plans.items()
+        }
     finally:
-        await conn.execute("TRUNCATE memories")
         await conn.close()
     assert tasks["get"] == tasks["list"] == 1
     assert tasks["unscoped"] > 1  # the contrast: without the tenant, every shard
+
+
+async def test_the_hot_statements_each_run_on_one_shard(citus_url: str) -> None:
+    """Store, get, list, search (plain, filtered, keyword-only) and the session snapshot,
+    as the repositories send them: Citus counts each as a single-shard execution. (Not by
+    EXPLAIN: Citus's remote EXPLAIN of a statement with bound parameters fails on the
+    worker, "could not determine data type of parameter".)"""
+    statements: list[str] = []
+
+    def record(query: LoggedQuery) -> None:
+        if "FROM memories" in query.query or "INTO memories" in query.query:
+            statements.append(query.query)  # not transaction control or type lookups
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await prepare_session(conn, ef_search=100)
+        conn.add_query_logger(record)
+
+    pool = await asyncpg.create_pool(citus_url, min_size=1, max_size=1, init=init)
+    database = Database(pool, transaction_settings=search_settings(100))
+    database.distributed = True
+    vector = [0.05] * 384
+    await reset_counters(citus_url)
+    try:
+        async with unit_of_work(database, "t2") as uow:
+            memories = MemoryRepository(uow)
+            (stored,) = await memories.upsert_many(
+                [(NewMemory("routed by tenant", source_repo="acme/api"), vector)]
+            )
+            await memories.get(stored.memory.id)
+            await memories.list(ListFilter(), 50, None)
+            search = SearchRepository(uow)
+            for scope, alpha in (
+                (SearchFilter(), 0.6),
+                (SearchFilter("acme/api"), 0.6),
+                (SearchFilter(), 0.0),
+            ):
+                params = SearchParams("routed tenant", vector, alpha, 10, 50, 200, 0.3, 30, True)
+                outcome = await search.search(scope, params)
+                assert [hit.memory.id for hit in outcome.hits] == [stored.memory.id]
+            await SessionRepository(uow).snapshot_rows(None, 7, 5)
+        counters = await read_counters(citus_url)
+    finally:
+        await pool.close()
+        await reset_tables(citus_url)
+    assert len(statements) >= 7
+    assert counters == {"single": len(statements), "multi": 0}
+
+
+async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
+    """Citus's own counters over a tenant's working day through the API: every distributed
+    statement ran on a single shard."""
+    await reset_counters(citus_url)
+    first = (
+        await api.post(
+            "/memories",
+            json={
+                "content": "Use pgbouncer in transaction mode",
+                "memory_type": "decision",
+                "source_repo": "acme/api",
+            },
+        )
+    ).json()
+    await api.post(
+        "/memories/batch",
+        json={
+            "memories": [
+                {"content": f"note {i} on connection pooling", "source_repo": "acme/api"}
+                for i in range(5)
+            ]
+        },
+    )
+    await api.post(
+        "/memories",
+        json={
+            "content": "Use pgbouncer in transaction mode",
+            "memory_type": "decision",
+            "source_repo": "acme/api",
+        },
+    )
+    for params in (
+        {"q": "connection pooling"},
+        {"q": "pgbouncer", "source_repo": "acme/api"},
+        {"q": "pooling", "alpha": 0},
+        {"q": "pooling", "alpha": 1},
+    ):
+        assert (await api.get("/search", params=params)).status_code == 200
+    memory_id = first["memory"]["id"]
+    for call in (
+        api.get(f"/memories/{memory_id}"),
+        api.get("/memories", params={"source_repo": "acme/api"}),
+        api.patch(f"/memories/{memory_id}", json={"tags": ["db"]}),
+        api.post(f"/memories/{memory_id}/feedback", json={"outcome": "helpful"}),
+        api.post(
+            f"/memories/{memory_id}/supersede", json={"content": "Use pgbouncer, session mode"}
+        ),
+        api.post(f"/memories/{memory_id}/restore"),
+        api.post(
+            "/remember", json={"text": "The pool needs a reset hook", "source_repo": "acme/api"}
+        ),
+        api.get("/strategies/hint", params={"task": "pooling", "source_repo": "acme/api"}),
+        api.post("/prune", json={"dry_run": False}),
+        api.get("/stats"),
+        api.get("/snapshot", params={"source_repo": "acme/api"}),
+    ):
+        response = await call
+        assert response.status_code < 300, response.text
+    session = (await api.post("/sessions", json={"source_repo": "acme/api"})).json()
+    ended = await api.post(
+        f"/sessions/{session['session_id']}/end", json={"status": "completed", "summary": "pooled"}
+    )
+    assert ended.status_code == 200, ended.text
+    counters = await read_counters(citus_url)
+    assert counters["multi"] == 0
+    assert counters["single"] >= 20
+
+
+async def reset_tables(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("TRUNCATE memories, sessions, idempotency_keys")
+    finally:
+        await conn.close()
+
+
+async def reset_counters(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("SELECT citus_stat_counters_reset()")
+    finally:
+        await conn.close()
+
+
+async def read_counters(url: str) -> dict[str, int]:
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(
+            "SELECT query_execution_single_shard AS single, query_execution_multi_shard AS multi"
+            " FROM citus_stat_counters WHERE name = current_database()"
+        )
+    finally:
+        await conn.close()
+    return {"single": row["single"], "multi": row["multi"]}
+
+
+async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
+    citus_url: str, api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """isolate_tenant_to_new_shard while the tenant stores and searches: every stored memory
+    is there afterwards, and the tenant's rows of every table sit on a shard of its own."""
+    shard_of = "SELECT get_shard_id_for_distribution_column($1, 'default')"
+    before = await db.fetchval(shard_of, "memories")
+    stored: list[str] = []
+    isolating = asyncio.Event()
+    done = asyncio.Event()
+
+    retried: list[int] = []
+
+    async def call(method: str, path: str, **kw: Any) -> httpx.Response:
+        """As a client does: a 503 with Retry-After is tried again (without the wait)."""
+        while (response := await api.request(method, path, **kw)).status_code == 503:
+            assert "retry-after" in response.headers
+            retried.append(1)
+        return response
+
+    async def writer(n: int) -> None:
+        i = 0
+        while not done.is_set() or i < 5:
+            response = await call("POST", "/memories", json={"content": f"writer {n} memory {i}"})
+            assert response.status_code == 201, response.text
+            stored.append(response.json()["memory"]["id"])
+            i += 1
+            if i == 5:
+                isolating.set()
+
+    async def searcher() -> None:
+        while not done.is_set():
+            response = await call("GET", "/search", params={"q": "writer memory"})
+            assert response.status_code == 200, response.text
+
+    async def isolate() -> None:
+        await isolating.wait()
+        try:
+            await db.execute(
+                "SELECT isolate_tenant_to_new_shard('memories', 'default', 'CASCADE',"
+                " shard_transfer_mode => 'block_writes')"
+            )
+        finally:
+            done.set()
+
+    await asyncio.gather(writer(1), writer(2), searcher(), isolate())
+    after = {
+        table: await db.fetchval(shard_of, table)
+        for table in ("memories", "sessions", "idempotency_keys")
+    }
+    assert after["memories"] != before
+    ranges = await db.fetch(
+        "SELECT shardminvalue, shardmaxvalue FROM pg_dist_shard WHERE shardid = ANY($1)",
+        list(after.values()),
+    )
+    assert all(r["shardminvalue"] == r["shardmaxvalue"] for r in ranges)  # one hash value
+    rows = await db.fetch("SELECT id::text FROM memories WHERE tenant_id = 'default'")
+    assert sorted(r["id"] for r in rows) == sorted(stored)
+    assert len(stored) >= 10

@@ -167,6 +167,10 @@ class UnitOfWork:
         that has written keeps its connection, so the caller's work stays atomic."""
         if self._conn is None:
             return True
+        if self.distributed:
+            # A write that Citus routed to a worker assigns no transaction id on the
+            # coordinator, so nothing here tells a read from a write: keep the connection.
+            return False
         if await self._conn.fetchval("SELECT pg_current_xact_id_if_assigned() IS NOT NULL"):
             return False
         await self.rollback()
@@ -214,6 +218,13 @@ async def unit_of_work(
     except CONNECTION_ERRORS as exc:
         uow.connection_lost()
         raise ServiceUnavailableError("database unavailable") from exc
+    except asyncpg.TransactionRollbackError as exc:
+        # A serialization failure or deadlock: the database rolled the work back and asks
+        # for it again (on Citus, also a statement that met a tenant's shard being split).
+        await uow.rollback()
+        raise ServiceUnavailableError(
+            "the database asked for this to be retried; nothing was written", retry_after_s=1
+        ) from exc
     except asyncpg.DataError as exc:
         # Input validation should have caught it; never a 500 for a bad value.
         await uow.rollback()

@@ -26,17 +26,19 @@ class IdempotencyRepository:
     ) -> IdempotencyRecord | None:
         """Claim the key (None: claimed, go ahead), or the existing record. An unfinished
         claim for the same request is taken over when it is older than `stale_after_s`
-        (its process died) or when `take_over` says its owner gave up on it."""
+        (its process died) or when `take_over` says its owner gave up on it. The time is
+        the proposed row's default, now(), and the age is told by immutable arithmetic:
+        Citus takes no stable function in ON CONFLICT (timestamptz - interval is one)."""
         conn = await self._uow.connection()
         row = await conn.fetchrow(
             """
             INSERT INTO idempotency_keys AS i (tenant_id, key, request_hash)
             VALUES ($1, $2, $3)
             ON CONFLICT (tenant_id, key) DO UPDATE
-                SET created_at = now(), request_hash = EXCLUDED.request_hash
+                SET created_at = EXCLUDED.created_at, request_hash = EXCLUDED.request_hash
                 WHERE i.completed_at IS NULL
                   AND i.request_hash = EXCLUDED.request_hash
-                  AND ($5 OR i.created_at < now() - make_interval(secs => $4))
+                  AND ($5 OR extract(epoch FROM EXCLUDED.created_at - i.created_at) > $4)
             RETURNING true AS claimed
             """,
             self._uow.tenant_id,
