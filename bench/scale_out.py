@@ -159,12 +159,12 @@ async def main() -> None:
                 print(f"{name}: loaded {args.memories} in {took:.0f}s (HNSW {built:.0f}s)")
                 keys[name] = await tenant_keys(url, args.tenants)
             async with (
-                serving(single_url) as single,
+                serving(single_url) as one_node,
                 serving(cluster_url) as cluster,
             ):
                 await counters(cluster_url, reset=True)
                 runs = await measure(
-                    {"one PostgreSQL": single, "Citus, 2 workers": cluster},
+                    {"one PostgreSQL": one_node, "Citus, 2 workers": cluster},
                     keys,
                     args.queries,
                     args.tenants,

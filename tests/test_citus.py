@@ -156,12 +156,13 @@ async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.Async
             "source_repo": "acme/api",
         },
     )
-    for params in (
+    searches: list[dict[str, str | int]] = [
         {"q": "connection pooling"},
         {"q": "pgbouncer", "source_repo": "acme/api"},
         {"q": "pooling", "alpha": 0},
         {"q": "pooling", "alpha": 1},
-    ):
+    ]
+    for params in searches:
         assert (await api.get("/search", params=params)).status_code == 200
     memory_id = first["memory"]["id"]
     for call in (
