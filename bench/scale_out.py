@@ -22,14 +22,14 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 
-from app.db.migrations import upgrade_head
+from app.db.migrations import upgrade_head_async
 from app.logging import configure_logging
 from app.services.keys import KeyService
 from bench.latency import bulk_load, free_port, pct, wait_ready
@@ -52,13 +52,13 @@ def citus(*args: str) -> str:
     return done.stdout.strip()
 
 
-@contextlib.contextmanager
-def citus_cluster() -> Iterator[str]:
+@contextlib.asynccontextmanager
+async def citus_cluster() -> AsyncIterator[str]:
     shutil.rmtree(CLUSTER["CITUS_DATA"], ignore_errors=True)
     citus("start", "2")
     try:
         url = citus("url")
-        upgrade_head(url)
+        await upgrade_head_async(url)
         yield url
     finally:
         citus("stop")
@@ -150,26 +150,28 @@ async def main() -> None:
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
-    async with fresh_database("agent_memory_bench_scale_out") as single_url:
-        with citus_cluster() as cluster_url:
-            urls = {"one PostgreSQL": single_url, "Citus, 2 workers": cluster_url}
-            keys = {}
-            for name, url in urls.items():
-                took, built = await bulk_load(url, 0, args.memories, REPOS, args.tenants)
-                print(f"{name}: loaded {args.memories} in {took:.0f}s (HNSW {built:.0f}s)")
-                keys[name] = await tenant_keys(url, args.tenants)
-            async with (
-                serving(single_url) as one_node,
-                serving(cluster_url) as cluster,
-            ):
-                await counters(cluster_url, reset=True)
-                runs = await measure(
-                    {"one PostgreSQL": one_node, "Citus, 2 workers": cluster},
-                    keys,
-                    args.queries,
-                    args.tenants,
-                )
-                statements = await counters(cluster_url)
+    async with (
+        fresh_database("agent_memory_bench_scale_out") as single_url,
+        citus_cluster() as cluster_url,
+    ):
+        urls = {"one PostgreSQL": single_url, "Citus, 2 workers": cluster_url}
+        keys = {}
+        for name, url in urls.items():
+            took, built = await bulk_load(url, 0, args.memories, REPOS, args.tenants)
+            print(f"{name}: loaded {args.memories} in {took:.0f}s (HNSW {built:.0f}s)")
+            keys[name] = await tenant_keys(url, args.tenants)
+        async with (
+            serving(single_url) as one_node,
+            serving(cluster_url) as cluster,
+        ):
+            await counters(cluster_url, reset=True)
+            runs = await measure(
+                {"one PostgreSQL": one_node, "Citus, 2 workers": cluster},
+                keys,
+                args.queries,
+                args.tenants,
+            )
+            statements = await counters(cluster_url)
     print(
         f"\n{args.memories:,} memories over {args.tenants} tenants, {args.queries} hybrid"
         " searches and as many stores on each, alternating\n"
