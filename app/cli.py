@@ -304,6 +304,78 @@ def cmd_import(args: argparse.Namespace) -> int:
 IMPORT_CHUNK_BYTES = 256 * 1024
 
 
+def cmd_reembed(args: argparse.Namespace) -> int:
+    """Re-embed every memory with the configured model while the service keeps serving."""
+    import asyncio
+
+    import asyncpg
+
+    from app.db.migrations import current_revision, head_revision
+    from app.domain.errors import AppError
+    from app.embeddings.factory import build_embedder
+    from app.main import resolve_database_url
+    from app.progress import Progress
+    from app.services.reembed import Reembedder
+
+    settings = _settings(args)
+    url, embedded = resolve_database_url(settings)
+
+    async def run() -> int:
+        conn = await asyncpg.connect(url)
+        target = build_embedder(settings)
+        try:
+            if await current_revision(conn) != head_revision():
+                print("agent-memory reembed: run `agent-memory migrate` first", file=sys.stderr)
+                return 2
+            reembedder = Reembedder(conn, target, args.batch)
+            status = await reembedder.status()
+            if args.status or args.cancel:
+                if args.cancel and status.under_way:
+                    await reembedder.cancel()
+                    print(f"cancelled the re-embed to {status.under_way.target_model}")
+                elif status.under_way:
+                    print(
+                        f"vectors by {status.recorded_model}; re-embedding to"
+                        f" {status.under_way.target_model} since"
+                        f" {status.under_way.started_at:%Y-%m-%d %H:%M}:"
+                        f" {status.filled} of {status.total}"
+                    )
+                else:
+                    print(f"vectors by {status.recorded_model}; no re-embed under way")
+                return 0
+            print(
+                f"re-embedding with {target.name} (vectors by {status.recorded_model});"
+                " the service keeps serving the old vectors until the swap",
+                file=sys.stderr,
+            )
+            bar = Progress("re-embedding", status.total or None, "memories")
+
+            def advance(filled: int, total: int) -> None:
+                bar.total = total
+                bar.advance(filled - bar.done)
+
+            await reembedder.run(advance)
+            bar.close()
+            print(
+                f"done: the stored vectors are {target.name}'s. Restart each server with this"
+                " model's settings; until then they search by keyword only.",
+                file=sys.stderr,
+            )
+            return 0
+        except AppError as exc:
+            print(f"agent-memory reembed: {exc.detail}", file=sys.stderr)
+            return 2
+        finally:
+            await conn.close()
+            await target.aclose()
+
+    try:
+        return asyncio.run(run())
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     """Key management straight against the database (as its owner, across tenants)."""
     import asyncio
@@ -474,6 +546,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     revoke.add_argument("key_id", help="the key's id, from `keys list`")
     keys.set_defaults(func=cmd_keys)
+    reembed = command(
+        "reembed",
+        "re-embed every memory with the configured model (EMBEDDING_MODEL, EMBEDDING_DIM,"
+        " EMBEDDING_PROVIDER) while the service keeps serving; stop and run again to resume",
+        [data_dir],
+    )
+    reembed.add_argument("--status", action="store_true", help="say how far it is, and stop")
+    reembed.add_argument("--cancel", action="store_true", help="abandon the re-embed under way")
+    reembed.add_argument("--batch", type=int, default=64, help="memories per model call")
+    reembed.set_defaults(func=cmd_reembed)
     return parser
 
 

@@ -41,6 +41,7 @@ from app.db.migrations import (
     embedding_dimension,
     head_revision,
     recorded_embedding_model,
+    stored_embedding_model,
 )
 from app.db.pool import create_pool, on_citus, search_settings
 from app.db.session import Database
@@ -79,13 +80,18 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
                 raise StartupError(
                     f"the stored vectors were made by {recorded} but this server is configured"
                     f" for {embedder.name}: vectors of two models do not compare. Set"
-                    " EMBEDDING_MODEL back, or start on a new database"
+                    " EMBEDDING_MODEL back, start on a new database, or re-embed"
+                    " (agent-memory reembed)"
                 )
+        else:
+            recorded = await stored_embedding_model(conn)
     if dim != embedder.dim:
+        made_by = f" made by {recorded}" if recorded else ""
         raise StartupError(
-            f"the database stores {dim}-dimensional embeddings but the {embedder.name} provider "
-            f"produces {embedder.dim}: use a provider of dimension {dim}, or a new database "
-            f"created with EMBEDDING_DIM={embedder.dim}"
+            f"the database stores {dim}-dimensional embeddings{made_by} but the"
+            f" {embedder.name} provider produces {embedder.dim}: use a provider of dimension"
+            f" {dim}, a new database created with EMBEDDING_DIM={embedder.dim}, or re-embed"
+            " (agent-memory reembed)"
         )
 
 
@@ -137,6 +143,7 @@ async def open_runtime(
         database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
         try:
+            database.embedding_model = the_embedder.name
             async with database.connection() as conn:
                 if await on_citus(conn):
                     database.distributed = True

@@ -94,6 +94,7 @@ async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, in
                 "integrity_failures": 0,
                 "hint": None,
                 "embedding_model": "local:all-MiniLM-L6-v2",
+                "reembedding": None,
             },
             "top_accessed": [],
             "next_prune": {

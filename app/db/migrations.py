@@ -65,6 +65,12 @@ async def recorded_embedding_model(conn: Any, current: str) -> str:
     return name
 
 
+async def stored_embedding_model(conn: Any) -> str | None:
+    """The model recorded as having made the stored vectors, if any (records nothing)."""
+    name: str | None = await conn.fetchval("SELECT name FROM embedding_model")
+    return name
+
+
 async def embedding_dimension(conn: Any) -> int | None:
     """The dimension the memories.embedding column was created with."""
     value: int | None = await conn.fetchval(

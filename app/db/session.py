@@ -49,6 +49,9 @@ class Database:
         self.transaction_settings = dict(transaction_settings or {})
         # On a Citus coordinator: statements must be ones it can send whole to one worker.
         self.distributed = False
+        # The model this process's vectors come from: a write or a search of vectors asks
+        # the database whether it is still the recorded one (see migration 0019).
+        self.embedding_model: str | None = None
 
     async def acquire(self) -> Any:
         """A pooled connection, or 503 when none frees up within the acquire timeout."""
@@ -118,6 +121,7 @@ class UnitOfWork:
         self.tenant_id = tenant_id
         self.key_id = key_id  # provenance: the API key this work is done for
         self.distributed = database.distributed
+        self.embedding_model = database.embedding_model
         self._conn: Any = None
         self._tx: Any = None
         self._lost = False

@@ -27,8 +27,8 @@ INSERT INTO memories AS m (
     trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key,
     context, context_hash
 )
-VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-        $15, $16, memory_content_hash($16))
+VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+        memory_vector_if_fits($14, $17), $15, $16, memory_content_hash($16))
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
     tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
@@ -143,6 +143,7 @@ class MemoryRepository:
             embedding,
             self._uow.key_id,
             new.context,
+            self._uow.embedding_model,
         )
 
     async def reinforce_embedded(self, items: Sequence[NewMemory]) -> list[Memory | None]:
@@ -178,11 +179,12 @@ class MemoryRepository:
     ) -> Memory | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            f"UPDATE memories AS m SET embedding = $3 WHERE m.tenant_id = $1 AND m.id = $2"
-            f" RETURNING {MEMORY_COLUMNS}",
+            "UPDATE memories AS m SET embedding = memory_vector_if_fits($3, $4)"
+            f" WHERE m.tenant_id = $1 AND m.id = $2 RETURNING {MEMORY_COLUMNS}",
             self.tenant_id,
             memory_id,
             embedding,
+            self._uow.embedding_model,
         )
         return to_memory(row) if row else None
 
@@ -322,6 +324,7 @@ class PendingEmbeddingRepository:
                 UPDATE memories m SET embedding = v.embedding::vector
                 FROM unnest($2::uuid[], $3::text[]) AS v(id, embedding)
                 WHERE m.tenant_id = $1 AND m.id = v.id AND m.embedding IS NULL
+                  AND memory_vector_fits($4)
                 RETURNING 1
             )
             SELECT count(*) FROM filled
@@ -330,5 +333,6 @@ class PendingEmbeddingRepository:
             [memory_id for memory_id, _ in vectors],
             # As text: the pgvector codec encodes one vector, not an array of them.
             ["[" + ",".join(map(repr, map(float, vector))) + "]" for _, vector in vectors],
+            self._uow.embedding_model,
         )
         return int(filled)

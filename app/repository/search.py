@@ -196,8 +196,10 @@ def _written_out(
 
 
 def build_search_sql(
-    f: SearchFilter, p: SearchParams, distributed: bool = False
+    f: SearchFilter, p: SearchParams, distributed: bool = False, model: str | None = None
 ) -> tuple[str, list[Any]]:
+    """The statement and its arguments; `model` is the query vector's (a server still on
+    the model a re-embed replaced searches by keyword only: migration 0019)."""
     args: list[Any] = []
 
     def bind(value: Any) -> str:
@@ -210,6 +212,8 @@ def build_search_sql(
     alpha = bind(p.alpha)
     cap = bind(p.term_cap)
     vec_limit = bind(p.candidates if p.alpha > 0 and p.embedding is not None else 0)
+    if not distributed:  # (re-embedding is for one PostgreSQL: docs/operations.md)
+        vec_limit = f"({vec_limit}::integer * memory_vector_fits({bind(model)}::text)::integer)"
     limit = bind(p.limit)
     decay_w = bind(p.decay_weight)
     strength = bind(p.strength_days)
@@ -440,7 +444,7 @@ class SearchRepository:
     async def search(self, f: SearchFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
-        sql, args = build_search_sql(f, p, self._uow.distributed)
+        sql, args = build_search_sql(f, p, self._uow.distributed, self._uow.embedding_model)
         args[0] = self._uow.tenant_id
         settings = {"statement_timeout": str(timeout_ms)}
         if not self._uow.distributed:

@@ -55,7 +55,14 @@ SELECT
         AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),
                      '[]'::jsonb) FROM top_accessed t) AS top_accessed,
-    (SELECT e.name FROM embedding_model e) AS embedding_model
+    (SELECT e.name FROM embedding_model e) AS embedding_model,
+    (SELECT to_jsonb(r) - 'singleton' FROM reembedding r) AS reembedding
+"""
+
+# Only while a re-embed is under way does the second vector column exist.
+_REEMBEDDED = """
+SELECT count(m.embedding_next) AS filled, count(*) AS total FROM memories m
+WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
 """
 
 
@@ -73,7 +80,12 @@ class StatsRepository:
             rules.stale_days,
             rules.stale_min_accesses,
         )
+        reembedding = row["reembedding"]
+        if reembedding is not None:
+            progress = await conn.fetchrow(_REEMBEDDED, self._uow.tenant_id, source_repo)
+            reembedding |= {"filled": progress["filled"], "total": progress["total"]}
         return {
+            "reembedding": reembedding,
             "counts": row["counts"],
             "top_accessed": row["top_accessed"],
             "incomplete": row["incomplete"],

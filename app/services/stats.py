@@ -61,6 +61,9 @@ class StatsService:
                 "hint": BACKFILL_HINT if missing_embedding or missing_search_vector else None,
                 # The model the stored vectors come from (the whole database's).
                 "embedding_model": raw["embedding_model"],
+                # A change of model under way (agent-memory reembed): its target, and how
+                # many of these memories have the target's vector.
+                "reembedding": raw["reembedding"],
             },
             "top_accessed": top,
             "next_prune": {

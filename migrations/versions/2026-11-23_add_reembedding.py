@@ -1,0 +1,63 @@
+"""re-embedding under way: its target model, and the guard that keeps each vector in its space
+
+A re-embed (`agent-memory reembed`, app/services/reembed.py) fills a second column with
+the target model's vectors while the service keeps serving from the first, then swaps the
+two in one short transaction and records the new model. A server still running the old
+model after the swap must neither store its vectors nor compare its query vector with the
+new ones: memory_vector_fits() says whether a model is the recorded one, and the upsert,
+the embedding backfill and the search's vector side ask it (NULL, or no record yet: yes).
+
+Revision ID: 0019
+Revises: 0018
+Create Date: 2026-11-23
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0019"
+down_revision: str | None = "0018"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+APP_ROLE = "agent_memory_app"
+
+
+def upgrade() -> None:
+    op.execute(
+        """
+        CREATE TABLE reembedding (
+            singleton    boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+            target_model text        NOT NULL,
+            dimensions   integer     NOT NULL CHECK (dimensions BETWEEN 1 AND 16000),
+            started_at   timestamptz NOT NULL DEFAULT now()
+        )
+        """
+    )
+    op.execute(f"GRANT SELECT ON reembedding TO {APP_ROLE}")
+    op.execute(
+        """
+        CREATE FUNCTION memory_vector_fits(model text) RETURNS boolean
+        LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, public
+        AS $$
+            SELECT model IS NULL
+                OR coalesce((SELECT e.name = model FROM embedding_model e), true)
+        $$
+        """
+    )
+    op.execute(
+        """
+        CREATE FUNCTION memory_vector_if_fits(v vector, model text) RETURNS vector
+        LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, public
+        AS $$ SELECT CASE WHEN memory_vector_fits(model) THEN v END $$
+        """
+    )
+
+
+def downgrade() -> None:
+    # A re-embed under way is abandoned with its table.
+    op.execute("ALTER TABLE memories DROP COLUMN IF EXISTS embedding_next")
+    op.execute("DROP FUNCTION memory_vector_if_fits(vector, text)")
+    op.execute("DROP FUNCTION memory_vector_fits(text)")
+    op.execute("DROP TABLE reembedding")
