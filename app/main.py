@@ -74,6 +74,7 @@ async def check_schema(database: Database, embedder: Embedder, head: str) -> Non
                 "run `agent-memory migrate` (or `alembic upgrade head`)"
             )
         dim = await embedding_dimension(conn)
+        recorded: str | None
         if dim == embedder.dim:
             recorded = await recorded_embedding_model(conn, embedder.name)
             if recorded != embedder.name:
