@@ -7,23 +7,28 @@ within its conversation. A hit is a returned memory whose dia_id is in the
 question's evidence. Runs the real service in-process with the default embedder.
 
     .venv/bin/python -m bench.locomo_retrieval [--data ../shared/data/locomo/locomo_dev.json]
+        [--loo-alphas 0.3,0.4,0.5,0.6,0.7,0.8]
+        [--loo-ranking '0.5,0.6,0.7;0.4,0.6,0.9,1.2;0.1,0.3,0.6;0.1,0.2,0.4']
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import asyncpg
 import httpx
 
+import app.repository.search as search_sql
 from app.config import Settings
 from app.logging import configure_logging
 from app.main import create_app
@@ -228,24 +233,24 @@ def breakdown(runs: dict[str, list[Scored]]) -> None:
         )
 
 
-def leave_one_conversation_out(by_alpha: dict[float, list[Scored]]) -> None:
-    """Alpha chosen on four conversations, recall@10 measured on the fifth, for each fold:
-    what a tuned alpha is worth on a conversation it never saw."""
-    alphas = sorted(by_alpha)
-    conversations = sorted({r.question.conversation for r in by_alpha[alphas[0]]})
-    print("\nleave-one-conversation-out: alpha chosen on the other four, R@10 on this one")
-    print("| held out | chosen alpha | R@10 held out | R@10 at the best alpha for it |")
+def leave_one_conversation_out(by_setting: dict[Any, list[Scored]], label: str) -> None:
+    """The setting chosen on four conversations, recall@10 measured on the fifth, for each
+    fold: what tuning is worth on a conversation it never saw."""
+    settings = list(by_setting)
+    conversations = sorted({r.question.conversation for r in by_setting[settings[0]]})
+    print(f"\nleave-one-conversation-out: {label} chosen on the other four, R@10 on this one")
+    print(f"| held out | chosen {label} | R@10 held out | R@10 at the best {label} for it |")
     print("|---|---|---|---|")
 
-    def r10(alpha: float, conversation: str, inside: bool) -> float:
-        rows = by_alpha[alpha]
+    def r10(setting: Any, conversation: str, inside: bool) -> float:
+        rows = by_setting[setting]
         chosen = [r for r in rows if (r.question.conversation == conversation) == inside]
         return mean(chosen, "recall@10")
 
     held_out = []
     for conversation in conversations:
-        chosen = max(alphas, key=lambda a: r10(a, conversation, inside=False))
-        best = max(r10(a, conversation, inside=True) for a in alphas)
+        chosen = max(settings, key=lambda s: r10(s, conversation, inside=False))
+        best = max(r10(s, conversation, inside=True) for s in settings)
         held_out.append(r10(chosen, conversation, inside=True))
         print(f"| {conversation} | {chosen} | {held_out[-1]:.3f} | {best:.3f} |")
     centre = sum(held_out) / len(held_out)
@@ -254,6 +259,39 @@ def leave_one_conversation_out(by_alpha: dict[float, list[Scored]]) -> None:
         f"\nheld-out R@10: mean {centre:.3f}, sd {spread:.3f}, "
         f"min {min(held_out):.3f}, max {max(held_out):.3f}"
     )
+
+
+class Ranking(NamedTuple):
+    """The keyword side's constants (app/repository/search.py) and the fusion weight."""
+
+    alpha: float
+    k1: float
+    b: float
+    context_weight: float
+
+    def __str__(self) -> str:
+        return f"alpha {self.alpha}, k1 {self.k1}, b {self.b}, context {self.context_weight}"
+
+
+@contextlib.contextmanager
+def ranking_constants(ranking: Ranking) -> Iterator[None]:
+    """The search statement reads these module constants each time it is built."""
+    saved = (search_sql.BM25_K1, search_sql.BM25_B, search_sql.FIELD_WEIGHTS)
+    others = search_sql.FIELD_WEIGHTS.strip("{}").split(",")[1:]
+    search_sql.BM25_K1, search_sql.BM25_B = ranking.k1, ranking.b
+    search_sql.FIELD_WEIGHTS = "{" + ", ".join([str(ranking.context_weight), *others]) + "}"
+    try:
+        yield
+    finally:
+        search_sql.BM25_K1, search_sql.BM25_B, search_sql.FIELD_WEIGHTS = saved
+
+
+def grid(spec: str) -> list[Ranking]:
+    """`alphas;k1s;bs;context weights`, each comma-separated."""
+    axes = [[float(v) for v in part.split(",")] for part in spec.split(";")]
+    if len(axes) != 4:
+        raise SystemExit("--loo-ranking takes four lists: alphas;k1s;bs;context weights")
+    return [Ranking(*values) for values in itertools.product(*axes)]
 
 
 async def main() -> None:
@@ -273,6 +311,12 @@ async def main() -> None:
         "--loo-alphas",
         default="",
         help="comma-separated hybrid alphas to choose from by leave-one-conversation-out",
+    )
+    parser.add_argument(
+        "--loo-ranking",
+        default="",
+        help="a grid `alphas;k1s;bs;context weights` (each comma-separated) to choose from"
+        " jointly by leave-one-conversation-out",
     )
     parser.add_argument(
         "--model",
@@ -312,9 +356,15 @@ async def main() -> None:
                     print(report(name, runs[name]))
                 breakdown(runs)
                 if args.loo_alphas:
-                    grid = [float(a) for a in args.loo_alphas.split(",")]
-                    by_alpha = {a: await evaluate(client, questions, a) for a in grid}
-                    leave_one_conversation_out(by_alpha)
+                    alphas = [float(a) for a in args.loo_alphas.split(",")]
+                    by_alpha = {a: await evaluate(client, questions, a) for a in alphas}
+                    leave_one_conversation_out(by_alpha, "alpha")
+                if args.loo_ranking:
+                    by_ranking = {}
+                    for ranking in grid(args.loo_ranking):
+                        with ranking_constants(ranking):
+                            by_ranking[ranking] = await evaluate(client, questions, ranking.alpha)
+                    leave_one_conversation_out(by_ranking, "ranking")
 
 
 if __name__ == "__main__":

@@ -56,8 +56,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # A re-embed under way is abandoned with its table.
-    op.execute("ALTER TABLE memories DROP COLUMN IF EXISTS embedding_next")
     op.execute("DROP FUNCTION memory_vector_if_fits(vector, text)")
     op.execute("DROP FUNCTION memory_vector_fits(text)")
     op.execute("DROP TABLE reembedding")
+    # A re-embed under way is abandoned with its table. On Citus a DDL run on the shards in
+    # parallel would forbid the function commands of the downgrades that follow in this
+    # transaction: one connection per worker instead.
+    if op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar():
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+    op.execute("ALTER TABLE memories DROP COLUMN IF EXISTS embedding_next")
