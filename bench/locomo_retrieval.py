@@ -21,7 +21,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -114,6 +114,22 @@ async def load(
     finally:
         await owner.close()
     return count
+
+
+@contextlib.asynccontextmanager
+async def dev_split_service(
+    data: list[dict[str, Any]],
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """The service in-process on the development split as stored by default (turns with
+    their context, the default model), kept between runs: for the experiments beside this
+    benchmark (bench.prf, bench.rm3)."""
+    async with fresh_database("agent_memory_bench_locomo", reuse=True) as url:
+        app = create_app(Settings(database_url=url), database_url=url)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+                await load(client, url, data)
+                yield client, url
 
 
 def metrics_for(ranked: Sequence[str], evidence: frozenset[str]) -> dict[str, float]:

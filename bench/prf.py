@@ -17,16 +17,13 @@ import json
 from collections import defaultdict
 
 import asyncpg
-import httpx
 import numpy as np
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
-from app.main import create_app
-from bench.locomo_retrieval import DEFAULT_DATA, load, metrics_for, questions_of
-from bench.support import fresh_database
+from bench.locomo_retrieval import DEFAULT_DATA, dev_split_service, metrics_for, questions_of
 
 KS = (3, 5, 10)
 BETAS = (0.25, 0.5, 1.0)
@@ -42,12 +39,7 @@ async def main() -> None:
     configure_logging("WARNING")
     data = json.loads(DEFAULT_DATA.read_text())
     questions = questions_of(data)
-    async with fresh_database("agent_memory_bench_locomo", reuse=True) as url:
-        app = create_app(Settings(database_url=url), database_url=url)
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-                await load(client, url, data)
+    async with dev_split_service(data) as (_, url):
         conn = await asyncpg.connect(url)
         await register_vector(conn)
         try:

@@ -21,20 +21,17 @@ from collections import Counter
 
 import httpx
 
-from app.config import Settings
 from app.logging import configure_logging
-from app.main import create_app
 from bench.locomo_retrieval import (
     DEFAULT_DATA,
     Question,
     Scored,
+    dev_split_service,
     leave_one_conversation_out,
-    load,
     mean,
     metrics_for,
     questions_of,
 )
-from bench.support import fresh_database
 
 HITS = (3, 5, 10)
 WORDS = (2, 4, 8)
@@ -99,23 +96,18 @@ async def main() -> None:
     questions = questions_of(data)
     configs = [(0, 0), *itertools.product(HITS, WORDS)]
     by_config: dict[tuple[int, int], list[Scored]] = {c: [] for c in configs}
-    async with fresh_database("agent_memory_bench_locomo", reuse=True) as url:
-        app = create_app(Settings(database_url=url), database_url=url)
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
-                await load(client, url, data)
-                for question in questions:
-                    first = await search(client, question, question.text)
-                    by_config[(0, 0)].append(
-                        Scored(question, metrics_for(dia_ids(first), question.evidence), {})
-                    )
-                    for hits, words in configs[1:]:
-                        extra = expansion(first, question.text, hits, words)
-                        again = await search(client, question, f"{question.text} {' '.join(extra)}")
-                        by_config[(hits, words)].append(
-                            Scored(question, metrics_for(dia_ids(again), question.evidence), {})
-                        )
+    async with dev_split_service(data) as (client, _):
+        for question in questions:
+            first = await search(client, question, question.text)
+            by_config[(0, 0)].append(
+                Scored(question, metrics_for(dia_ids(first), question.evidence), {})
+            )
+            for hits, words in configs[1:]:
+                extra = expansion(first, question.text, hits, words)
+                again = await search(client, question, f"{question.text} {' '.join(extra)}")
+                by_config[(hits, words)].append(
+                    Scored(question, metrics_for(dia_ids(again), question.evidence), {})
+                )
     print("hybrid (alpha 0.6) recall@10 on the development split, by (hits, words) expanded")
     print("| hits, words | R@10 | MRR |")
     print("|---|---|---|")

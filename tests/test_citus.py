@@ -129,33 +129,17 @@ async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.Async
     """Citus's own counters over a tenant's working day through the API: every distributed
     statement ran on a single shard."""
     await reset_counters(citus_url)
-    first = (
-        await api.post(
-            "/memories",
-            json={
-                "content": "Use pgbouncer in transaction mode",
-                "memory_type": "decision",
-                "source_repo": "acme/api",
-            },
-        )
-    ).json()
-    await api.post(
-        "/memories/batch",
-        json={
-            "memories": [
-                {"content": f"note {i} on connection pooling", "source_repo": "acme/api"}
-                for i in range(5)
-            ]
-        },
-    )
-    await api.post(
-        "/memories",
-        json={
-            "content": "Use pgbouncer in transaction mode",
-            "memory_type": "decision",
-            "source_repo": "acme/api",
-        },
-    )
+    decision = {
+        "content": "Use pgbouncer in transaction mode",
+        "memory_type": "decision",
+        "source_repo": "acme/api",
+    }
+    first = (await api.post("/memories", json=decision)).json()
+    notes = [
+        {"content": f"note {i} on connection pooling", "source_repo": "acme/api"} for i in range(5)
+    ]
+    await api.post("/memories/batch", json={"memories": notes})
+    assert (await api.post("/memories", json=decision)).json()["status"] == "reinforced"
     searches: list[dict[str, str | int]] = [
         {"q": "connection pooling"},
         {"q": "pgbouncer", "source_repo": "acme/api"},
@@ -194,31 +178,30 @@ async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.Async
     assert counters["single"] >= 20
 
 
-async def reset_tables(url: str) -> None:
+async def as_owner(url: str, sql: str) -> asyncpg.Record | None:
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute("TRUNCATE memories, sessions, idempotency_keys")
+        return await conn.fetchrow(sql)
     finally:
         await conn.close()
+
+
+async def reset_tables(url: str) -> None:
+    await as_owner(url, "TRUNCATE memories, sessions, idempotency_keys")
 
 
 async def reset_counters(url: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute("SELECT citus_stat_counters_reset()")
-    finally:
-        await conn.close()
+    await as_owner(url, "SELECT citus_stat_counters_reset()")
 
 
 async def read_counters(url: str) -> dict[str, int]:
-    conn = await asyncpg.connect(url)
-    try:
-        row = await conn.fetchrow(
-            "SELECT query_execution_single_shard AS single, query_execution_multi_shard AS multi"
-            " FROM citus_stat_counters WHERE name = current_database()"
-        )
-    finally:
-        await conn.close()
+    """Statements run on one shard and on several, in this database since the reset."""
+    row = await as_owner(
+        url,
+        "SELECT query_execution_single_shard AS single, query_execution_multi_shard AS multi"
+        " FROM citus_stat_counters WHERE name = current_database()",
+    )
+    assert row is not None
     return {"single": row["single"], "multi": row["multi"]}
 
 
