@@ -117,6 +117,8 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
             16,
             31,
         )
+        page = (await old.get("/console/stats")).text
+        assert "re-embedding to <code>hash:48</code>" in page and "16 of 31 done" in page
 
         # Run again (as after a restart): only what is left is embedded, then the swap.
         target.texts = 0
