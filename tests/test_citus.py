@@ -1,6 +1,7 @@
-"""The schema on a Citus cluster (a coordinator and two workers on loopback): the
-migrations distribute the tenant tables by tenant_id and take it back, and a tenant-scoped
-statement runs as one task on one worker.
+"""The schema and the service on a Citus cluster (a coordinator and two workers on
+loopback): the migrations distribute the tenant tables by tenant_id and take it back, a
+tenant's statements run as one task on one worker, and a tenant moved to its own shard
+under traffic loses nothing.
 
 Runs with --citus (see conftest.py), as ./scripts/test does when the Citus source is at
 ../shared/vendor/; skipped otherwise."""
@@ -8,6 +9,9 @@ Runs with --citus (see conftest.py), as ./scripts/test does when the Citus sourc
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
@@ -16,10 +20,9 @@ from asyncpg.connection import LoggedQuery
 
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
-from app.db.session import Database, unit_of_work
+from app.db.session import Database, quote_literal, unit_of_work
 from app.domain.memory import NewMemory
 from app.repository.memories import ListFilter, MemoryRepository
-from app.repository.rows import MEMORY_COLUMNS
 from app.repository.search import SearchFilter, SearchParams, SearchRepository
 from app.repository.sessions import SessionRepository
 
@@ -60,35 +63,39 @@ def task_count(plan: list[asyncpg.Record]) -> int:
     return next(int(line.split(":")[1]) for line in text.splitlines() if "Task Count" in line)
 
 
-async def test_get_and_list_explain_as_one_task_on_one_worker(citus_url: str) -> None:
-    conn = await asyncpg.connect(citus_url)
-    try:
-        by_id = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = 't2' AND m.id = "
-        plans = {
-            "get": by_id + "gen_random_uuid()",
-            "list": f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = 't2'"
-            " ORDER BY m.created_at DESC, m.id DESC LIMIT 50",
-            "unscoped": "SELECT count(*) FROM memories",
-        }
-        tasks = {
-            name: task_count(await conn.fetch("EXPLAIN " + sql)) for name, sql in plans.items()
-        }
-    finally:
-        await conn.close()
-    assert tasks["get"] == tasks["list"] == 1
-    assert tasks["unscoped"] > 1  # the contrast: without the tenant, every shard
+def constant(value: Any) -> str:
+    """A bound value as SQL text, for EXPLAIN (below)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        return quote_literal(json.dumps(value))
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, float) for v in value):
+            return quote_literal("[" + ",".join(map(repr, value)) + "]")  # a vector
+        return "ARRAY[" + ",".join(map(constant, value)) + "]::text[]" if value else "'{}'"
+    return quote_literal(str(value))
 
 
-async def test_the_hot_statements_each_run_on_one_shard(citus_url: str) -> None:
+def with_constants(sql: str, args: Sequence[Any]) -> str:
+    for n in range(len(args), 0, -1):  # $12 before $1
+        sql = re.sub(rf"\${n}(?!\d)", constant(args[n - 1]).replace("\\", "\\\\"), sql)
+    return sql
+
+
+async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) -> None:
     """Store, get, list, search (plain, filtered, keyword-only) and the session snapshot,
-    as the repositories send them: Citus counts each as a single-shard execution. (Not by
-    EXPLAIN: Citus's remote EXPLAIN of a statement with bound parameters fails on the
-    worker, "could not determine data type of parameter".)"""
-    statements: list[str] = []
+    as the repositories send them: each EXPLAINs as one task, and Citus counts each as a
+    single-shard execution. (EXPLAIN is given the values as constants: Citus's remote
+    EXPLAIN of bound parameters fails on the worker, "could not determine data type".)"""
+    statements: list[tuple[str, tuple[Any, ...]]] = []
 
     def record(query: LoggedQuery) -> None:
         if "FROM memories" in query.query or "INTO memories" in query.query:
-            statements.append(query.query)  # not transaction control or type lookups
+            statements.append((query.query, tuple(query.args)))  # not BEGIN, SET, types
 
     async def init(conn: asyncpg.Connection) -> None:
         await prepare_session(conn, ef_search=100)
@@ -118,11 +125,23 @@ async def test_the_hot_statements_each_run_on_one_shard(citus_url: str) -> None:
                 assert [hit.memory.id for hit in outcome.hits] == [stored.memory.id]
             await SessionRepository(uow).snapshot_rows(None, 7, 5)
         counters = await read_counters(citus_url)
+        await asyncio.sleep(0)  # query loggers are called soon, not at once
+        conn = await asyncpg.connect(citus_url)
+        try:
+            plans = [
+                task_count(await conn.fetch("EXPLAIN " + with_constants(sql, args)))
+                for sql, args in statements
+            ]
+            unscoped = task_count(await conn.fetch("EXPLAIN SELECT count(*) FROM memories"))
+        finally:
+            await conn.close()
     finally:
         await pool.close()
         await reset_tables(citus_url)
-    assert len(statements) >= 7
-    assert counters == {"single": len(statements), "multi": 0}
+    assert len(statements) == 7  # one per call above
+    assert plans == [1] * 7
+    assert counters == {"single": 7, "multi": 0}
+    assert unscoped > 1  # the contrast: without the tenant, every shard
 
 
 async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
