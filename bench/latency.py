@@ -27,6 +27,7 @@ import psutil
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
+from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
@@ -42,13 +43,19 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def bulk_load(
-    url: str, start: int, count: int, repos: int, tenants: int = 0
+    url: str,
+    start: int,
+    count: int,
+    repos: int,
+    tenants: int = 0,
+    embedder: Embedder | None = None,
 ) -> tuple[float, float]:
     """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
     seconds it all took, and of them the HNSW build's. With `tenants`, the rows are spread
-    over tenants `tenant-0` .. `tenant-{tenants - 1}`; else all are the default tenant's."""
+    over tenants `tenant-0` .. `tenant-{tenants - 1}`; else all are the default tenant's.
+    Their vectors come from the `hash` provider unless `embedder` is given."""
     rng = random.Random(start)
-    embedder = HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
+    embedder = embedder or HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
     conn = await asyncpg.connect(url)
     await register_vector(conn)
     began = time.perf_counter()
