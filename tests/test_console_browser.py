@@ -57,13 +57,23 @@ def shot(driver: Any, name: str) -> None:
 
 def follow(driver: Any, element: Any) -> None:
     """Click a link or a form's button and wait until the next page has replaced this one."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
     page = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(page))
+
+    def replaced(_: Any) -> bool:
+        # Asked while the old document goes, Chromium may answer "stale element" or "node
+        # does not belong to the document": both mean the page was replaced.
+        try:
+            page.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    WebDriverWait(driver, 15).until(replaced)
 
 
 def sign_in(driver: Any, base: str, key: str) -> None:
