@@ -157,6 +157,8 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
 
         # A server still on the old model: keyword search, stores pending, no error.
         assert not by_vectors(await search(old, "canary rollout"))
+        answer = (await old.get("/search", params={"q": "canary rollout"})).json()
+        assert answer["alpha"] == 0 and "another model's" in answer["degraded"]
         await store(old, ["stored by a server not yet restarted"])
         pending = await conn.fetchval("SELECT count(*) FROM memories WHERE embedding IS NULL")
         assert pending == 1

@@ -102,6 +102,7 @@ class SearchOutcome:
     keyword_candidates: int
     vector_candidates: int
     below_floor: int = 0
+    vectors_fit: bool = True  # false: the stored vectors are another model's
 
 
 def _filter_sql(f: SearchFilter, bind: Any) -> str:
@@ -212,8 +213,11 @@ def build_search_sql(
     alpha = bind(p.alpha)
     cap = bind(p.term_cap)
     vec_limit = bind(p.candidates if p.alpha > 0 and p.embedding is not None else 0)
-    if not distributed:  # (re-embedding is for one PostgreSQL: docs/operations.md)
-        vec_limit = f"({vec_limit}::integer * memory_vector_fits({bind(model)}::text)::integer)"
+    # Whether the query vector's model is the stored vectors' (only a server left on the
+    # model a re-embed replaced gets false: it then searches by keyword alone). Re-embedding
+    # is for one PostgreSQL (docs/operations.md).
+    fits = "true" if distributed else f"memory_vector_fits({bind(model)}::text)"
+    vec_limit = f"({vec_limit}::integer * {fits}::integer)"
     limit = bind(p.limit)
     decay_w = bind(p.decay_weight)
     strength = bind(p.strength_days)
@@ -420,14 +424,14 @@ relaxed_commit AS (
 counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
-           (SELECT count(*) FROM vec) AS vector_candidates,
+           (SELECT count(*) FROM vec) AS vector_candidates, {fits} AS vectors_fit,
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor
 )
 SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
        coalesce(t.access_count, m.access_count) AS access_count,
        coalesce(t.last_accessed_at, m.last_accessed_at) AS last_accessed_at,
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
-       n.keyword_candidates, n.vector_candidates, n.below_floor
+       n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor
 FROM counts n
 CROSS JOIN relaxed_commit
 LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = $1 AND m.id = r.id) ON true
@@ -480,4 +484,5 @@ class SearchRepository:
             int(counts["keyword_candidates"]),
             int(counts["vector_candidates"]),
             int(counts["below_floor"]),
+            bool(counts["vectors_fit"]),
         )

@@ -114,6 +114,14 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
+        if embedding is not None and not outcome.vectors_fit:
+            alpha, degraded = (
+                0.0,
+                (
+                    "keyword-only: the stored vectors are another model's (re-embedded); restart"
+                    " this server with that model"
+                ),
+            )
         hits, below = outcome.hits, outcome.below_floor
         truncated = None
         if query.dropped_terms:
