@@ -4,10 +4,11 @@ as response bodies; MCP returns the same objects as tool results."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,8 @@ from app.domain.transfer import ExportHeader, ImportDraft, MemoryState
 from app.repository.sessions import Session
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from app.services.learning import Hint, LearnResult, RememberResult
     from app.services.lifecycle import PruneReport
     from app.services.search import SearchResponse
@@ -69,6 +72,14 @@ class MemoryOut(BaseModel):
 def fields_of(memory: Memory, shape: type[BaseModel], *besides: str) -> dict[str, Any]:
     """The memory's own values for a shape's fields (all but `besides`), by name."""
     return {name: getattr(memory, name) for name in shape.model_fields if name not in besides}
+
+
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def by_name(kind: type[T], source: Any) -> T:
+    """A `kind` dataclass of `source`'s values for its fields, taken by name."""
+    return kind(**{f.name: getattr(source, f.name) for f in dataclasses.fields(kind)})
 
 
 class StoreOut(BaseModel):
@@ -517,16 +528,13 @@ class MemoryRecord(BaseModel):
         return self.model_dump_json(exclude=exclude) + "\n"
 
     def draft(self) -> ImportDraft:
-        memory = MemoryDraft(
-            self.content, self.memory_type, self.category, self.tags, self.source_repo,
-            self.task_id, self.trust_level, self.confidence, self.pinned, self.source,
-            self.name, self.metadata, self.context,
-        )  # fmt: skip
-        state = MemoryState(
-            self.observation_count, self.relevance_score, self.access_count,
-            self.last_accessed_at, self.archived_at, self.quarantined_at, self.created_at,
-        )  # fmt: skip
-        return ImportDraft(memory, state, self.id, self.superseded_by, self.embedding)
+        return ImportDraft(
+            by_name(MemoryDraft, self),
+            by_name(MemoryState, self),
+            self.id,
+            self.superseded_by,
+            self.embedding,
+        )
 
 
 class ImportOut(BaseModel):

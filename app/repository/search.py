@@ -216,7 +216,11 @@ def build_search_sql(
     # Whether the query vector's model is the stored vectors' (only a server left on the
     # model a re-embed replaced gets false: it then searches by keyword alone). Re-embedding
     # is for one PostgreSQL (docs/operations.md).
-    fits = "true" if distributed else f"memory_vector_fits({bind(model)}::text)"
+    if distributed:
+        fits, model_check = "true", ""
+    else:  # asked once, read three times
+        fits = "(SELECT fits FROM model_check)"
+        model_check = f"model_check AS (SELECT memory_vector_fits({bind(model)}::text) AS fits),"
     vec_limit = f"({vec_limit}::integer * {fits}::integer)"
     limit = bind(p.limit)
     decay_w = bind(p.decay_weight)
@@ -254,7 +258,7 @@ def build_search_sql(
         )
 
     sql = f"""
-WITH
+WITH {model_check}
 query_terms AS (
     SELECT t.lexeme,
            ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq

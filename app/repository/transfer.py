@@ -20,9 +20,10 @@ WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
 ORDER BY m.created_at, m.id
 """
 
-# The file's id is kept when this tenant has no memory with it (so that a second import
-# of the same file finds the same rows). Known content (the dedup key) is reinforced as a
-# store would, but an import is no new observation of an archived memory: it stays archived.
+# The file's id ($17) where it is free here (see taken), a new one otherwise. Known
+# content (the dedup key) is reinforced as a store would, but an import is no new
+# observation of an archived memory: it stays archived. The vector is kept only by a
+# server of the recorded model, as in a store (migration 0019).
 _IMPORT = f"""
 INSERT INTO memories AS m (
     tenant_id, id, content, content_hash, memory_type, category, tags, source_repo, task_id,
@@ -31,11 +32,9 @@ INSERT INTO memories AS m (
     last_accessed_at, archived_at, quarantined_at, created_at
 )
 VALUES (
-    $1,
-    CASE WHEN $17::uuid IS NULL
-           OR EXISTS (SELECT 1 FROM memories t WHERE t.tenant_id = $1 AND t.id = $17)
-         THEN uuidv7() ELSE $17 END,
-    $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+    $1, coalesce($17::uuid, uuidv7()),
+    $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+    memory_vector_if_fits($14, $25), $15,
     $16, memory_content_hash($16), $18, $19, $20, $21, $22, $23, coalesce($24, now())
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
@@ -97,19 +96,34 @@ class TransferRepository:
             vector = row["vector"]
             yield to_memory(row), (None if vector is None else vector.to_list())
 
+    async def taken(self, ids: Sequence[UUID]) -> set[UUID]:
+        """Which of these ids this tenant's memories already have (one statement for a
+        chunk of lines; a subquery inside the INSERT would be one per line, and Citus
+        routes no INSERT with a subquery)."""
+        if not ids:
+            return set()
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            "SELECT m.id FROM memories m WHERE m.tenant_id = $1 AND m.id = ANY($2::uuid[])",
+            self.tenant_id,
+            list(ids),
+        )
+        return {r["id"] for r in rows}
+
     async def insert(
-        self, item: ImportedMemory, embedding: Sequence[float] | None
+        self, item: ImportedMemory, embedding: Sequence[float] | None, memory_id: UUID | None
     ) -> tuple[UUID, bool]:
-        """The memory's id here, and whether it was new (False: known content reinforced)."""
+        """The memory's id here (`memory_id`, or a new one when None), and whether it was
+        new (False: known content reinforced)."""
         conn = await self._uow.connection()
         new, state = item.new, item.state
         args: tuple[Any, ...] = (
             self.tenant_id, new.content, new.memory_type, new.category, list(new.tags),
             new.source_repo, new.task_id, new.trust_level, new.confidence, new.pinned,
             new.source, new.name, new.metadata, embedding, self._uow.key_id, new.context,
-            item.source_id, state.observation_count, state.relevance_score,
+            memory_id, state.observation_count, state.relevance_score,
             state.access_count, state.last_accessed_at, state.archived_at,
-            state.quarantined_at, state.created_at,
+            state.quarantined_at, state.created_at, self._uow.embedding_model,
         )  # fmt: skip
         row = await conn.fetchrow(_IMPORT, *args)
         return row["id"], row["inserted"]

@@ -110,9 +110,13 @@ class TransferService:
         missing = [item for item in chunk if item.embedding is None]
         made = iter(await self._memories.vectors_for([i.new.embedding_text() for i in missing]))
         report.reembedded += len(missing)
+        # The file's ids are kept where this tenant has no memory with them yet.
+        taken = await self._repo.taken([i.source_id for i in chunk if i.source_id])
         for item in chunk:
             vector = item.embedding if item.embedding is not None else next(made)
-            memory_id, inserted = await self._repo.insert(item, vector)
+            wanted = item.source_id if item.source_id not in taken else None
+            memory_id, inserted = await self._repo.insert(item, vector, wanted)
+            taken.add(memory_id)
             report.memories += 1
             if inserted:
                 report.stored += 1
