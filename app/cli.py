@@ -45,31 +45,26 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def open_mode_allowed(url: str, host: str, allow_open_network: bool) -> bool:
-    """With no API keys the server is open: say so, and stay on loopback unless told."""
+def open_mode_allowed(url: str, host: str, settings: Settings) -> bool:
+    """A server that would start open (no key has ever existed) stays on loopback unless
+    told otherwise; with keys it may listen anywhere."""
     import asyncio
 
     import asyncpg
 
     from app.repository.keys import KeyRepository
+    from app.services.auth import is_loopback
 
     async def keys_exist() -> bool:
         conn = await asyncpg.connect(url)
         try:
-            return await KeyRepository(conn).any_active()
+            return await KeyRepository(conn).any_ever()
         finally:
             await conn.close()
 
-    if asyncio.run(keys_exist()):
+    if settings.require_keys or asyncio.run(keys_exist()):
         return True
-    logger.warning(
-        "no API keys configured: running OPEN, every caller is admin of the default tenant"
-        " (create one with `agent-memory keys create --name ...`)"
-    )
-    if host in LOOPBACK or host.startswith("127.") or allow_open_network:
+    if is_loopback(host) or settings.allow_open_network:
         return True
     logger.error(
         f"refusing to listen on {host} without API keys; create a key, bind to 127.0.0.1,"
@@ -91,11 +86,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     host = args.host or settings.host
     port = args.port or settings.port
+    # The bind address decides whether open mode may apply (app.services.auth).
+    settings = settings.model_copy(update={"host": host})
     url, embedded = resolve_database_url(settings)
     try:
         if embedded is not None or args.migrate:
             upgrade_head(url)
-        if not open_mode_allowed(url, host, settings.allow_open_network):
+        if not open_mode_allowed(url, host, settings):
             return 2
         app = create_app(settings, database_url=url)
         logger.info(
@@ -416,8 +413,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
                         f"  {key.name}  {state}"
                     )
             else:
-                revoked = await service.revoke(None, UUID(args.key_id))
-                print(f"revoked {revoked.id} ({revoked.name})")
+                revoked = await service.revoke(None, UUID(args.key_id), args.force)
+                print(f"revoked {revoked.record.id} ({revoked.record.name})")
+                if revoked.note:
+                    print(revoked.note, file=sys.stderr)
         finally:
             await conn.close()
         return 0
@@ -545,6 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
         "revoke", help="revoke a key by id", parents=[data_dir], formatter_class=HELP
     )
     revoke.add_argument("key_id", help="the key's id, from `keys list`")
+    revoke.add_argument(
+        "--force", action="store_true", help="revoke even a tenant's last active admin key"
+    )
     keys.set_defaults(func=cmd_keys)
     reembed = command(
         "reembed",

@@ -48,8 +48,14 @@ class Settings(BaseSettings):
     # An import streams its file (not held whole): a bound on the file, and each of its
     # lines is bounded by max_body_bytes like any one request.
     max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
-    # With no API keys the server runs open; only on loopback unless this is set.
+    # Open mode (no key needed) is decided at start: only when no API key has ever been
+    # created, and only on loopback unless ALLOW_OPEN_NETWORK; never with REQUIRE_KEYS.
     allow_open_network: bool = False
+    require_keys: bool = False
+    # Failed authentications (API or console) one client address may make per window;
+    # past that its unknown keys get 429 until the window ends (0: no limit).
+    auth_max_failures: int = Field(default=20, ge=0)
+    auth_failure_window_s: float = Field(default=60.0, gt=0)
 
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
@@ -108,6 +114,9 @@ class Settings(BaseSettings):
     feedback_helpful_step: float = Field(default=0.1, ge=0.0, le=1.0)
     feedback_unhelpful_step: float = Field(default=0.25, ge=0.0, le=1.0)
     relevance_ceiling: float = Field(default=1.5, ge=1.0, le=10.0)
+    # Feedback from a key that may not write a memory's trust level (an agent's on a
+    # person's or the operator's memory) never takes its relevance below this.
+    feedback_trusted_floor: float = Field(default=1.0, ge=0.0, le=10.0)
 
     # Input limits.
     max_content_chars: int = Field(default=20_000, ge=1)

@@ -52,7 +52,12 @@ from app.embeddings.factory import build_embedder
 from app.mcp.server import build_mcp_server, current_principal
 from app.repository.keys import KeyRepository
 from app.runtime import Runtime
-from app.services.auth import Authenticator, RateLimiter
+from app.services.auth import (
+    Authenticator,
+    FailedAuthLimiter,
+    RateLimiter,
+    decide_open_mode,
+)
 from app.services.backfill import backfill_embeddings
 from app.services.sessions import prune_quietly
 from app.services.telemetry import Telemetry
@@ -152,7 +157,14 @@ async def open_runtime(
                     database.transaction_settings = search_settings(settings.hnsw_ef_search)
             head = head_revision()
             await check_schema(database, the_embedder, head)
-            authenticator = Authenticator(database, RateLimiter(settings.rate_limit_per_minute))
+            authenticator = Authenticator(
+                database,
+                RateLimiter(settings.rate_limit_per_minute),
+                FailedAuthLimiter(settings.auth_max_failures, settings.auth_failure_window_s),
+                await decide_open_mode(
+                    database, settings.host, settings.require_keys, settings.allow_open_network
+                ),
+            )
             yield Runtime(settings, database, the_embedder, Telemetry(), head, authenticator)
         finally:
             await database.close()

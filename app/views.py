@@ -225,6 +225,12 @@ class KeyOut(BaseModel):
     revoked_at: datetime | None
 
 
+class RevokedKeyOut(KeyOut):
+    note: str | None = Field(
+        default=None, description="What the revocation leaves (the tenant's last admin key)"
+    )
+
+
 class NewKeyOut(KeyOut):
     key: str = Field(description="Shown once; only its hash is stored.")
 
@@ -390,6 +396,7 @@ def compact_hits(response: SearchResponse, now: datetime) -> list[CompactHit]:
             tags=tuple(hit.memory.tags),
             content=hit.memory.content,
             context=hit.memory.context,
+            trust=hit.memory.trust_level,
         )
         for hit in response.hits
     ]
@@ -412,6 +419,7 @@ def render_compact_search(response: SearchResponse, now: datetime, max_tokens: i
 class CompactHitOut(BaseModel):
     id: str
     type: str
+    trust: str = Field(description="Who stands behind it: agent, user or system.")
     score: float
     age: str = Field(description='How long ago it was stored: "45m", "3h", "2d", "5mo", "1y".')
     tags: list[str]
@@ -440,6 +448,7 @@ def render_compact_json(
             CompactHitOut(
                 id=h.id,
                 type=h.type,
+                trust=h.trust,
                 score=h.score,
                 age=h.age,
                 tags=list(h.tags),
@@ -517,6 +526,9 @@ class MemoryRecord(BaseModel):
     quarantined_at: datetime | None = None
     created_at: datetime | None = None
     superseded_by: UUID | None = None
+    # The hash the memory's writer stored: an import quarantines a line whose content no
+    # longer matches it (altered in the file, or before the export).
+    content_hash: str | None = None
     embedding: list[float] | None = None
 
     @classmethod
@@ -534,6 +546,7 @@ class MemoryRecord(BaseModel):
             self.id,
             self.superseded_by,
             self.embedding,
+            self.content_hash,
         )
 
 
@@ -544,6 +557,10 @@ class ImportOut(BaseModel):
     reembedded: int = Field(description="Lines whose vectors this server's model made.")
     linked: int = Field(description="Supersede links restored.")
     unresolved_links: int = Field(description="Links to a memory neither in the file nor here.")
+    quarantined: int = Field(
+        description="Lines kept quarantined: marked so in the file, or whose content does not"
+        " match the content_hash they carry. No agent is handed them."
+    )
 
 
 def render_import(report: ImportReport) -> ImportOut:

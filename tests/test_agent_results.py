@@ -133,7 +133,16 @@ async def test_rest_offers_the_compact_form_within_a_budget(
         params={"q": "cache invalidation rule", "format": "compact", "max_tokens": 50},
     )
     body = compact.json()
-    assert set(body["results"][0]) == {"id", "type", "score", "age", "tags", "content", "context"}
+    assert set(body["results"][0]) == {
+        "id",
+        "type",
+        "trust",
+        "score",
+        "age",
+        "tags",
+        "content",
+        "context",
+    }
     assert (len(body["results"]), body["left_out"]) == (1, 3)
     counted = await db.fetchval("SELECT sum(access_count) FROM memories")
     refused = await api.get("/search", params={"q": "cache", "format": "compact", "max_tokens": 1})

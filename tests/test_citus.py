@@ -110,7 +110,7 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
         async with unit_of_work(database, "t2") as uow:
             memories = MemoryRepository(uow)
             (stored,) = await memories.upsert_many(
-                [(NewMemory("routed by tenant", source_repo="acme/api"), vector)]
+                [(NewMemory("routed by tenant", source_repo="acme/api"), vector)], ["agent"]
             )
             await memories.get(stored.memory.id)
             await memories.list(ListFilter(), 50, None)

@@ -126,20 +126,31 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
         50,
         memory_type="anti_pattern",
         pinned=True,
+        trust_level="user",
         metadata={"do": "open a pull request"},
     )
     await memory(
-        api, db, "Run the linter before committing", 50, memory_type="pattern", pinned=True
+        api,
+        db,
+        "Run the linter before committing",
+        50,
+        memory_type="pattern",
+        pinned=True,
+        trust_level="system",
     )
+    # An agent's own pin keeps its memory from fading; it is no guardrail.
+    await memory(api, db, "Agents pinned this themselves", 1, memory_type="learning", pinned=True)
     await memory(api, db, "archived decision", 1, memory_type="decision")
     await db.execute("UPDATE memories SET archived_at = now() WHERE content = 'archived decision'")
 
     text = (await api.get("/snapshot", params={"source_repo": "r"})).text
     lines = text.splitlines()
     assert lines[0] == "# Memory snapshot: r"
-    # Guardrails always, with NEVER/DO when the memory has both.
-    assert "- NEVER: Never force-push to main -- DO: open a pull request" in lines
-    assert "- MUST: Run the linter before committing" in lines
+    # Guardrails always (pinned, user or system trust), with NEVER/DO when the memory has
+    # both and who stands behind each.
+    assert "- NEVER [user]: Never force-push to main -- DO: open a pull request" in lines
+    assert "- MUST [system]: Run the linter before committing" in lines
+    assert not any("MUST" in line and "Agents pinned" in line for line in lines)
     # 3 most recent sessions in full, newest first, 3 key changes each.
     recent = [line for line in lines if line.startswith("- ") and "agent · task" in line]
     assert [line.split("task ")[1].split(":")[0] for line in recent] == ["11", "10", "9"]
@@ -151,13 +162,17 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
     assert all(len(line.split(": ", 1)[1]) == 80 for line in earlier)
     assert not any("session 1 summary" in line or "session 0 summary" in line for line in lines)
     # Decisions: the 5 newest of the last 7 days, reasoning cut to 100, then the rest counted.
-    decisions = [line for line in lines if line.startswith("- decision ")]
-    assert [line.split(" (why")[0] for line in decisions] == [f"- decision {i}" for i in range(5)]
+    decisions = [line for line in lines if line.startswith("- [agent] decision ")]
+    assert [line.split(" (why")[0] for line in decisions] == [
+        f"- [agent] decision {i}" for i in range(5)
+    ]
     assert all(len(line.split("(why: ")[1].rstrip(")")) == 100 for line in decisions)
     assert "(+ 3 older decisions)" in lines
-    assert sum(1 for line in lines if line.startswith("- [learning] learning")) == 5
-    assert "(+ 1 older learnings)" in lines
-    assert "- error pattern recent" in lines and "(+ 1 older error patterns)" in lines
+    learned = [line for line in lines if line.startswith("- [learning · agent] ")]
+    assert "- [learning · agent] Agents pinned this themselves" in learned
+    assert sum(1 for line in learned if "] learning" in line) == 4
+    assert "(+ 2 older learnings)" in lines
+    assert "- [agent] error pattern recent" in lines and "(+ 1 older error patterns)" in lines
     assert "archived decision" not in text
 
     trimmed = (await api.get("/snapshot", params={"source_repo": "r", "max_chars": 900})).text
@@ -177,7 +192,7 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
         "/snapshot", params={"source_repo": "r", "max_tokens": 225, "format": "json"}
     )
     assert budgeted.json()["left_out"] == dropped
-    assert "- NEVER: Never force-push to main -- DO: open a pull request" in trimmed
+    assert "- NEVER [user]: Never force-push to main -- DO: open a pull request" in trimmed
     assert "## Earlier sessions" not in trimmed  # least recent goes first
     assert "agent · task 11" in trimmed  # most recent stays
 

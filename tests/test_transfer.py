@@ -138,7 +138,7 @@ async def test_round_trip_between_two_servers_loses_nothing(
     assert again.status_code == 200, again.text
     assert again.json() == {
         "memories": 5, "stored": 0, "reinforced": 5, "reembedded": 0, "linked": 1,
-        "unresolved_links": 0,
+        "unresolved_links": 0, "quarantined": 0,
     }  # fmt: skip
     assert await there_db.fetchval("SELECT count(*) FROM memories") == 5
     counts = await there_db.fetch("SELECT observation_count FROM memories ORDER BY content")

@@ -47,7 +47,8 @@ async def get_principal(request: Request, runtime: RuntimeDep) -> Principal:
         if scheme.lower() != "bearer" or not token.strip():
             raise UnauthorizedError("use Authorization: Bearer <key>")
         bearer = token.strip()
-    principal = await runtime.authenticator.authenticate(bearer)
+    address = request.client.host if request.client else None
+    principal = await runtime.authenticator.authenticate(bearer, address)
     request.state.principal = principal
     return principal
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from app.api.deps import PrincipalDep, RuntimeDep
 from app.api.examples import KEY_ID, KeyId, answers
 from app.api.schemas import KeyIn
 from app.services.keys import tenant_keys
-from app.views import KeyOut, NewKeyOut
+from app.views import KeyOut, NewKeyOut, RevokedKeyOut
 
 router = APIRouter(prefix="/admin/keys", tags=["admin"])
 
@@ -43,7 +45,15 @@ async def list_keys(principal: PrincipalDep, runtime: RuntimeDep) -> list[KeyOut
         return [KeyOut.model_validate(k) for k in await keys.list(principal.tenant_id)]
 
 
-@router.delete("/{key_id:uuid}", response_model=KeyOut, summary="Revoke a key")
-async def revoke_key(key_id: KeyId, principal: PrincipalDep, runtime: RuntimeDep) -> KeyOut:
+@router.delete("/{key_id:uuid}", response_model=RevokedKeyOut, summary="Revoke a key")
+async def revoke_key(
+    key_id: KeyId,
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
+    force: Annotated[
+        bool, Query(description="Needed to revoke the tenant's last active admin key")
+    ] = False,
+) -> RevokedKeyOut:
     async with tenant_keys(runtime, principal) as keys:
-        return KeyOut.model_validate(await keys.revoke(principal.tenant_id, key_id))
+        revoked = await keys.revoke(principal.tenant_id, key_id, force)
+    return RevokedKeyOut(**KeyOut.model_validate(revoked.record).model_dump(), note=revoked.note)

@@ -15,6 +15,14 @@ from app.views import BatchOut, MemoryOut, MemoryPage, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
 
+IncludeQuarantined = Annotated[
+    bool,
+    Query(
+        description="Admins only: also quarantined memories (imported as such, or changed"
+        " outside the API), which no agent is ever handed"
+    ),
+]
+
 
 @router.post(
     "",
@@ -45,8 +53,11 @@ async def list_memories(
     include_archived: bool = False,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
+    include_quarantined: IncludeQuarantined = False,
 ) -> MemoryPage:
-    draft = ListDraft(memory_type, source_repo, tags, include_archived, limit, cursor)
+    draft = ListDraft(
+        memory_type, source_repo, tags, include_archived, limit, cursor, include_quarantined
+    )
     page = await services.memories.list_page(draft)
     return MemoryPage(
         memories=[MemoryOut.of(m) for m in page.memories], next_cursor=page.next_cursor
@@ -54,8 +65,13 @@ async def list_memories(
 
 
 @router.get("/{memory_id:uuid}", response_model=MemoryOut, summary="One memory")
-async def get_memory(memory_id: MemoryId, services: ServicesDep, response: Response) -> MemoryOut:
-    memory = await services.memories.get(memory_id)
+async def get_memory(
+    memory_id: MemoryId,
+    services: ServicesDep,
+    response: Response,
+    include_quarantined: IncludeQuarantined = False,
+) -> MemoryOut:
+    memory = await services.memories.get(memory_id, include_quarantined)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 

@@ -158,7 +158,8 @@ async def sign_in(
 ) -> Response:
     check_csrf(request, csrf_token)
     try:
-        principal = await runtime.authenticator.authenticate(api_key.strip() or None)
+        address = request.client.host if request.client else None
+        principal = await runtime.authenticator.authenticate(api_key.strip() or None, address)
     except AppError as exc:
         return page(request, "sign_in.html", {"error": exc.detail}, exc.status)
     response = back_to("/")
@@ -245,7 +246,8 @@ async def memory_page(request: Request, runtime: RuntimeDep, memory_id: UUID) ->
     """One memory whole: its history (what it replaced and what replaced it), its use,
     its provenance and integrity; an admin's buttons."""
     async with services_of(request, runtime) as services:
-        memory = await services.memories.get(memory_id)
+        # The console is a person's tool: an admin sees a quarantined memory, marked.
+        memory = await services.memories.get(memory_id, services.principal.can("admin"))
         older, newer = await services.memories.lineage(memory_id)
     return page(
         request,

@@ -29,7 +29,8 @@ async def signed_in(request: Request, runtime: Runtime) -> Principal | None:
     exist) everyone is the open principal, as over the API."""
     key = request.cookies.get(KEY_COOKIE) or None
     try:
-        return await runtime.authenticator.authenticate(key)
+        address = request.client.host if request.client else None
+        return await runtime.authenticator.authenticate(key, address)
     except AppError:
         return None
 

@@ -1,5 +1,5 @@
-"""Results an agent can afford: each hit in a few fixed fields (id, type, score, age, tags,
-content, a cut context), packed best-first within a token budget.
+"""Results an agent can afford: each hit in a few fixed fields (id, type, trust, score, age,
+tags, content, a cut context), packed best-first within a token budget.
 
 Every character of a tool's answer is paid for in the agent's context window on every
 call. A compact hit carries at most its content plus COMPACT_OVERHEAD characters: the
@@ -35,6 +35,7 @@ class CompactHit:
     tags: tuple[str, ...]
     content: str
     context: str | None
+    trust: str = "agent"  # who stands behind it: agent, user or system
 
     def cut_context(self, chars: int = COMPACT_OVERHEAD // 2) -> str | None:
         """The context, on one line, cut to `chars` (for the JSON form)."""
@@ -42,7 +43,7 @@ class CompactHit:
 
     def line(self, rank: int) -> str:
         """The text form, within len(content) + COMPACT_OVERHEAD characters."""
-        head = f"{rank}. [{self.score:.2f} {self.type} {self.age}"
+        head = f"{rank}. [{self.score:.2f} {self.type} {self.trust} {self.age}"
         tail = f"] {self.id}\n{self.content}"
         room = COMPACT_OVERHEAD - len(head) - len(tail) + len(self.content)
         tags = ""

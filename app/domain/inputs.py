@@ -507,6 +507,7 @@ class ListDraft:
     include_archived: bool = False
     limit: int = 50
     cursor: str | None = None
+    include_quarantined: bool = False  # an admin's explicit look at quarantined rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,6 +518,7 @@ class ListQuery:
     include_archived: bool
     limit: int
     after: tuple[datetime, UUID] | None
+    include_quarantined: bool = False
 
 
 MAX_LIST_LIMIT = 200
@@ -550,6 +552,7 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
         include_archived=bool(draft.include_archived),
         limit=limit,
         after=decode_cursor(draft.cursor) if draft.cursor else None,
+        include_quarantined=bool(draft.include_quarantined),
     )
 
 

@@ -99,6 +99,13 @@ class Memory:
     created_by_key: UUID | None
     version: int
     has_embedding: bool
+    intact: bool = True  # the content still matches the hash its writer stored
+
+    @property
+    def servable(self) -> bool:
+        """Whether an agent may be handed it: neither quarantined nor altered behind the
+        API's back (docs/security.md)."""
+        return self.quarantined_at is None and self.intact
 
     def embedding_text(self) -> str:
         return embedding_text(self.content, self.name, self.category, self.context)

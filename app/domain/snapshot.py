@@ -4,7 +4,9 @@
 - sessions 4 to 10 as their summary cut to 80 characters;
 - decisions of the last 7 days in full (at most 5, reasoning cut to 100 characters),
   then "(+ N older decisions)";
-- pinned guardrails always: "NEVER: ... -- DO: ..." where the memory carries both;
+- guardrails always: pinned memories of user or system trust, "NEVER [user]: ... -- DO: ..."
+  where the memory carries both (an agent's own pin is no guardrail);
+- every memory line shows its trust level (agent, user, system);
 - learnings and error patterns of the last 7 days (at most 5 each), then a count of older ones.
 
 A size bound drops whole lines, least recent first (counts of older items, then earlier
@@ -77,9 +79,15 @@ def guardrail_text(memory: Mapping[str, Any]) -> str:
     metadata = memory.get("metadata") or {}
     do = metadata.get("do") or metadata.get("instead")
     content = one_line(str(memory["content"]))
-    if memory.get("memory_type") == "anti_pattern" or memory.get("category") == "anti-patterns":
-        return f"NEVER: {content} -- DO: {do}" if do else f"NEVER: {content}"
-    return f"MUST: {content} -- DO: {do}" if do else f"MUST: {content}"
+    never = memory.get("memory_type") == "anti_pattern" or memory.get("category") == "anti-patterns"
+    head = f"{'NEVER' if never else 'MUST'} [{trust_of(memory)}]"
+    return f"{head}: {content} -- DO: {do}" if do else f"{head}: {content}"
+
+
+def trust_of(memory: Mapping[str, Any]) -> str:
+    """Who stands behind a memory (agent, user, system): shown on every memory line, so
+    that an agent weighs an agent's note below a person's rule."""
+    return str(memory.get("trust_level") or "agent")
 
 
 def build_snapshot(
@@ -114,12 +122,17 @@ def build_snapshot(
         created = str(memory.get("created_at") or "")
         if section == "decisions":
             reasoning = (memory.get("metadata") or {}).get("reasoning")
-            text = f"- {content}" + (
+            text = f"- [{trust_of(memory)}] {content}" + (
                 f" (why: {cut(one_line(str(reasoning)), REASONING_CHARS)})" if reasoning else ""
             )
         else:
             label = memory.get("category") or memory.get("memory_type")
-            text = f"- [{label}] {content}" if section == "learnings" else f"- {content}"
+            trust = trust_of(memory)
+            text = (
+                f"- [{label} · {trust}] {content}"
+                if section == "learnings"
+                else f"- [{trust}] {content}"
+            )
         snap.add(section, text, dict(memory), (2, created))
 
     for kind, section in KIND_SECTION.items():

@@ -4,6 +4,7 @@ memory, and the rules an imported line must pass before anything is written."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +15,7 @@ from app.domain.inputs import MemoryDraft, new_memory
 from app.domain.memory import NewMemory
 from app.domain.validation import Limits, clean_line, number_in
 
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 EXPORT_FORMAT = "agent-memory/export"
 EXPORT_VERSION = 1
 # Counters and scores an imported line may carry: wide enough for any real history.
@@ -63,6 +65,7 @@ class ImportDraft:
     id: UUID | None = None
     superseded_by: UUID | None = None
     embedding: Sequence[float] | None = None
+    content_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,9 @@ class ImportedMemory:
     superseded_by: UUID | None
     # The file's vector when it was made by this server's model; otherwise re-embedded.
     embedding: list[float] | None
+    # The hash the exporting server stored (None in a hand-written file): the database
+    # quarantines the line when its content no longer matches.
+    content_hash: str | None = None
 
 
 def export_draft(draft: ExportDraft) -> ExportDraft:
@@ -134,8 +140,18 @@ def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) 
         embedding = [float(x) for x in draft.embedding]
     if draft.superseded_by is not None and draft.superseded_by == draft.id:
         raise InvalidInputError("a memory cannot supersede itself", field="superseded_by")
+    content_hash = draft.content_hash
+    if content_hash is not None and not _SHA256_HEX.fullmatch(str(content_hash)):
+        raise InvalidInputError(
+            "content_hash must be 64 hex digits (SHA-256)", field="content_hash"
+        )
     return ImportedMemory(
-        new_memory(draft.memory, limits), checked, draft.id, draft.superseded_by, embedding
+        new_memory(draft.memory, limits),
+        checked,
+        draft.id,
+        draft.superseded_by,
+        embedding,
+        content_hash,
     )
 
 

@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from app.repository.sql import named
+
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
@@ -43,11 +45,31 @@ class KeyRepository:
         rows = await self._conn.fetch("SELECT DISTINCT tenant_id FROM api_keys ORDER BY 1")
         return [r["tenant_id"] for r in rows]
 
-    async def any_active(self) -> bool:
-        active: bool = await self._conn.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL)"
+    async def any_ever(self) -> bool:
+        """Whether any key was ever created, revoked ones included (keys are never deleted)."""
+        ever: bool = await self._conn.fetchval("SELECT EXISTS (SELECT 1 FROM api_keys)")
+        return ever
+
+    async def other_active_admins(self, tenant_id: str, key_id: UUID) -> int:
+        """The tenant's active admin keys other than this one."""
+        count: int = await self._conn.fetchval(
+            *named(
+                "SELECT count(*) FROM api_keys WHERE tenant_id = :tenant_id AND role = 'admin'"
+                " AND revoked_at IS NULL AND id <> :key_id",
+                {"tenant_id": tenant_id, "key_id": key_id},
+            )
         )
-        return active
+        return count
+
+    async def get(self, tenant_id: str | None, key_id: UUID) -> ApiKey | None:
+        row = await self._conn.fetchrow(
+            *named(
+                f"SELECT {_COLUMNS} FROM api_keys"
+                " WHERE id = :key_id AND (:tenant_id::text IS NULL OR tenant_id = :tenant_id)",
+                {"tenant_id": tenant_id, "key_id": key_id},
+            )
+        )
+        return _key(row) if row else None
 
     async def create(
         self, tenant_id: str, name: str, role: str, key_hash: str, prefix: str

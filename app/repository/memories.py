@@ -10,16 +10,20 @@ from uuid import UUID
 
 from app.db.session import UnitOfWork
 from app.domain.memory import Memory, NewMemory
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import MEMORY_COLUMNS, SERVABLE, to_memory
+from app.repository.sql import named
 
 # One statement per memory: a new row, or (same tenant, repo and normalised content)
 # the existing row reinforced. ON CONFLICT makes this atomic under concurrency. Its SET
 # calls immutable functions only, as Citus requires there: the time is the proposed
 # row's default, now().
-# Reinforcing keeps the original confidence and trust, merges tags (order kept,
-# no duplicates) and brings an archived memory back, since it was just observed again.
+# Reinforcing keeps the original confidence and trust and counts the observation. Only a
+# caller who may write the stored row's trust level (:writable) also merges its tags (order
+# kept, no duplicates) and brings it back from the archive, since it was just observed
+# again: an agent re-storing a person's or the operator's memory changes nothing else.
 # (A function, not a subquery: Citus routes no INSERT with a subquery.)
 MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
+_MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
 
 _UPSERT = f"""
 INSERT INTO memories AS m (
@@ -27,13 +31,18 @@ INSERT INTO memories AS m (
     trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key,
     context, context_hash
 )
-VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-        memory_vector_if_fits($14, $17), $15, $16, memory_content_hash($16))
+VALUES (
+    :tenant_id, :content, memory_content_hash(:content), :memory_type, :category, :tags,
+    :source_repo, :task_id, :trust_level, :confidence, :pinned, :source, :name, :metadata,
+    memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
+    :context, memory_content_hash(:context)
+)
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
-    tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
+    tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming="EXCLUDED.tags")}
+                ELSE m.tags END,
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
-    archived_at = NULL,
+    archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
 RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
@@ -46,12 +55,13 @@ RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
 _REINFORCE = f"""
 UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
-    tags = {MERGED_TAGS.format(incoming="$4::text[]")},
-    archived_at = NULL,
+    tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
+                ELSE m.tags END,
+    archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
     version = m.version + 1,
     updated_at = now()
-WHERE m.tenant_id = $1 AND m.content_hash = memory_content_hash($3)
-  AND m.source_repo IS NOT DISTINCT FROM $2 AND m.embedding IS NOT NULL
+WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(:content)
+  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL
 RETURNING {MEMORY_COLUMNS}
 """
 
@@ -115,6 +125,7 @@ class ListFilter:
     include_superseded: bool = False
     trust_levels: Sequence[str] | None = None
     min_relevance: float | None = None
+    include_quarantined: bool = False
 
 
 class MemoryRepository:
@@ -125,42 +136,53 @@ class MemoryRepository:
     def tenant_id(self) -> str:
         return self._uow.tenant_id
 
-    def _upsert_args(self, new: NewMemory, embedding: Sequence[float] | None) -> tuple[Any, ...]:
-        return (
-            self.tenant_id,
-            new.content,
-            new.memory_type,
-            new.category,
-            list(new.tags),
-            new.source_repo,
-            new.task_id,
-            new.trust_level,
-            new.confidence,
-            new.pinned,
-            new.source,
-            new.name,
-            new.metadata,
-            embedding,
-            self._uow.key_id,
-            new.context,
-            self._uow.embedding_model,
-        )
+    def _upsert_values(
+        self, new: NewMemory, embedding: Sequence[float] | None, writable: Sequence[str]
+    ) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "content": new.content,
+            "memory_type": new.memory_type,
+            "category": new.category,
+            "tags": list(new.tags),
+            "source_repo": new.source_repo,
+            "task_id": new.task_id,
+            "trust_level": new.trust_level,
+            "confidence": new.confidence,
+            "pinned": new.pinned,
+            "source": new.source,
+            "name": new.name,
+            "metadata": new.metadata,
+            "embedding": embedding,
+            "created_by_key": self._uow.key_id,
+            "context": new.context,
+            "embedding_model": self._uow.embedding_model,
+            "writable": list(writable),
+        }
 
-    async def reinforce_embedded(self, items: Sequence[NewMemory]) -> list[Memory | None]:
+    async def reinforce_embedded(
+        self, items: Sequence[NewMemory], writable: Sequence[str]
+    ) -> list[Memory | None]:
         """Reinforce each item that is already stored with an embedding; None for the rest,
         in input order. A duplicate inside `items` is reinforced once per occurrence.
+        `writable`: the trust levels the caller may change beyond counting the observation.
         (asyncpg keeps each statement prepared per connection, across requests.)"""
         conn = await self._uow.connection()
         reinforced = []
         for new in items:
-            row = await conn.fetchrow(
-                _REINFORCE, self.tenant_id, new.source_repo, new.content, list(new.tags)
-            )
+            values = {
+                "tenant_id": self.tenant_id,
+                "source_repo": new.source_repo,
+                "content": new.content,
+                "tags": list(new.tags),
+                "writable": list(writable),
+            }
+            row = await conn.fetchrow(*named(_REINFORCE, values))
             reinforced.append(to_memory(row) if row else None)
         return reinforced
 
     async def upsert_many(
-        self, items: Sequence[tuple[NewMemory, Sequence[float] | None]]
+        self, items: Sequence[tuple[NewMemory, Sequence[float] | None]], writable: Sequence[str]
     ) -> list[UpsertResult]:
         """In input order, in the caller's transaction. One statement per memory: a
         duplicate inside the batch must see the row its twin just wrote, which a single
@@ -170,7 +192,9 @@ class MemoryRepository:
         conn = await self._uow.connection()
         results = []
         for new, embedding in items:
-            row = await conn.fetchrow(_UPSERT, *self._upsert_args(new, embedding))
+            row = await conn.fetchrow(
+                *named(_UPSERT, self._upsert_values(new, embedding, writable))
+            )
             results.append(UpsertResult(to_memory(row), row["inserted"]))
         return results
 
@@ -248,6 +272,8 @@ class MemoryRepository:
             clauses.append("m.archived_at IS NULL")
         if not filters.include_superseded:
             clauses.append("m.superseded_by IS NULL")
+        if not filters.include_quarantined:
+            clauses.append(SERVABLE)
         if after is not None:
             created_at, last_id = after
             clauses.append(f"(m.created_at, m.id) < ({bind(created_at)}, {bind(last_id)})")
@@ -259,32 +285,45 @@ class MemoryRepository:
 
 
 class FeedbackRepository:
-    """Relevance moves within [floor, ceiling]; every feedback counts one reuse."""
+    """Relevance moves within [floor, ceiling]; every feedback counts one reuse. A memory of
+    a trust level the caller may not write never sinks below `trusted_floor` (nor below
+    where it already is) by that caller's feedback."""
 
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
     async def apply(
-        self, memory_id: UUID, delta: float, floor: float, ceiling: float
+        self,
+        memory_id: UUID,
+        delta: float,
+        bounds: tuple[float, float, float],
+        writable: Sequence[str],
     ) -> Memory | None:
+        floor, trusted_floor, ceiling = bounds
         conn = await self._uow.connection()
-        row = await conn.fetchrow(
-            f"""
+        sql = f"""
             UPDATE memories AS m SET
-                relevance_score = least(greatest(m.relevance_score + $3, $4), $5),
+                relevance_score = least(greatest(
+                    m.relevance_score + :delta,
+                    CASE WHEN {_MAY_CHANGE} THEN :floor
+                         ELSE least(:trusted_floor, m.relevance_score) END), :ceiling),
                 metadata = jsonb_set(m.metadata, '{{reuse_count}}',
                                      to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1)),
                 version = m.version + 1,
                 updated_at = now()
-            WHERE m.tenant_id = $1 AND m.id = $2
+            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id
             RETURNING {MEMORY_COLUMNS}
-            """,
-            self._uow.tenant_id,
-            memory_id,
-            delta,
-            floor,
-            ceiling,
-        )
+            """
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "memory_id": memory_id,
+            "delta": delta,
+            "floor": floor,
+            "trusted_floor": trusted_floor,
+            "ceiling": ceiling,
+            "writable": list(writable),
+        }
+        row = await conn.fetchrow(*named(sql, values))
         return to_memory(row) if row else None
 
 

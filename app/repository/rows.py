@@ -6,14 +6,24 @@ from typing import Any
 
 from app.domain.memory import Memory
 
+# Whether a row still matches the hashes its writer stored: a row edited behind the API's
+# back does not, and is never served to an agent (docs/security.md).
+INTACT = (
+    "(m.content_hash = memory_content_hash(m.content)"
+    " AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context))"
+)
+# Served to agents: intact and not quarantined.
+SERVABLE = f"(m.quarantined_at IS NULL AND {INTACT})"
+
 # Every column a client may see; embeddings and search vectors never leave the database.
-MEMORY_COLUMNS = """
+MEMORY_COLUMNS = f"""
     m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
     m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
     m.metadata, m.context, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
     m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
     m.created_by_key, m.version,
-    (m.embedding IS NOT NULL) AS has_embedding
+    (m.embedding IS NOT NULL) AS has_embedding,
+    {INTACT} AS intact
 """
 
 
@@ -47,4 +57,5 @@ def to_memory(row: Any) -> Memory:
         created_by_key=row["created_by_key"],
         version=row["version"],
         has_embedding=row["has_embedding"],
+        intact=row["intact"],
     )

@@ -46,7 +46,7 @@ import asyncpg
 from app.db.session import UnitOfWork
 from app.domain.errors import SearchTimeoutError
 from app.domain.memory import Memory
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import INTACT, MEMORY_COLUMNS, to_memory
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
 # low k1 (one mention is most of the evidence) and little length normalisation.
@@ -383,14 +383,14 @@ top AS (
     LIMIT 2 * {limit}
 ),
 checked AS (
-    -- A row edited behind the API's back no longer matches its hash: never serve it.
-    -- Checked here, on the few rows that could be returned, not on every candidate.
-    SELECT t.*, m.content_hash = memory_content_hash(m.content)
-                AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context) AS intact
+    -- A quarantined row, or one edited behind the API's back (it no longer matches its
+    -- hash), is never served. Checked here, on the few rows that could be returned, not
+    -- on every candidate.
+    SELECT t.*, m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
     FROM top t JOIN memories m ON m.tenant_id = $1 AND m.id = t.id
 ),
 limited AS (
-    SELECT * FROM checked WHERE intact ORDER BY score DESC, id LIMIT {limit}
+    SELECT * FROM checked WHERE intact AND unmarked ORDER BY score DESC, id LIMIT {limit}
 ),
 ranked AS (
     -- The relevance floor, before anything below it is counted as accessed.
@@ -402,7 +402,7 @@ quarantined AS (
     -- ... and mark it, so /stats counts it.
     UPDATE memories m SET quarantined_at = now()
     FROM checked c
-    WHERE NOT c.intact AND m.tenant_id = $1 AND m.id = c.id AND m.quarantined_at IS NULL
+    WHERE NOT c.intact AND c.unmarked AND m.tenant_id = $1 AND m.id = c.id
     RETURNING m.id
 ),
 locked AS (

@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from app.db.session import UnitOfWork
+from app.repository.rows import INTACT
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +34,13 @@ def _session(row: Any) -> Session:
 
 
 # Everything the snapshot shows, in one round trip: each part as a JSON array.
-_SNAPSHOT = """
+_SNAPSHOT = f"""
 WITH scope AS (
     SELECT m.id, m.memory_type, m.category, m.name, m.content, m.metadata, m.pinned,
-           m.created_at
+           m.trust_level, m.created_at, m.content_hash, m.context, m.context_hash,
+           -- A guardrail is a pinned memory a person or the operator stands behind; an
+           -- agent's own pin keeps its memory from fading, nothing more.
+           (m.pinned AND m.trust_level <> 'agent') AS guardrail
     FROM memories m
     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
@@ -49,7 +53,7 @@ recent AS (
                              WHEN memory_type = 'error_pattern' THEN 'error_pattern'
                              ELSE 'learning' END AS kind
         FROM scope
-        WHERE NOT pinned AND memory_type IN ('decision', 'error_pattern', 'learning', 'pattern',
+        WHERE NOT guardrail AND memory_type IN ('decision', 'error_pattern', 'learning', 'pattern',
                                              'heuristic', 'anti_pattern')
     ) s
 )
@@ -59,13 +63,16 @@ SELECT
         WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2) AND status = 'completed'
         ORDER BY ended_at DESC LIMIT 10) x) AS sessions,
     (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.created_at DESC), '[]'::jsonb) FROM (
-        SELECT id, memory_type, category, name, content, metadata, created_at FROM scope
-        WHERE pinned AND memory_type <> 'decision') g) AS guardrails,
+        SELECT id, memory_type, category, name, content, metadata, trust_level, created_at
+        FROM scope m WHERE guardrail AND memory_type <> 'decision' AND {INTACT}) g)
+        AS guardrails,
     (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.kind, r.nth), '[]'::jsonb) FROM (
-        SELECT kind, nth, id, memory_type, category, name, content, metadata, created_at
-        FROM recent WHERE nth <= $4 AND created_at >= now() - make_interval(days => $3)) r)
+        SELECT kind, nth, id, memory_type, category, name, content, metadata, trust_level,
+               created_at
+        FROM recent m
+        WHERE nth <= $4 AND created_at >= now() - make_interval(days => $3) AND {INTACT}) r)
         AS recent,
-    (SELECT coalesce(jsonb_object_agg(kind, n), '{}'::jsonb) FROM (
+    (SELECT coalesce(jsonb_object_agg(kind, n), '{{}}'::jsonb) FROM (
         SELECT kind, count(*) AS n FROM recent
         WHERE nth > $4 OR created_at < now() - make_interval(days => $3)
         GROUP BY kind) o) AS older

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from datetime import UTC, datetime
 from uuid import UUID
 
 from app.db.session import UnitOfWork
@@ -11,6 +11,7 @@ from app.domain.memory import Memory
 from app.domain.transfer import ImportedMemory
 from app.repository.memories import MERGED_TAGS
 from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.sql import named
 
 # Oldest first, so that a file reads like the memory's history.
 _EXPORT = f"""
@@ -20,10 +21,11 @@ WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
 ORDER BY m.created_at, m.id
 """
 
-# The file's id ($17) where it is free here (see taken), a new one otherwise. Known
-# content (the dedup key) is reinforced as a store would, but an import is no new
-# observation of an archived memory: it stays archived. The vector is kept only by a
-# server of the recorded model, as in a store (migration 0019).
+# The file's id where it is free here (see taken), a new one otherwise. Known content (the
+# dedup key) is reinforced as a store would, but an import is no new observation of an
+# archived memory: it stays archived. The vector is kept only by a server of the recorded
+# model, as in a store (migration 0019). A line whose content no longer matches the hash
+# it carries was altered after its writer stored it: it comes in quarantined.
 _IMPORT = f"""
 INSERT INTO memories AS m (
     tenant_id, id, content, content_hash, memory_type, category, tags, source_repo, task_id,
@@ -32,10 +34,16 @@ INSERT INTO memories AS m (
     last_accessed_at, archived_at, quarantined_at, created_at
 )
 VALUES (
-    $1, coalesce($17::uuid, uuidv7()),
-    $2, memory_content_hash($2), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-    memory_vector_if_fits($14, $25), $15,
-    $16, memory_content_hash($16), $18, $19, $20, $21, $22, $23, coalesce($24, now())
+    :tenant_id, coalesce(:id::uuid, uuidv7()),
+    :content, memory_content_hash(:content), :memory_type, :category, :tags, :source_repo,
+    :task_id, :trust_level, :confidence, :pinned, :source, :name, :metadata,
+    memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
+    :context, memory_content_hash(:context), :observation_count, :relevance_score,
+    :access_count, :last_accessed_at, :archived_at,
+    CASE WHEN :file_hash::text IS NULL OR :file_hash = memory_content_hash(:content)
+         THEN :quarantined_at::timestamptz
+         ELSE coalesce(:quarantined_at, :imported_at) END,
+    coalesce(:created_at, :imported_at)
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
@@ -43,7 +51,7 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
-RETURNING m.id, (xmax = 0) AS inserted
+RETURNING m.id, (xmax = 0) AS inserted, m.quarantined_at IS NOT NULL AS quarantined
 """
 
 # Links whose target is in this tenant; a link already in place is left as it is.
@@ -112,21 +120,43 @@ class TransferRepository:
 
     async def insert(
         self, item: ImportedMemory, embedding: Sequence[float] | None, memory_id: UUID | None
-    ) -> tuple[UUID, bool]:
-        """The memory's id here (`memory_id`, or a new one when None), and whether it was
-        new (False: known content reinforced)."""
+    ) -> tuple[UUID, bool, bool]:
+        """The memory's id here (`memory_id`, or a new one when None), whether it was new
+        (False: known content reinforced), and whether it is quarantined."""
         conn = await self._uow.connection()
         new, state = item.new, item.state
-        args: tuple[Any, ...] = (
-            self.tenant_id, new.content, new.memory_type, new.category, list(new.tags),
-            new.source_repo, new.task_id, new.trust_level, new.confidence, new.pinned,
-            new.source, new.name, new.metadata, embedding, self._uow.key_id, new.context,
-            memory_id, state.observation_count, state.relevance_score,
-            state.access_count, state.last_accessed_at, state.archived_at,
-            state.quarantined_at, state.created_at, self._uow.embedding_model,
-        )  # fmt: skip
-        row = await conn.fetchrow(_IMPORT, *args)
-        return row["id"], row["inserted"]
+        values = {
+            "tenant_id": self.tenant_id,
+            "id": memory_id,
+            "content": new.content,
+            "memory_type": new.memory_type,
+            "category": new.category,
+            "tags": list(new.tags),
+            "source_repo": new.source_repo,
+            "task_id": new.task_id,
+            "trust_level": new.trust_level,
+            "confidence": new.confidence,
+            "pinned": new.pinned,
+            "source": new.source,
+            "name": new.name,
+            "metadata": new.metadata,
+            "embedding": embedding,
+            "embedding_model": self._uow.embedding_model,
+            "created_by_key": self._uow.key_id,
+            "context": new.context,
+            "observation_count": state.observation_count,
+            "relevance_score": state.relevance_score,
+            "access_count": state.access_count,
+            "last_accessed_at": state.last_accessed_at,
+            "archived_at": state.archived_at,
+            "quarantined_at": state.quarantined_at,
+            "file_hash": item.content_hash,
+            "created_at": state.created_at,
+            # The statement's own time (Citus takes no now() inside CASE).
+            "imported_at": datetime.now(UTC),
+        }
+        row = await conn.fetchrow(*named(_IMPORT, values))
+        return row["id"], row["inserted"], row["quarantined"]
 
     async def link(self, links: Sequence[tuple[UUID, UUID]]) -> int:
         """Set each (memory, superseded_by) whose target exists; returns how many did."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.domain.errors import NotFoundError
+from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, display_prefix, generate_key, hash_key
 from app.repository.keys import ApiKey, KeyRepository
@@ -37,11 +37,40 @@ class KeyService:
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
         return await self._repo.list(tenant_id)
 
-    async def revoke(self, tenant_id: str | None, key_id: UUID) -> ApiKey:
+    async def revoke(self, tenant_id: str | None, key_id: UUID, force: bool = False) -> Revoked:
+        """Revoking a tenant's last active admin key leaves nobody who can manage its keys
+        over the API: that takes `force`, and the answer says what it leaves."""
+        current = await self._repo.get(tenant_id, key_id)
+        if current is None:
+            raise NotFoundError(f"key {key_id} not found")
+        last_admin = (
+            current.role == "admin"
+            and current.revoked_at is None
+            and await self._repo.other_active_admins(current.tenant_id, key_id) == 0
+        )
+        note = None
+        if last_admin:
+            note = (
+                f"this was tenant '{current.tenant_id}''s last active admin key: its keys can"
+                " now be managed only with `agent-memory keys` on the server"
+            )
+            if not force:
+                raise ConflictError(
+                    f"key {key_id} is tenant '{current.tenant_id}''s last active admin key;"
+                    " revoking it leaves no admin key for the tenant (only `agent-memory keys`"
+                    " on the server could make one). Revoke with force=true to do it anyway",
+                    field="force",
+                )
         record = await self._repo.revoke(tenant_id, key_id)
         if record is None:
             raise NotFoundError(f"key {key_id} not found")
-        return record
+        return Revoked(record, note)
+
+
+@dataclass(frozen=True, slots=True)
+class Revoked:
+    record: ApiKey
+    note: str | None  # what the revocation leaves, when it matters
 
 
 @asynccontextmanager

@@ -189,7 +189,8 @@ class FeedbackService:
         outcome = one_of(outcome, "outcome", FEEDBACK_OUTCOMES, "")
         s = self._settings
         delta = s.feedback_helpful_step if outcome == "helpful" else -s.feedback_unhelpful_step
-        memory = await self._repository.apply(memory_id, delta, 0.0, s.relevance_ceiling)
+        bounds = (0.0, s.feedback_trusted_floor, s.relevance_ceiling)
+        memory = await self._repository.apply(memory_id, delta, bounds, self._actor.writable_trust)
         if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
         return memory

@@ -114,13 +114,14 @@ class MemoryService:
         """In input order, in one transaction. Observing a memory again costs no model
         call: what is already stored with an embedding is reinforced first, and only the
         rest is embedded and upserted."""
-        reinforced = await self._repo.reinforce_embedded(items)
+        writable = self.actor.writable_trust
+        reinforced = await self._repo.reinforce_embedded(items, writable)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]
         if fresh:
             # The model's work should hold no pool slot: under load it queues, and held
             # slots would starve searches. Possible while nothing is written yet.
             await self._uow.release_if_unwritten()
-        upserted = await self._embed_and_upsert([items[i] for i in fresh])
+        upserted = await self._embed_and_upsert([items[i] for i in fresh], writable)
         outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
         for i, result in zip(fresh, upserted, strict=True):
             outcomes[i] = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
@@ -130,7 +131,9 @@ class MemoryService:
             self._log(outcome)
         return done
 
-    async def _embed_and_upsert(self, news: Sequence[NewMemory]) -> list[UpsertResult]:
+    async def _embed_and_upsert(
+        self, news: Sequence[NewMemory], writable: Sequence[str]
+    ) -> list[UpsertResult]:
         chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
 
         def embed(chunk: Sequence[NewMemory]) -> asyncio.Task[list[list[float] | None]]:
@@ -145,7 +148,9 @@ class MemoryService:
                 vectors = await pending
                 if k + 1 < len(chunks):
                     pending = embed(chunks[k + 1])
-                results += await self._repo.upsert_many(list(zip(chunk, vectors, strict=True)))
+                results += await self._repo.upsert_many(
+                    list(zip(chunk, vectors, strict=True)), writable
+                )
         finally:
             pending.cancel()  # after a failed write; a no-op once the last part is done
         return results
@@ -164,21 +169,30 @@ class MemoryService:
             },
         )
 
-    async def get(self, memory_id: UUID) -> Memory:
-        self.actor.require("read")
+    async def get(self, memory_id: UUID, include_quarantined: bool = False) -> Memory:
+        """A quarantined or altered memory is served only to an admin who asks for it."""
+        self.actor.require("admin" if include_quarantined else "read")
         memory = await self._repo.get(memory_id)
         if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        if not memory.servable and not include_quarantined:
+            raise NotFoundError(
+                f"memory {memory_id} is quarantined (imported as such, or its content changed"
+                " outside the API); an admin can read it with include_quarantined=true"
+            )
         return memory
 
     async def get_many(self, memory_ids: Sequence[UUID]) -> list[Memory]:
+        """In the order asked for; unknown and quarantined ones left out."""
         self.actor.require("read")
-        return await self._repo.get_many(memory_ids)
+        return [m for m in await self._repo.get_many(memory_ids) if m.servable]
 
     async def lineage(self, memory_id: UUID) -> tuple[list[Memory], list[Memory]]:
-        """(older, newer): what this memory replaced, and what replaced it."""
+        """(older, newer): what this memory replaced, and what replaced it (quarantined
+        ones left out)."""
         self.actor.require("read")
-        return await self._repo.lineage(memory_id, MAX_LINEAGE)
+        older, newer = await self._repo.lineage(memory_id, MAX_LINEAGE)
+        return [m for m in older if m.servable], [m for m in newer if m.servable]
 
     async def delete(self, memory_id: UUID) -> None:
         self.actor.require("admin")
@@ -187,10 +201,14 @@ class MemoryService:
 
     async def list_page(self, draft: ListDraft) -> MemoryPage:
         """Newest first; `next_cursor` continues after the last one (None: no more)."""
-        self.actor.require("read")
         query = list_query(draft, self.limits)
+        self.actor.require("admin" if query.include_quarantined else "read")
         filters = ListFilter(
-            query.memory_types, query.source_repo, query.tags, query.include_archived
+            query.memory_types,
+            query.source_repo,
+            query.tags,
+            query.include_archived,
+            include_quarantined=query.include_quarantined,
         )
         memories = await self._repo.list(filters, query.limit + 1, query.after)
         page, more = memories[: query.limit], len(memories) > query.limit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +51,18 @@ class ImportReport:
     reembedded: int = 0
     linked: int = 0
     unresolved_links: int = 0
+    quarantined: int = 0
+
+
+async def _marked(
+    rows: AsyncIterator[tuple[Memory, list[float] | None]],
+) -> AsyncIterator[tuple[Memory, list[float] | None]]:
+    """A row altered behind the API's back leaves quarantined, whether or not a search has
+    marked it yet; its stored hash goes with it, so an import elsewhere can tell."""
+    async for memory, vector in rows:
+        if not memory.intact and memory.quarantined_at is None:
+            memory = dataclasses.replace(memory, quarantined_at=datetime.now(UTC))
+        yield memory, vector
 
 
 class TransferService:
@@ -71,7 +84,7 @@ class TransferService:
             dimensions=embedder.dim if query.embeddings else None,
             exported_at=datetime.now(UTC),
         )
-        return Export(header, self._repo.stream(query.source_repo, query.embeddings))
+        return Export(header, _marked(self._repo.stream(query.source_repo, query.embeddings)))
 
     async def import_memories(self, source: ImportSource) -> ImportReport:
         """All or nothing, in the caller's transaction: a bad line (named by its number)
@@ -115,8 +128,9 @@ class TransferService:
         for item in chunk:
             vector = item.embedding if item.embedding is not None else next(made)
             wanted = item.source_id if item.source_id not in taken else None
-            memory_id, inserted = await self._repo.insert(item, vector, wanted)
+            memory_id, inserted, quarantined = await self._repo.insert(item, vector, wanted)
             taken.add(memory_id)
+            report.quarantined += quarantined
             report.memories += 1
             if inserted:
                 report.stored += 1
