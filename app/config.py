@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     # person's or the operator's memory) never takes its relevance below this.
     feedback_trusted_floor: float = Field(default=1.0, ge=0.0, le=10.0)
 
+    # A write holding a credential (cloud keys, tokens, private keys, passwords...):
+    # "refuse" answers 422 naming the field and the kind; "redact" stores [REDACTED:kind].
+    secrets_policy: Literal["refuse", "redact"] = "refuse"
+
     # Input limits.
     max_content_chars: int = Field(default=20_000, ge=1)
     max_context_chars: int = Field(default=4_000, ge=1)

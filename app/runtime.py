@@ -39,4 +39,5 @@ class Runtime:
             max_batch=s.max_batch,
             max_query_chars=s.max_query_chars,
             max_query_terms=s.max_query_terms,
+            secrets_policy=s.secrets_policy,
         )

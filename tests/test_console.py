@@ -11,7 +11,7 @@ import asyncpg
 import httpx
 import pytest
 
-from app.console.routes import CSP
+from app.console.routes import SECURITY_HEADERS
 from app.console.signin import CSRF_COOKIE, KEY_COOKIE
 from app.services.keys import KeyService
 
@@ -54,7 +54,7 @@ async def test_open_mode_says_so_and_needs_no_sign_in(served: str) -> None:
         home = await http.get("/")
     assert home.status_code == 200
     assert 'id="open-mode"' in home.text and "Open mode" in home.text
-    assert home.headers["content-security-policy"] == CSP
+    assert home.headers["content-security-policy"] == SECURITY_HEADERS["Content-Security-Policy"]
     assert home.headers["x-frame-options"] == "DENY"
 
 
@@ -105,7 +105,9 @@ async def test_a_memory_holding_script_is_shown_as_text(served: str, keys: dict[
         assert answer.status_code == 200
         assert "<script>" not in answer.text and "<b>bold</b>" not in answer.text
         assert "&lt;script&gt;alert(" in answer.text
-        assert answer.headers["content-security-policy"] == CSP  # and none would run
+        assert (
+            answer.headers["content-security-policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+        )  # and none would run
 
 
 async def test_a_reader_sees_no_write_buttons_and_cannot_post_them(

@@ -11,6 +11,8 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from app.http_headers import page_headers, script_hashes
+
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
 ASSETS_URL = "/docs-assets"
 
@@ -21,23 +23,41 @@ def assets() -> StaticFiles:
     return StaticFiles(directory=ASSETS)
 
 
+def _with_headers(page: HTMLResponse) -> HTMLResponse:
+    """The console's security headers; the scripts are the packaged files and the page's
+    own inline start-up script (by hash). Swagger UI and ReDoc set styles from script, and
+    ReDoc runs a worker from a blob."""
+    inline = script_hashes(bytes(page.body).decode())
+    csp = (
+        f"default-src 'none'; script-src 'self' {inline}; style-src 'self' 'unsafe-inline';"
+        " img-src 'self' data:; font-src 'self' data:; connect-src 'self';"
+        " worker-src blob:; form-action 'none'"
+    )
+    page.headers.update(page_headers(csp))
+    return page
+
+
 @router.get("/docs")
 async def swagger_ui() -> HTMLResponse:
-    return get_swagger_ui_html(
-        openapi_url="/openapi.json",
-        title="agent-memory API",
-        swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
-        swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-        swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
+    return _with_headers(
+        get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="agent-memory API",
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
+        )
     )
 
 
 @router.get("/redoc")
 async def redoc() -> HTMLResponse:
-    return get_redoc_html(
-        openapi_url="/openapi.json",
-        title="agent-memory API",
-        redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
-        redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
-        with_google_fonts=False,
+    return _with_headers(
+        get_redoc_html(
+            openapi_url="/openapi.json",
+            title="agent-memory API",
+            redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
+            with_google_fonts=False,
+        )
     )

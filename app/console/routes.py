@@ -32,6 +32,7 @@ from app.domain.errors import AppError, NotFoundError, UnauthorizedError
 from app.domain.inputs import ListDraft, SearchDraft
 from app.domain.memory import Memory
 from app.domain.snapshot import render_markdown
+from app.http_headers import page_headers
 from app.runtime import Runtime
 from app.services.auth import Principal
 from app.services.scope import Services, services_for
@@ -40,17 +41,9 @@ from app.views import problem_of
 HERE = Path(__file__).parent
 STATIC_URL = "/console/static"
 # A page's own styles only: no script at all, nothing from another origin.
-CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
-    " frame-ancestors 'none'; base-uri 'none'"
+SECURITY_HEADERS = page_headers(
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'"
 )
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
 PAGE_SIZE = 25
 
 

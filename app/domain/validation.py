@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
 
@@ -21,6 +22,36 @@ from app.domain.errors import InvalidInputError
 _FORBIDDEN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
+# Unicode's default-ignorable code points (DerivedCoreProperties.txt): drawn as nothing,
+# yet read by a model. Tag characters (U+E0000 block) spell whole instructions no person
+# sees; zero-width spaces and joiners, soft hyphens, fillers and variation selectors can
+# carry hidden text too. Refused, but for what emoji need: one zero-width joiner between
+# two visible characters, and one text or emoji presentation selector (U+FE0E, U+FE0F)
+# after a visible character.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+_EMOJI_JOINER = "\u200d"
+_PRESENTATION = ("\ufe0e", "\ufe0f")
+
+
+def _invisible_at(value: str) -> int | None:
+    """The index of the first invisible character that is not part of an emoji, or None."""
+    for match in _INVISIBLE.finditer(value):
+        i, char = match.start(), match.group()
+        before = value[i - 1] if i > 0 else ""
+        after = value[i + 1] if i + 1 < len(value) else ""
+        visible_before = bool(before) and not _INVISIBLE.match(before)
+        if char == _EMOJI_JOINER and visible_before and after and not _INVISIBLE.match(after):
+            continue
+        if char in _PRESENTATION and visible_before:
+            continue
+        return i
+    return None
+
+
 # A one-line field (a name, a tag, a repository) is printed on one line of a snapshot that
 # is pasted into an agent's prompt: no line breaks, tabs or line separators either.
 _LINE_BREAKS = re.compile("[\t\n\r\u2028\u2029]")
@@ -41,6 +72,8 @@ class Limits:
     # the query is dropped (and the answer says so).
     max_query_terms: int = 32
     max_metadata_depth: int = 8
+    # What a write holding a credential gets: refused (422), or stored with it redacted.
+    secrets_policy: Literal["refuse", "redact"] = "refuse"
 
 
 # Every other text field, by name, in characters. The same name means the same rule in
@@ -86,9 +119,20 @@ LIST_ITEMS: dict[str, int] = {
 
 
 def forbid_hidden_characters(value: str, field: str, *, one_line: bool = False) -> None:
+    """Every stored text passes here, at every door: no control, bidi-override, surrogate
+    or invisible (default-ignorable) character."""
     if _FORBIDDEN.search(value):
         raise InvalidInputError(
             f"{field} contains control, bidi-override or surrogate characters", field=field
+        )
+    at = _invisible_at(value)
+    if at is not None:
+        code = ord(value[at])
+        name = unicodedata.name(value[at], "an unnamed default-ignorable character")
+        raise InvalidInputError(
+            f"{field} contains an invisible character (U+{code:04X} {name}) at position {at}:"
+            " text no person sees must not reach an agent",
+            field=field,
         )
     if one_line and _LINE_BREAKS.search(value):
         raise InvalidInputError(f"{field} must be one line", field=field)

@@ -21,6 +21,7 @@ from app.domain.errors import (
 from app.domain.inputs import MemoryDraft, memory_edit, source_repo_filter
 from app.domain.keys import TRUST_ALLOWED
 from app.domain.memory import Memory, StoreOutcome
+from app.domain.secrets import SecretsPolicy, screen_json
 from app.repository.lifecycle import LifecycleRepository, PruneRules
 from app.repository.memories import MemoryRepository
 from app.services.auth import Principal
@@ -28,6 +29,14 @@ from app.services.memories import MemoryService
 from app.services.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.prune")
+
+
+def screen_fields(fields: dict[str, Any], policy: SecretsPolicy) -> dict[str, Any]:
+    """An edit's texts (category, tags, metadata) through the same secret screen as a store."""
+    screened = {k: screen_json(v, k, policy) for k, v in fields.items()}
+    if "tags" in screened:
+        screened["tags"] = list(screened["tags"])
+    return screened
 
 
 def prune_rules(settings: Settings) -> PruneRules:
@@ -148,7 +157,7 @@ class LifecycleService:
         expected_version: int | None = None,
     ) -> Memory:
         self._actor.require("write")
-        fields = memory_edit(changes, store.limits)
+        fields = screen_fields(memory_edit(changes, store.limits), store.limits.secrets_policy)
         writable = sorted(TRUST_ALLOWED[self._actor.role])
         memory = await self._repo.update_fields(memory_id, fields, expected_version, writable)
         if memory is not None:

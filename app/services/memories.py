@@ -20,6 +20,7 @@ from app.domain.inputs import (
     new_memory,
 )
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.secrets import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
@@ -31,6 +32,9 @@ logger = logging.getLogger("agent_memory.store")
 # A large batch is embedded this many texts at a time, each part while the one before it
 # is written, so that the model's cores and the database's work overlap.
 EMBED_CHUNK = 64
+# Text screened for secrets on the event loop; more goes to a worker thread (~1 ms per
+# 1,000 characters).
+SCREEN_INLINE_CHARS = 20_000
 # Supersede links followed each way for a memory's history.
 MAX_LINEAGE = 20
 
@@ -81,6 +85,24 @@ class MemoryService:
             self.actor.require_trust(item.trust_level)
         return await self.store_many(items)
 
+    async def screened(self, items: Sequence[NewMemory]) -> list[NewMemory]:
+        """The secret screen (app.domain.secrets) over each item; a large batch is read
+        in a worker thread, so the event loop keeps serving meanwhile."""
+        policy = self.limits.secrets_policy
+
+        def screen_all() -> list[NewMemory]:
+            if len(items) == 1:
+                return [screen_memory(items[0], policy)]
+            return [screen_memory(m, policy, f"memories.{i}.") for i, m in enumerate(items)]
+
+        try:
+            if sum(memory_text_size(m) for m in items) > SCREEN_INLINE_CHARS:
+                return await asyncio.to_thread(screen_all)
+            return screen_all()
+        except InvalidInputError:
+            self._telemetry.rejected()
+            raise
+
     async def vectors_for(self, texts: Sequence[str]) -> list[list[float] | None]:
         """Vectors, or None for each when the provider fails: the memory is stored anyway,
         keyword-searchable at once, its embedding pending until a backfill."""
@@ -113,7 +135,9 @@ class MemoryService:
     async def store_many(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
         """In input order, in one transaction. Observing a memory again costs no model
         call: what is already stored with an embedding is reinforced first, and only the
-        rest is embedded and upserted."""
+        rest is embedded and upserted. Every memory, whichever door or service made it,
+        passes the secret screen here first."""
+        items = await self.screened(items)
         writable = self.actor.writable_trust
         reinforced = await self._repo.reinforce_embedded(items, writable)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.db.session import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository
@@ -106,7 +107,8 @@ class SearchService:
         logger.info(
             "search",
             extra={
-                "query": query.text[:100],
+                # Redacted before it is cut: a cut secret would pass the detector.
+                "query": redact_for_log(query.text)[:100],
                 "alpha": alpha,
                 "keyword_candidates": outcome.keyword_candidates,
                 "vector_candidates": outcome.vector_candidates,

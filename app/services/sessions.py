@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import asdict as vars_of
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from app.domain.inputs import (
     snapshot_budget,
     source_repo_filter,
 )
+from app.domain.secrets import screen, screen_json
 from app.repository.sessions import Session, SessionRepository
 from app.services.auth import Principal, system_principal
 from app.services.lifecycle import LifecycleService, PruneReport
@@ -75,7 +77,11 @@ class SessionService:
     def check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
         self._actor.require("write")
-        return session_draft(draft)
+        checked = session_draft(draft)
+        policy = self._settings.secrets_policy
+        return dataclasses.replace(
+            checked, task=None if checked.task is None else screen(checked.task, "task", policy)
+        )
 
     async def start(self, checked: SessionStartRequest) -> Session:
         return await self._repo.start(checked.source_repo, checked.agent, checked.task)
@@ -83,10 +89,14 @@ class SessionService:
     async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
         self._actor.require("write")
         ending = session_end(draft)
-        changes = [
-            {k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes
-        ]
-        ended = await self._repo.end(session_id, ending.status, ending.summary, changes)
+        policy = self._settings.secrets_policy
+        summary = None if ending.summary is None else screen(ending.summary, "summary", policy)
+        changes = screen_json(
+            [{k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes],
+            "key_changes",
+            policy,
+        )
+        ended = await self._repo.end(session_id, ending.status, summary, changes)
         if ended is not None:
             return ended
         if await self._repo.get(session_id) is None:

@@ -101,7 +101,9 @@ class TransferService:
         chunk: list[ImportedMemory] = []
         async for number, draft in source.memories():
             try:
-                chunk.append(imported_memory(draft, self._memories.limits, kept))
+                item = imported_memory(draft, self._memories.limits, kept)
+                (screened,) = await self._memories.screened([item.new])
+                chunk.append(dataclasses.replace(item, new=screened))
             except InvalidInputError as exc:
                 raise at_line(number, exc) from exc
             if len(chunk) == IMPORT_CHUNK:
