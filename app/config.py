@@ -103,6 +103,8 @@ class Settings(BaseSettings):
     prune_stale_days: int = Field(default=365, ge=1)
     prune_stale_min_accesses: int = Field(default=3, ge=1)
     prune_interval_s: float = Field(default=3600.0, ge=0)
+    # Audit entries older than this are deleted when a tenant is pruned.
+    audit_retention_days: int = Field(default=365, ge=1)
 
     # Sessions: how clients should capture learnings.
     capture_mode: Literal["ask-first", "silent", "off"] = "ask-first"

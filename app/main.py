@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from app import __version__
 from app.api import (
+    audit,
     docs,
     health,
     keys,
@@ -270,7 +271,18 @@ def create_app(
     app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
     app.mount(console.STATIC_URL, console.static_files(), name="console-static")
     app.include_router(console.router)
-    doors = (health, memories, transfer, search, learning, lifecycle, sessions, keys, metrics)
+    doors = (
+        health,
+        memories,
+        transfer,
+        search,
+        learning,
+        lifecycle,
+        sessions,
+        keys,
+        audit,
+        metrics,
+    )
     for module in (docs, *doors):
         app.include_router(module.router)
     return app

@@ -248,7 +248,7 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
+    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys, audit_log")
 
 
 @asynccontextmanager
@@ -277,7 +277,7 @@ async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     """The test app on a real loopback port."""
     async with serving(app) as base:
         yield base
-    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys")
+    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys, audit_log")
 
 
 @pytest.fixture

@@ -186,6 +186,12 @@ def export_file(*records: dict[str, Any]) -> bytes:
         (export_file({"content": "one", "colour": "red"}), 422, "lines.2.colour"),
         (export_file({"content": "one\x00"}), 422, "lines.2.content"),
         (export_file({"content": "x" * 3_000}), 413, "lines.2"),
+        # The same rules as every other door: no hidden text, no credentials.
+        (export_file({"content": "fine\u200bhidden"}), 422, "lines.2.content"),
+        (export_file({"content": "ok", "metadata": {"t": "ghp_" + "a1" * 18}}), 422,
+         "lines.2.metadata.t"),
+        (export_file({"content": "ok", "content_hash": "not-a-hash"}), 422,
+         "lines.2.content_hash"),
     ],
 )  # fmt: skip
 async def test_a_bad_file_is_refused_whole_and_names_the_line(

@@ -28,8 +28,9 @@ def _with_headers(page: HTMLResponse) -> HTMLResponse:
     own inline start-up script (by hash). Swagger UI and ReDoc set styles from script, and
     ReDoc runs a worker from a blob."""
     inline = script_hashes(bytes(page.body).decode())
+    scripts = f"'self' {inline}" if inline else "'self'"
     csp = (
-        f"default-src 'none'; script-src 'self' {inline}; style-src 'self' 'unsafe-inline';"
+        f"default-src 'none'; script-src {scripts}; style-src 'self' 'unsafe-inline';"
         " img-src 'self' data:; font-src 'self' data:; connect-src 'self';"
         " worker-src blob:; form-action 'none'"
     )

@@ -1,4 +1,4 @@
-"""/prune, /memories/{id}/restore, /memories/{id}/supersede, PATCH /memories/{id}, /stats."""
+"""/prune, /memories/{id}/archive and /restore, /memories/{id}/supersede, PATCH /memories/{id}, /stats."""
 
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ VersionDep = Annotated[int | None, Depends(expected_version)]
 async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
     body = body or PruneIn()
     return render_prune(await services.lifecycle.prune(body.source_repo, body.dry_run))
+
+
+@router.post(
+    "/memories/{memory_id:uuid}/archive",
+    response_model=MemoryOut,
+    summary="Archive a memory by hand (out of search, kept; admins)",
+)
+async def archive(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
+    return MemoryOut.of(await services.lifecycle.archive(memory_id))
 
 
 @router.post(

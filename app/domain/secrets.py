@@ -196,6 +196,21 @@ def _guess_is_noise(secret: str, line: str) -> bool:
     )
 
 
+# Plugins whose pattern captures the secret itself (the password of a URL, the value of an
+# assignment); every other plugin's capture, if any, is a prefix (ghp|gho|...), and the
+# whole match is the secret (what redaction replaces).
+_CAPTURES_SECRET = (BasicAuthDetector, AwsSecretKeyDetector, UnquotedPasswordAssignmentDetector)
+
+
+def _format_matches(plugin: BasePlugin, line: str) -> Iterator[str]:
+    if not isinstance(plugin, RegexBasedDetector) or isinstance(plugin, _CAPTURES_SECRET):
+        yield from plugin.analyze_string(line)
+        return
+    for regex in plugin.denylist:
+        for match in regex.finditer(line):
+            yield match.group(0)
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every credential found in `text`, in order of kind; empty when there is none."""
     formats, guesses, entropy = _plugins()
@@ -209,7 +224,7 @@ def find_secrets(text: str) -> list[Finding]:
         for plugin in formats:
             if isinstance(plugin, PrivateKeyDetector):
                 continue
-            for value in plugin.analyze_string(line):
+            for value in _format_matches(plugin, line):
                 if isinstance(plugin, BasicAuthDetector) and _placeholder(value):
                     continue  # postgresql://user:pass@host in a how-to
                 found.setdefault(value, Finding(plugin.secret_type, value))

@@ -23,13 +23,14 @@ class PruneRules:
 class PruneCandidate:
     id: UUID
     memory_type: str
+    version: int  # after the prune (as it was, on a dry run)
 
 
 # Not archived, not superseded, not pinned, and old without being used (the forgetting
 # curve's two thresholds). Age is time since the memory was stored.
 _PRUNE = """
 WITH candidates AS (
-    SELECT m.id, m.memory_type
+    SELECT m.id, m.memory_type, m.version
     FROM memories m
     WHERE m.tenant_id = $1
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
@@ -38,12 +39,14 @@ WITH candidates AS (
            OR (m.created_at < now() - make_interval(days => $4) AND m.access_count < $5))
 ),
 archived AS (
-    UPDATE memories m SET archived_at = now(), updated_at = now()
+    UPDATE memories m SET archived_at = now(), updated_at = now(), version = m.version + 1
     FROM candidates c
     WHERE NOT $6 AND m.tenant_id = $1 AND m.id = c.id
-    RETURNING m.id
+    RETURNING m.id, m.version
 )
-SELECT c.id, c.memory_type FROM candidates c ORDER BY c.memory_type, c.id
+SELECT c.id, c.memory_type, coalesce(a.version, c.version) AS version
+FROM candidates c LEFT JOIN archived a USING (id)
+ORDER BY c.memory_type, c.id
 """
 
 
@@ -77,7 +80,7 @@ class LifecycleRepository:
             rules.stale_min_accesses,
             dry_run,
         )
-        return [PruneCandidate(r["id"], r["memory_type"]) for r in rows]
+        return [PruneCandidate(r["id"], r["memory_type"], r["version"]) for r in rows]
 
     async def archive(self, memory_id: UUID) -> Memory | None:
         """Archived now (kept as it was if already archived)."""

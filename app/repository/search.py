@@ -38,8 +38,9 @@ where relevance_score (default 1) is what agents' feedback has made of the memor
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -103,6 +104,8 @@ class SearchOutcome:
     vector_candidates: int
     below_floor: int = 0
     vectors_fit: bool = True  # false: the stored vectors are another model's
+    # Rows this search found altered behind the API's back, and marked quarantined.
+    quarantined: list[UUID] = field(default_factory=list)
 
 
 def _filter_sql(f: SearchFilter, bind: Any) -> str:
@@ -429,13 +432,15 @@ counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
            (SELECT count(*) FROM vec) AS vector_candidates, {fits} AS vectors_fit,
-           (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor
+           (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
+           ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )
 SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
        coalesce(t.access_count, m.access_count) AS access_count,
        coalesce(t.last_accessed_at, m.last_accessed_at) AS last_accessed_at,
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
-       n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor
+       n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
+       n.quarantined_ids
 FROM counts n
 CROSS JOIN relaxed_commit
 LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = $1 AND m.id = r.id) ON true
@@ -489,4 +494,5 @@ class SearchRepository:
             int(counts["vector_candidates"]),
             int(counts["below_floor"]),
             bool(counts["vectors_fit"]),
+            list(counts["quarantined_ids"]),
         )

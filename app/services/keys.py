@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from app.db.session import unit_of_work
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, display_prefix, generate_key, hash_key
 from app.repository.keys import ApiKey, KeyRepository
+from app.services.audit import AuditTrail
 from app.services.auth import Principal
 
 if TYPE_CHECKING:
@@ -25,13 +27,23 @@ class NewKey:
 
 
 class KeyService:
-    def __init__(self, conn: Any) -> None:
+    """Over the API, for one tenant's admin, each change is in the audit trail; the CLI on
+    the server (the database owner's access) works across tenants and records nothing."""
+
+    def __init__(self, conn: Any, audit: AuditTrail | None = None) -> None:
         self._repo = KeyRepository(conn)
+        self._audit = audit
+
+    async def _record(self, action: str, key: ApiKey) -> None:
+        if self._audit is not None:
+            detail = {"key": str(key.id), "name": key.name, "role": key.role}
+            await self._audit.record(action, detail=detail, memory_ids=[])
 
     async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
         tenant_id, name, role = key_request(tenant_id, name, role, ROLES)
         key = generate_key()
         record = await self._repo.create(tenant_id, name, role, hash_key(key), display_prefix(key))
+        await self._record("key_create", record)
         return NewKey(key, record)
 
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
@@ -64,6 +76,8 @@ class KeyService:
         record = await self._repo.revoke(tenant_id, key_id)
         if record is None:
             raise NotFoundError(f"key {key_id} not found")
+        if current.revoked_at is None:
+            await self._record("key_revoke", record)
         return Revoked(record, note)
 
 
@@ -77,5 +91,5 @@ class Revoked:
 async def tenant_keys(runtime: Runtime, principal: Principal) -> AsyncIterator[KeyService]:
     """Key management for an admin of its own tenant (the CLI works across tenants)."""
     principal.require("admin")
-    async with runtime.database.connection() as conn:
-        yield KeyService(conn)
+    async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
+        yield KeyService(await uow.connection(), AuditTrail(uow, principal))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from app.config import Settings
+from app.db.session import UnitOfWork
 from app.domain.diffs import retry_context
 from app.domain.errors import NotFoundError
 from app.domain.inputs import (
@@ -22,13 +24,15 @@ from app.domain.inputs import (
 )
 from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.secrets import screen, screen_json
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
     strategy_content,
 )
 from app.domain.validation import clean_content, one_of
-from app.repository.memories import FeedbackRepository
+from app.repository.memories import FeedbackRepository, MemoryRepository
+from app.services.audit import AuditTrail
 from app.services.auth import Principal
 from app.services.memories import MemoryService
 from app.services.search import SearchService
@@ -125,6 +129,14 @@ class LearningService:
         self._memories.actor.require("write")
         self._memories.actor.require_trust("agent")
         learned = learning(draft, self._limits)
+        # Screened here too, so that a refusal names the fields as the caller sent them.
+        policy = self._limits.secrets_policy
+        learned = dataclasses.replace(
+            learned,
+            text=screen(learned.text, "text", policy),
+            reasoning=screen_json(learned.reasoning, "reasoning", policy),
+            references=screen_json(learned.references, "references", policy),
+        )
         category = learned.category or infer_category(learned.text)
         name = learned.name or make_title(learned.text)
         metadata: dict[str, Any] = {}
@@ -177,10 +189,10 @@ class LearningService:
 
 
 class FeedbackService:
-    def __init__(
-        self, repository: FeedbackRepository, settings: Settings, actor: Principal
-    ) -> None:
-        self._repository = repository
+    def __init__(self, uow: UnitOfWork, settings: Settings, actor: Principal) -> None:
+        self._repository = FeedbackRepository(uow)
+        self._memories = MemoryRepository(uow)
+        self._audit = AuditTrail(uow, actor)
         self._settings = settings
         self._actor = actor
 

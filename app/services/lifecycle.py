@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -24,6 +24,7 @@ from app.domain.memory import Memory, StoreOutcome
 from app.domain.secrets import SecretsPolicy, screen_json
 from app.repository.lifecycle import LifecycleRepository, PruneRules
 from app.repository.memories import MemoryRepository
+from app.services.audit import AuditService, AuditTrail
 from app.services.auth import Principal
 from app.services.memories import MemoryService
 from app.services.telemetry import Telemetry
@@ -61,6 +62,8 @@ class LifecycleService:
     ) -> None:
         self._repo = LifecycleRepository(uow)
         self._memories = MemoryRepository(uow)
+        self._audit = AuditTrail(uow, actor)
+        self._uow = uow
         self._settings = settings
         self._telemetry = telemetry
         self._actor = actor
@@ -88,6 +91,23 @@ class LifecycleService:
             message = "Nothing to archive -- all items are fresh or recently accessed."
         if not dry_run:
             self._telemetry.pruned(total)
+            if total:
+                await self._audit.record_states(
+                    "prune",
+                    [c.id for c in candidates],
+                    {
+                        str(c.id): {"archived_at": None, "version": c.version - 1}
+                        for c in candidates
+                    },
+                    {
+                        str(c.id): {"archived_at": "pruned", "version": c.version}
+                        for c in candidates
+                    },
+                    {"source_repo": source_repo, "archived": by_type},
+                )
+            await AuditService(self._uow, self._audit, self._actor).forget_old(
+                self._settings.audit_retention_days
+            )
         logger.info(
             "prune",
             extra={
@@ -103,16 +123,24 @@ class LifecycleService:
     async def archive(self, memory_id: UUID) -> Memory:
         """By hand, what pruning does by the forgetting curve: out of search, kept."""
         self._actor.require("admin")
-        memory = await self._repo.archive(memory_id)
-        if memory is None:
-            raise NotFoundError(f"memory {memory_id} not found")
-        return memory
+        return await self._change("archive", memory_id, self._repo.archive)
 
     async def restore(self, memory_id: UUID) -> Memory:
         self._actor.require("admin")
-        memory = await self._repo.restore(memory_id)
-        if memory is None:
+        return await self._change("restore", memory_id, self._repo.restore)
+
+    async def _change(
+        self,
+        action: str,
+        memory_id: UUID,
+        change: Callable[[UUID], Awaitable[Memory | None]],
+    ) -> Memory:
+        before = await self._memories.get(memory_id)
+        memory = await change(memory_id)
+        if before is None or memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        if memory.version != before.version:  # recorded only when it changed something
+            await self._audit.record(action, [before], [memory])
         return memory
 
     async def supersede(
@@ -147,6 +175,13 @@ class LifecycleService:
             raise ConflictError(f"memory {memory_id} was changed concurrently")
         updated = await self._memories.get(memory_id)
         assert updated is not None
+        await self._audit.record(
+            "supersede",
+            [old],
+            [updated],
+            {"replacement": str(outcome.memory.id)},
+            memory_ids=[memory_id, outcome.memory.id],
+        )
         return updated, outcome
 
     async def edit(
@@ -159,10 +194,17 @@ class LifecycleService:
         self._actor.require("write")
         fields = screen_fields(memory_edit(changes, store.limits), store.limits.secrets_policy)
         writable = sorted(TRUST_ALLOWED[self._actor.role])
+        before = await self._memories.get(memory_id)
         memory = await self._repo.update_fields(memory_id, fields, expected_version, writable)
-        if memory is not None:
+        if memory is not None and before is not None:
             # The embedding reads the category: a stale vector would rank by the old one.
-            return await store.reembed(memory) if "category" in fields else memory
+            if "category" in fields:
+                memory = await store.reembed(memory)
+            action = "edit"
+            if set(fields) == {"pinned"}:
+                action = "pin" if fields["pinned"] else "unpin"
+            await self._audit.record(action, [before], [memory])
+            return memory
         current = await self._memories.get(memory_id)
         if current is None:
             raise NotFoundError(f"memory {memory_id} not found")

@@ -24,6 +24,7 @@ from app.domain.secrets import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
+from app.services.audit import AuditTrail
 from app.services.auth import Principal
 from app.services.telemetry import Telemetry
 
@@ -83,16 +84,17 @@ class MemoryService:
             raise
         for item in items:
             self.actor.require_trust(item.trust_level)
-        return await self.store_many(items)
+        return await self.store_many(await self.screened(items, batch=True), screened=True)
 
-    async def screened(self, items: Sequence[NewMemory]) -> list[NewMemory]:
-        """The secret screen (app.domain.secrets) over each item; a large batch is read
-        in a worker thread, so the event loop keeps serving meanwhile."""
+    async def screened(self, items: Sequence[NewMemory], *, batch: bool = False) -> list[NewMemory]:
+        """The secret screen (app.domain.secrets) over each item (a batch's refusals name
+        the item); a large batch is read in a worker thread, so the event loop keeps
+        serving meanwhile."""
         policy = self.limits.secrets_policy
 
         def screen_all() -> list[NewMemory]:
-            if len(items) == 1:
-                return [screen_memory(items[0], policy)]
+            if not batch:
+                return [screen_memory(m, policy) for m in items]
             return [screen_memory(m, policy, f"memories.{i}.") for i, m in enumerate(items)]
 
         try:
@@ -132,12 +134,15 @@ class MemoryService:
         (outcome,) = await self.store_many([new])
         return outcome
 
-    async def store_many(self, items: Sequence[NewMemory]) -> list[StoreOutcome]:
+    async def store_many(
+        self, items: Sequence[NewMemory], *, screened: bool = False
+    ) -> list[StoreOutcome]:
         """In input order, in one transaction. Observing a memory again costs no model
         call: what is already stored with an embedding is reinforced first, and only the
         rest is embedded and upserted. Every memory, whichever door or service made it,
         passes the secret screen here first."""
-        items = await self.screened(items)
+        if not screened:
+            items = await self.screened(items)
         writable = self.actor.writable_trust
         reinforced = await self._repo.reinforce_embedded(items, writable)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]
@@ -220,8 +225,11 @@ class MemoryService:
 
     async def delete(self, memory_id: UUID) -> None:
         self.actor.require("admin")
-        if not await self._repo.delete(memory_id):
+        before = await self._repo.get(memory_id)
+        if before is None or not await self._repo.delete(memory_id):
             raise NotFoundError(f"memory {memory_id} not found")
+        detail = {"content_hash": before.content_hash, "memory_type": before.memory_type}
+        await AuditTrail(self._uow, self.actor).record("delete", [before], (), detail)
 
     async def list_page(self, draft: ListDraft) -> MemoryPage:
         """Newest first; `next_cursor` continues after the last one (None: no more)."""

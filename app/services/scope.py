@@ -13,9 +13,9 @@ from functools import cached_property
 
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.errors import RateLimitedError
-from app.repository.memories import FeedbackRepository
 from app.repository.transfer import TransferRepository
 from app.runtime import Runtime
+from app.services.audit import AuditService, AuditTrail
 from app.services.auth import Principal
 from app.services.learning import FeedbackService, LearningService
 from app.services.lifecycle import LifecycleService
@@ -52,7 +52,7 @@ class Services:
 
     @cached_property
     def feedback(self) -> FeedbackService:
-        return FeedbackService(FeedbackRepository(self.uow), self.runtime.settings, self.principal)
+        return FeedbackService(self.uow, self.runtime.settings, self.principal)
 
     @cached_property
     def lifecycle(self) -> LifecycleService:
@@ -65,7 +65,13 @@ class Services:
 
     @cached_property
     def transfer(self) -> TransferService:
-        return TransferService(self.memories, TransferRepository(self.uow))
+        return TransferService(
+            self.memories, TransferRepository(self.uow), AuditTrail(self.uow, self.principal)
+        )
+
+    @cached_property
+    def audit(self) -> AuditService:
+        return AuditService(self.uow, AuditTrail(self.uow, self.principal), self.principal)
 
     @cached_property
     def stats(self) -> StatsService:

@@ -14,6 +14,7 @@ from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository
 from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
+from app.services.audit import AuditTrail
 from app.services.auth import Principal
 from app.services.telemetry import Telemetry
 
@@ -102,6 +103,12 @@ class SearchService:
         outcome = await self._repo.search(
             filters, params, timeout_ms=self._settings.search_timeout_ms
         )
+        if outcome.quarantined:
+            await AuditTrail(self._uow, self._actor).record(
+                "quarantine",
+                detail={"reason": "content no longer matches its hash", "found_by": "search"},
+                memory_ids=outcome.quarantined,
+            )
         took_ms = (time.perf_counter() - started) * 1000
         self._telemetry.searched(len(outcome.hits))
         logger.info(

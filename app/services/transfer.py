@@ -23,6 +23,7 @@ from app.domain.transfer import (
     usable_vectors,
 )
 from app.repository.transfer import TransferRepository
+from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
 
 # Lines embedded (when needed) and written together.
@@ -66,9 +67,12 @@ async def _marked(
 
 
 class TransferService:
-    def __init__(self, memories: MemoryService, repo: TransferRepository) -> None:
+    def __init__(
+        self, memories: MemoryService, repo: TransferRepository, audit: AuditTrail
+    ) -> None:
         self._memories = memories
         self._repo = repo
+        self._audit = audit
 
     async def export(self, draft: ExportDraft) -> Export:
         """Every memory of the caller's tenant (optionally one repository), archived and
@@ -113,6 +117,7 @@ class TransferService:
         resolved = [(memory, here.get(successor, successor)) for memory, successor in links]
         report.linked = await self._repo.link(resolved)
         report.unresolved_links = len(links) - report.linked
+        await self._audit.record("import", detail=dataclasses.asdict(report), memory_ids=[])
         return report
 
     async def _write(

@@ -1,0 +1,64 @@
+"""/audit: who changed what, and undo (admins of their own tenant)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import ServicesDep
+from app.domain.audit import AuditQuery
+from app.views import MemoryOut
+
+router = APIRouter(prefix="/audit", tags=["audit"])
+
+
+class AuditEntryOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: UUID
+    at: datetime
+    actor_key: UUID | None = Field(
+        description="The key that did it; null in open mode or for the service itself"
+    )
+    actor_role: str
+    action: str
+    memory_ids: list[UUID]
+    before: dict[str, Any] = Field(description="Memory id -> its fields before")
+    after: dict[str, Any] = Field(description="Memory id -> its fields after")
+    detail: dict[str, Any]
+    undone_by: UUID | None
+
+
+class UndoOut(BaseModel):
+    undo: AuditEntryOut
+    memories: list[MemoryOut]
+
+
+@router.get("", response_model=list[AuditEntryOut], summary="The audit trail, newest first")
+async def list_audit(
+    services: ServicesDep,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    actor_key: UUID | None = None,
+    memory_id: UUID | None = None,
+    action: str | None = None,
+    limit: Annotated[int, Query(description="At most 500")] = 100,
+) -> list[AuditEntryOut]:
+    query = AuditQuery(since, until, actor_key, memory_id, action, limit)
+    return [AuditEntryOut.model_validate(e) for e in await services.audit.entries(query)]
+
+
+@router.post(
+    "/{entry_id:uuid}/undo",
+    response_model=UndoOut,
+    summary="Undo an edit, pin, supersede, archive or prune (409 if the memory changed since)",
+)
+async def undo(entry_id: UUID, services: ServicesDep) -> UndoOut:
+    entry, memories = await services.audit.undo(entry_id)
+    return UndoOut(
+        undo=AuditEntryOut.model_validate(entry), memories=[MemoryOut.of(m) for m in memories]
+    )

@@ -1,0 +1,80 @@
+"""The audit trail's vocabulary: what is recorded, and what of a memory an entry keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from app.domain.memory import Memory
+
+# Every state-changing operation but a plain store or reinforcement.
+ACTIONS = (
+    "edit",
+    "pin",
+    "unpin",
+    "supersede",
+    "archive",
+    "restore",
+    "delete",
+    "prune",
+    "import",
+    "quarantine",
+    "feedback",
+    "key_create",
+    "key_revoke",
+    "undo",
+)
+# What an undo can put back, from the entry's "before".
+UNDOABLE = frozenset({"edit", "pin", "unpin", "supersede", "archive", "prune"})
+# The fields of a memory an entry keeps (and an undo restores).
+STATE_FIELDS = (
+    "tags",
+    "pinned",
+    "confidence",
+    "category",
+    "metadata",
+    "archived_at",
+    "superseded_by",
+    "relevance_score",
+    "quarantined_at",
+)
+
+
+def state_of(memory: Memory, names: tuple[str, ...] = STATE_FIELDS) -> dict[str, Any]:
+    """The memory's fields as JSON values, with the version they were at."""
+    state: dict[str, Any] = {"version": memory.version}
+    for name in names:
+        value = getattr(memory, name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, UUID):
+            value = str(value)
+        state[name] = value
+    return state
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    tenant_id: str
+    id: UUID
+    at: datetime
+    actor_key: UUID | None
+    actor_role: str
+    action: str
+    memory_ids: list[UUID]
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+    undone_by: UUID | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    since: datetime | None = None
+    until: datetime | None = None
+    actor_key: UUID | None = None
+    memory_id: UUID | None = None
+    action: str | None = None
+    limit: int = 100

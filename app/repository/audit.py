@@ -1,0 +1,146 @@
+"""The audit log: appended by the services, read by admins, pruned by age."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from app.db.session import UnitOfWork
+from app.domain.audit import AuditEntry, AuditQuery
+from app.domain.memory import Memory
+from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.sql import named
+
+_COLUMNS = (
+    "tenant_id, id, at, actor_key, actor_role, action, memory_ids, before, after, detail, undone_by"
+)
+
+_RECORD = f"""
+INSERT INTO audit_log (tenant_id, actor_key, actor_role, action, memory_ids, before, after,
+                       detail)
+VALUES (:tenant_id, :actor_key, :actor_role, :action, :memory_ids, :before, :after, :detail)
+RETURNING {_COLUMNS}
+"""
+
+_LIST = f"""
+SELECT {_COLUMNS} FROM audit_log
+WHERE tenant_id = :tenant_id
+  AND (:since::timestamptz IS NULL OR at >= :since)
+  AND (:until::timestamptz IS NULL OR at < :until)
+  AND (:actor_key::uuid IS NULL OR actor_key = :actor_key)
+  AND (:memory_id::uuid IS NULL OR memory_ids @> ARRAY[:memory_id::uuid])
+  AND (:action::text IS NULL OR action = :action)
+ORDER BY at DESC, id DESC
+LIMIT :limit
+"""
+
+# An undo puts back the fields the entry kept, only while the memory is still at the
+# version the entry left it at (else nothing changes and the caller answers 409).
+_PUT_BACK = f"""
+UPDATE memories AS m SET
+    tags = CASE WHEN :state ? 'tags' THEN r.tags ELSE m.tags END,
+    pinned = CASE WHEN :state ? 'pinned' THEN r.pinned ELSE m.pinned END,
+    confidence = CASE WHEN :state ? 'confidence' THEN r.confidence ELSE m.confidence END,
+    category = CASE WHEN :state ? 'category' THEN r.category ELSE m.category END,
+    metadata = CASE WHEN :state ? 'metadata' THEN r.metadata ELSE m.metadata END,
+    archived_at = CASE WHEN :state ? 'archived_at' THEN r.archived_at ELSE m.archived_at END,
+    superseded_by = CASE WHEN :state ? 'superseded_by' THEN r.superseded_by
+                         ELSE m.superseded_by END,
+    version = m.version + 1,
+    updated_at = :now
+FROM jsonb_populate_record(NULL::memories, :state) AS r
+WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.version = :expected_version
+RETURNING {MEMORY_COLUMNS}
+"""
+
+
+def _entry(row: Any) -> AuditEntry:
+    return AuditEntry(**{name: row[name] for name in _COLUMNS.split(", ")})
+
+
+class AuditRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def record(
+        self,
+        actor: tuple[UUID | None, str],
+        action: str,
+        memory_ids: Sequence[UUID],
+        before: dict[str, Any],
+        after: dict[str, Any],
+        detail: dict[str, Any],
+    ) -> AuditEntry:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "actor_key": actor[0],
+            "actor_role": actor[1],
+            "action": action,
+            "memory_ids": list(memory_ids),
+            "before": before,
+            "after": after,
+            "detail": detail,
+        }
+        return _entry(await conn.fetchrow(*named(_RECORD, values)))
+
+    async def list(self, query: AuditQuery) -> list[AuditEntry]:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "since": query.since,
+            "until": query.until,
+            "actor_key": query.actor_key,
+            "memory_id": query.memory_id,
+            "action": query.action,
+            "limit": query.limit,
+        }
+        return [_entry(r) for r in await conn.fetch(*named(_LIST, values))]
+
+    async def get(self, entry_id: UUID) -> AuditEntry | None:
+        conn = await self._uow.connection()
+        row = await conn.fetchrow(
+            *named(
+                f"SELECT {_COLUMNS} FROM audit_log"
+                " WHERE tenant_id = :tenant_id AND id = :id FOR UPDATE",
+                {"tenant_id": self._uow.tenant_id, "id": entry_id},
+            )
+        )
+        return _entry(row) if row else None
+
+    async def mark_undone(self, entry_id: UUID, undo_id: UUID) -> None:
+        conn = await self._uow.connection()
+        await conn.execute(
+            *named(
+                "UPDATE audit_log SET undone_by = :undo_id"
+                " WHERE tenant_id = :tenant_id AND id = :id",
+                {"tenant_id": self._uow.tenant_id, "id": entry_id, "undo_id": undo_id},
+            )
+        )
+
+    async def put_back(
+        self, memory_id: UUID, state: dict[str, Any], expected_version: int, now: Any
+    ) -> Memory | None:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "memory_id": memory_id,
+            "state": state,
+            "expected_version": expected_version,
+            "now": now,
+        }
+        row = await conn.fetchrow(*named(_PUT_BACK, values))
+        return to_memory(row) if row else None
+
+    async def forget_older_than(self, days: int) -> int:
+        conn = await self._uow.connection()
+        deleted = await conn.fetchval(
+            *named(
+                "WITH gone AS (DELETE FROM audit_log WHERE tenant_id = :tenant_id"
+                " AND at < now() - make_interval(days => :days) RETURNING 1)"
+                " SELECT count(*) FROM gone",
+                {"tenant_id": self._uow.tenant_id, "days": days},
+            )
+        )
+        return int(deleted)

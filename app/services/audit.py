@@ -1,0 +1,115 @@
+"""The audit trail: every state-changing operation but a plain store or reinforcement is
+recorded with its actor and the values before and after; admins read it and undo from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from app.db.session import UnitOfWork
+from app.domain.audit import ACTIONS, UNDOABLE, AuditEntry, AuditQuery, state_of
+from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.memory import Memory
+from app.domain.validation import one_of
+from app.repository.audit import AuditRepository
+from app.services.auth import Principal
+
+MAX_AUDIT_PAGE = 500
+
+
+class AuditTrail:
+    """What a service records; one per unit of work, for its caller."""
+
+    def __init__(self, uow: UnitOfWork, actor: Principal) -> None:
+        self._repo = AuditRepository(uow)
+        self._actor = actor
+
+    async def record(
+        self,
+        action: str,
+        before: Sequence[Memory] = (),
+        after: Sequence[Memory] = (),
+        detail: dict[str, Any] | None = None,
+        memory_ids: Sequence[UUID] | None = None,
+    ) -> AuditEntry:
+        ids = list(memory_ids) if memory_ids is not None else [m.id for m in after or before]
+        return await self._repo.record(
+            (self._actor.key_id, self._actor.role),
+            action,
+            ids,
+            {str(m.id): state_of(m) for m in before},
+            {str(m.id): state_of(m) for m in after},
+            detail or {},
+        )
+
+    async def record_states(
+        self,
+        action: str,
+        memory_ids: Sequence[UUID],
+        before: dict[str, Any],
+        after: dict[str, Any],
+        detail: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        """For changes made in bulk by one statement (prune), whose rows are not read back."""
+        actor = (self._actor.key_id, self._actor.role)
+        return await self._repo.record(actor, action, memory_ids, before, after, detail or {})
+
+
+class AuditService:
+    def __init__(self, uow: UnitOfWork, trail: AuditTrail, actor: Principal) -> None:
+        self._repo = AuditRepository(uow)
+        self._trail = trail
+        self._actor = actor
+
+    async def entries(self, query: AuditQuery) -> list[AuditEntry]:
+        self._actor.require("admin")
+        if not 1 <= query.limit <= MAX_AUDIT_PAGE:
+            raise InvalidInputError(f"limit must be 1 to {MAX_AUDIT_PAGE}", field="limit")
+        if query.action is not None:
+            one_of(query.action, "action", ACTIONS, "")
+        return await self._repo.list(query)
+
+    async def undo(self, entry_id: UUID) -> tuple[AuditEntry, list[Memory]]:
+        """Put back what the entry changed, each memory only if nothing changed it since
+        (409 otherwise, and nothing is put back); recorded as an entry of its own."""
+        self._actor.require("admin")
+        entry = await self._repo.get(entry_id)
+        if entry is None:
+            raise NotFoundError(f"audit entry {entry_id} not found")
+        if entry.action not in UNDOABLE:
+            raise ConflictError(
+                f"a {entry.action} cannot be undone (undoable: {', '.join(sorted(UNDOABLE))})"
+            )
+        if entry.undone_by is not None:
+            raise ConflictError(f"audit entry {entry_id} was already undone by {entry.undone_by}")
+        now = datetime.now(UTC)
+        restored: list[Memory] = []
+        for memory_id, before in entry.before.items():
+            left_at = entry.after.get(memory_id, {}).get("version")
+            state = {k: v for k, v in before.items() if k in _PUT_BACK_FIELDS}
+            memory = (
+                None
+                if left_at is None
+                else await self._repo.put_back(UUID(memory_id), state, left_at, now)
+            )
+            if memory is None:
+                raise ConflictError(
+                    f"memory {memory_id} changed since this entry (or is gone): nothing was"
+                    " undone; look at its history and change it by hand"
+                )
+            restored.append(memory)
+        undo = await self._trail.record(
+            "undo", before=(), after=restored, detail={"undid": str(entry_id)}
+        )
+        await self._repo.mark_undone(entry_id, undo.id)
+        return undo, restored
+
+    async def forget_old(self, days: int) -> int:
+        return await self._repo.forget_older_than(days)
+
+
+_PUT_BACK_FIELDS = frozenset(
+    {"tags", "pinned", "confidence", "category", "metadata", "archived_at", "superseded_by"}
+)
