@@ -343,3 +343,129 @@ async def test_docs_send_the_consoles_security_headers(api: httpx.AsyncClient) -
     assert (
         "script-src 'self' 'sha256-" in (await api.get("/docs")).headers["content-security-policy"]
     )
+
+
+# The audit trail.
+
+
+async def entries(db: asyncpg.Connection, tenant: str) -> list[asyncpg.Record]:
+    return await db.fetch(
+        "SELECT action, memory_ids, actor_role FROM audit_log WHERE tenant_id = $1 ORDER BY at, id",
+        tenant,
+    )
+
+
+async def test_every_change_writes_one_entry_and_undo_puts_it_back(
+    api: httpx.AsyncClient, keys: dict[str, str], db: asyncpg.Connection
+) -> None:
+    admin = auth(keys["a-admin"])
+    base = await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'a'")
+    made = (
+        await api.post(
+            "/memories", json={"content": "Cache tokens for an hour", "tags": ["a"]}, headers=admin
+        )
+    ).json()["memory"]
+    mid = made["id"]
+    assert await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'a'") == base
+
+    steps = [
+        (
+            "edit",
+            api.patch(f"/memories/{mid}", json={"tags": ["b"], "category": "perf"}, headers=admin),
+        ),
+        ("pin", api.patch(f"/memories/{mid}", json={"pinned": True}, headers=admin)),
+        (
+            "feedback",
+            api.post(f"/memories/{mid}/feedback", json={"outcome": "helpful"}, headers=admin),
+        ),
+        ("archive", api.post(f"/memories/{mid}/archive", headers=admin)),
+        ("restore", api.post(f"/memories/{mid}/restore", headers=admin)),
+    ]
+    for action, request in steps:
+        answer = await request
+        assert answer.is_success, answer.text
+        logged = await entries(db, "a")
+        assert logged[-1]["action"] == action and logged[-1]["memory_ids"] == [uuid.UUID(mid)]
+    assert len(await entries(db, "a")) == base + len(steps)
+
+    # Undo the edit after the pin changed the memory: refused, nothing undone.
+    trail = (await api.get("/audit", params={"memory_id": mid}, headers=admin)).json()
+    assert [e["action"] for e in trail] == ["restore", "archive", "feedback", "pin", "edit"]
+    edit = trail[-1]
+    assert edit["before"][mid]["tags"] == ["a"] and edit["after"][mid]["tags"] == ["b"]
+    assert (await api.post(f"/audit/{edit['id']}/undo", headers=admin)).status_code == 409
+    # Undo the last change (the restore is not undoable; archive it again and undo that).
+    await api.post(f"/memories/{mid}/archive", headers=admin)
+    archived = (
+        await api.get("/audit", params={"action": "archive", "limit": 1}, headers=admin)
+    ).json()[0]
+    before = (
+        await api.get(f"/memories/{mid}", params={"include_quarantined": "true"}, headers=admin)
+    ).json()
+    undone = await api.post(f"/audit/{archived['id']}/undo", headers=admin)
+    assert undone.status_code == 200, undone.text
+    after = undone.json()["memories"][0]
+    assert after["archived_at"] is None and before["archived_at"] is not None
+    for name in ("tags", "category", "pinned", "confidence", "metadata", "content"):
+        assert after[name] == before[name]
+    assert (await api.post(f"/audit/{archived['id']}/undo", headers=admin)).status_code == 409
+
+    # Supersede, undone: the old memory is current again.
+    newer = await api.post(
+        f"/memories/{mid}/supersede",
+        json={"content": "Cache tokens for ten minutes"},
+        headers=admin,
+    )
+    assert newer.status_code == 201
+    sup = (await api.get("/audit", params={"action": "supersede"}, headers=admin)).json()[0]
+    assert set(sup["memory_ids"]) == {mid, newer.json()["replacement"]["memory"]["id"]}
+    assert (await api.post(f"/audit/{sup['id']}/undo", headers=admin)).status_code == 200
+    assert (await api.get(f"/memories/{mid}", headers=admin)).json()["superseded_by"] is None
+
+    # Delete: recorded, not undoable.
+    assert (await api.delete(f"/memories/{mid}", headers=admin)).status_code == 204
+    deleted = (await api.get("/audit", params={"action": "delete"}, headers=admin)).json()[0]
+    assert (await api.post(f"/audit/{deleted['id']}/undo", headers=admin)).status_code == 409
+
+
+async def test_prune_import_keys_and_quarantine_are_recorded(
+    api: httpx.AsyncClient, keys: dict[str, str], db: asyncpg.Connection
+) -> None:
+    admin = auth(keys["a-admin"])
+    old = (
+        await api.post("/memories", json={"content": "An old unused note"}, headers=admin)
+    ).json()
+    await db.execute(
+        "UPDATE memories SET created_at = now() - interval '400 days' WHERE id = $1",
+        uuid.UUID(old["memory"]["id"]),
+    )
+    pruned = await api.post("/prune", json={"dry_run": False}, headers=admin)
+    assert pruned.json()["total_archived"] == 1
+    entry = (await api.get("/audit", params={"action": "prune"}, headers=admin)).json()[0]
+    assert entry["memory_ids"] == [old["memory"]["id"]]
+    assert (await api.post(f"/audit/{entry['id']}/undo", headers=admin)).status_code == 200
+    assert (await api.get(f"/memories/{old['memory']['id']}", headers=admin)).json()[
+        "archived_at"
+    ] is None
+
+    await api.post(
+        "/memories/import",
+        content=export_file({"content": "imported once"}),
+        headers={**admin, "Content-Type": "application/x-ndjson"},
+    )
+    made = await api.post("/admin/keys", json={"name": "bot", "role": "agent"}, headers=admin)
+    await api.delete(f"/admin/keys/{made.json()['id']}", headers=admin)
+    tampered = (
+        await api.post("/memories", json={"content": "Use the staging bucket"}, headers=admin)
+    ).json()["memory"]
+    await db.execute(
+        "UPDATE memories SET content = 'Use the prod bucket' WHERE id = $1",
+        uuid.UUID(tampered["id"]),
+    )
+    await api.get("/search", params={"q": "prod bucket"}, headers=admin)
+    actions = [e["action"] for e in (await api.get("/audit", headers=admin)).json()]
+    for action in ("prune", "undo", "import", "key_create", "key_revoke", "quarantine"):
+        assert actions.count(action) == 1, (action, actions)
+    # Each tenant's admin sees its own trail only; others may not read it.
+    assert (await api.get("/audit", headers=auth(keys["b-admin"]))).json() == []
+    assert (await api.get("/audit", headers=auth(keys["a-agent"]))).status_code == 403

@@ -202,7 +202,9 @@ class FeedbackService:
         s = self._settings
         delta = s.feedback_helpful_step if outcome == "helpful" else -s.feedback_unhelpful_step
         bounds = (0.0, s.feedback_trusted_floor, s.relevance_ceiling)
+        before = await self._memories.get(memory_id)
         memory = await self._repository.apply(memory_id, delta, bounds, self._actor.writable_trust)
-        if memory is None:
+        if before is None or memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        await self._audit.record("feedback", [before], [memory], {"outcome": outcome})
         return memory
