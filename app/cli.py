@@ -242,6 +242,37 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """The tenant's audit trail, newest first; or undo one entry (admin key)."""
+    with client_of(args) as memory:
+        if args.undo:
+            answer = memory.undo(args.undo)
+        else:
+            answer = memory.audit(
+                memory_id=args.memory,
+                action=args.action,
+                since=args.since,
+                limit=args.limit,
+            )
+    if args.json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
+    if args.undo:
+        restored = ", ".join(m["id"] for m in answer["memories"])
+        print(f"undone: {args.undo} (entry {answer['undo']['id']}; restored {restored})")
+        return 0
+    for entry in answer:
+        who = entry["actor_key"] or "open/service"
+        targets = ",".join(entry["memory_ids"][:3])
+        more = f" +{len(entry['memory_ids']) - 3}" if len(entry["memory_ids"]) > 3 else ""
+        undone = f" (undone by {entry['undone_by']})" if entry["undone_by"] else ""
+        print(
+            f"{entry['at'][:19]}  {entry['id']}  {entry['action']:10} {entry['actor_role']:6}"
+            f" {who}  {targets}{more}{undone}"
+        )
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """A tenant's memories as JSON lines, to a file or stdout."""
     from app.progress import Progress
@@ -431,7 +462,9 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 HELP = argparse.ArgumentDefaultsHelpFormatter
-CLIENT_COMMANDS = frozenset({"remember", "search", "list", "show", "export", "import", "hook"})
+CLIENT_COMMANDS = frozenset(
+    {"remember", "search", "list", "show", "export", "import", "hook", "audit"}
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -504,6 +537,16 @@ def build_parser() -> argparse.ArgumentParser:
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id")
     show.set_defaults(func=cmd_show)
+
+    audit = command(
+        "audit", "the audit trail, newest first, or --undo (admin key)", [client, shown]
+    )
+    audit.add_argument("--memory", help="only entries about this memory id")
+    audit.add_argument("--action", help="only this action (edit, prune, undo, ...)")
+    audit.add_argument("--since", help="only entries from this time on (ISO 8601)")
+    audit.add_argument("--limit", type=int, default=50, help="at most this many (1 to 500)")
+    audit.add_argument("--undo", metavar="ENTRY_ID", help="undo this entry instead of listing")
+    audit.set_defaults(func=cmd_audit)
 
     export = command("export", "write memories as JSON lines", [client])
     export.add_argument("--source-repo", dest="source_repo", help="only this repository's")

@@ -81,6 +81,14 @@ class Calls:
         return Call("GET", f"/memories/{memory_id}")
 
     @staticmethod
+    def audit(**filters: Any) -> Call:
+        return Call("GET", "/audit", params=_without_none(filters))
+
+    @staticmethod
+    def undo(entry_id: str) -> Call:
+        return Call("POST", f"/audit/{entry_id}/undo")
+
+    @staticmethod
     def start_session(**fields: Any) -> Call:
         return Call("POST", "/sessions", json=_without_none(fields))
 
@@ -171,6 +179,12 @@ class MemoryClient:
 
     def get(self, memory_id: str) -> Any:
         return self.send(Calls.get(memory_id))
+
+    def audit(self, **filters: Any) -> Any:
+        return self.send(Calls.audit(**filters))
+
+    def undo(self, entry_id: str) -> Any:
+        return self.send(Calls.undo(entry_id))
 
     def start_session(self, **fields: Any) -> Any:
         return self.send(Calls.start_session(**fields))

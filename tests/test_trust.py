@@ -84,8 +84,8 @@ async def test_revoking_every_key_closes_the_service(
 async def test_open_mode_is_decided_at_start(app: FastAPI, db: asyncpg.Connection) -> None:
     database = app.state.runtime.database
     assert await decide_open_mode(database, "127.0.0.1", False, False)
-    assert not await decide_open_mode(database, "0.0.0.0", False, False)  # noqa: S104
-    assert await decide_open_mode(database, "0.0.0.0", False, True)  # noqa: S104
+    assert not await decide_open_mode(database, "0.0.0.0", False, False)
+    assert await decide_open_mode(database, "0.0.0.0", False, True)
     assert not await decide_open_mode(database, "127.0.0.1", True, False)
     key = await KeyService(db).create("default", "k", "admin")
     await KeyService(db).revoke(None, key.record.id, force=True)
@@ -349,10 +349,11 @@ async def test_docs_send_the_consoles_security_headers(api: httpx.AsyncClient) -
 
 
 async def entries(db: asyncpg.Connection, tenant: str) -> list[asyncpg.Record]:
-    return await db.fetch(
+    rows: list[asyncpg.Record] = await db.fetch(
         "SELECT action, memory_ids, actor_role FROM audit_log WHERE tenant_id = $1 ORDER BY at, id",
         tenant,
     )
+    return rows
 
 
 async def test_every_change_writes_one_entry_and_undo_puts_it_back(
@@ -469,3 +470,37 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
     # Each tenant's admin sees its own trail only; others may not read it.
     assert (await api.get("/audit", headers=auth(keys["b-admin"]))).json() == []
     assert (await api.get("/audit", headers=auth(keys["a-agent"]))).status_code == 403
+
+
+async def test_the_console_and_the_cli_show_the_trail_and_undo(
+    served: str, db: asyncpg.Connection
+) -> None:
+    from tests.test_cli import run
+    from tests.test_console import csrf_of, signed_in
+
+    service = KeyService(db)
+    admin = (await service.create("team", "admin", "admin")).key
+    agent = (await service.create("team", "agent", "agent")).key
+    async with httpx.AsyncClient(base_url=served) as http:
+        made = await http.post(
+            "/memories", json={"content": "Deploy from main only"}, headers=auth(admin)
+        )
+        mid = made.json()["memory"]["id"]
+        await http.patch(f"/memories/{mid}", json={"tags": ["deploy"]}, headers=auth(admin))
+        entry = (await http.get("/audit", headers=auth(admin))).json()[0]
+
+        code, out, err = await run("audit", "--url", served, "--api-key", admin)
+        assert code == 0, err
+        assert entry["id"] in out and "edit" in out
+        code, _, err = await run("audit", "--url", served, "--api-key", agent)
+        assert code != 0 and "may not" in err
+
+        await signed_in(http, admin)
+        page = await http.get("/console/audit")
+        assert page.status_code == 200 and f'id="undo-{entry["id"]}"' in page.text
+        undone = await http.post(
+            f"/console/audit/{entry['id']}/undo", data={"csrf_token": csrf_of(page.text)}
+        )
+        assert undone.status_code == 303
+        memory = (await http.get(f"/memories/{mid}", headers=auth(admin))).json()
+        assert memory["tags"] == []

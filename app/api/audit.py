@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import ServicesDep
+from app.api.examples import AUDIT_ID, KEY_ID, MEMORY_ID, AuditId, answers
 from app.domain.audit import AuditQuery
 from app.views import MemoryOut
 
@@ -38,7 +39,26 @@ class UndoOut(BaseModel):
     memories: list[MemoryOut]
 
 
-@router.get("", response_model=list[AuditEntryOut], summary="The audit trail, newest first")
+_EXAMPLE = {
+    "id": AUDIT_ID,
+    "at": "2026-11-25T09:30:00Z",
+    "actor_key": KEY_ID,
+    "actor_role": "admin",
+    "action": "edit",
+    "memory_ids": [MEMORY_ID],
+    "before": {MEMORY_ID: {"version": 3, "tags": ["ci"], "pinned": False}},
+    "after": {MEMORY_ID: {"version": 4, "tags": ["ci", "postgres"], "pinned": False}},
+    "detail": {},
+    "undone_by": None,
+}
+
+
+@router.get(
+    "",
+    response_model=list[AuditEntryOut],
+    summary="The audit trail, newest first",
+    responses=answers([_EXAMPLE]),
+)
 async def list_audit(
     services: ServicesDep,
     since: datetime | None = None,
@@ -57,7 +77,7 @@ async def list_audit(
     response_model=UndoOut,
     summary="Undo an edit, pin, supersede, archive or prune (409 if the memory changed since)",
 )
-async def undo(entry_id: UUID, services: ServicesDep) -> UndoOut:
+async def undo(entry_id: AuditId, services: ServicesDep) -> UndoOut:
     entry, memories = await services.audit.undo(entry_id)
     return UndoOut(
         undo=AuditEntryOut.model_validate(entry), memories=[MemoryOut.of(m) for m in memories]

@@ -1,4 +1,4 @@
-"""/prune, /memories/{id}/archive and /restore, /memories/{id}/supersede, PATCH /memories/{id}, /stats."""
+"""/prune, /memories/{id}/archive, /restore and /supersede, PATCH /memories/{id}, /stats."""
 
 from __future__ import annotations
 

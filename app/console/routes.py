@@ -27,6 +27,7 @@ from app.console.signin import (
     sign_out,
     signed_in,
 )
+from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.compact import age
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
 from app.domain.inputs import ListDraft, SearchDraft
@@ -312,6 +313,40 @@ async def prune_now(
     async with services_of(request, runtime) as services:
         await services.lifecycle.prune(blank_to_none(source_repo), dry_run=False)
     return back_to("/console/stats")
+
+
+@router.get("/console/audit")
+async def audit_page(request: Request, runtime: RuntimeDep, memory_id: Text = None) -> Response:
+    """Who changed what (admins), newest first, with undo where it applies."""
+    wanted = UUID(memory_id) if memory_id and is_uuid(memory_id) else None
+    async with services_of(request, runtime) as services:
+        trail = await services.audit.entries(AuditQuery(memory_id=wanted, limit=PAGE_SIZE * 4))
+    return page(
+        request,
+        "audit.html",
+        {"nav": "audit", "entries": trail, "undoable": UNDOABLE, "memory_id": memory_id or ""},
+    )
+
+
+@router.post("/console/audit/{entry_id:uuid}/undo")
+async def audit_undo(
+    request: Request,
+    runtime: RuntimeDep,
+    entry_id: UUID,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.audit.undo(entry_id)
+    return back_to("/console/audit")
+
+
+def is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 @router.get("/console/sessions")
