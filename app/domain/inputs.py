@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
+from app.domain.fields import EDITABLE_FIELDS
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER, NewMemory, trust_at_least
 from app.domain.text import CHARS_PER_TOKEN
@@ -38,7 +39,6 @@ from app.domain.validation import (
 CONFIDENCES = ("high", "medium", "low")
 SESSION_STATUSES = ("completed", "failed")
 ATTEMPT_RESULTS = ("success", "failure")
-EDITABLE_FIELDS = ("tags", "pinned", "confidence", "category", "metadata")
 MAX_SEARCH_LIMIT = 100
 
 

@@ -140,9 +140,20 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         searched with it. Returns the status (stored or reinforced), a one-line message, the
         memory's id and how often it has been observed. Never store secrets."""
         draft = MemoryDraft(
-            content, memory_type, category, tags, source_repo, task_id, trust_level,
-            confidence, pinned, source, name, metadata, context,
-        )  # fmt: skip
+            content=content,
+            memory_type=memory_type,
+            category=category,
+            tags=tags,
+            source_repo=source_repo,
+            task_id=task_id,
+            trust_level=trust_level,
+            confidence=confidence,
+            pinned=pinned,
+            source=source,
+            name=name,
+            metadata=metadata,
+            context=context,
+        )
         async with call() as services:
             outcome = await services.memories.store(draft)
         return render_store_brief(outcome).model_dump(mode="json")

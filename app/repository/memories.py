@@ -10,7 +10,14 @@ from uuid import UUID
 
 from app.db.session import UnitOfWork
 from app.domain.memory import Memory, NewMemory
-from app.repository.rows import MEMORY_COLUMNS, SERVABLE, to_memory
+from app.repository.rows import (
+    CLIENT_COLUMNS,
+    CLIENT_VALUES,
+    MEMORY_COLUMNS,
+    SERVABLE,
+    client_values,
+    to_memory,
+)
 from app.repository.sql import named
 
 # One statement per memory: a new row, or (same tenant, repo and normalised content)
@@ -27,15 +34,12 @@ _MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
 
 _UPSERT = f"""
 INSERT INTO memories AS m (
-    tenant_id, content, content_hash, memory_type, category, tags, source_repo, task_id,
-    trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key,
-    context, context_hash
+    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash
 )
 VALUES (
-    :tenant_id, :content, memory_content_hash(:content), :memory_type, :category, :tags,
-    :source_repo, :task_id, :trust_level, :confidence, :pinned, :source, :name, :metadata,
+    :tenant_id, {CLIENT_VALUES}, memory_content_hash(:content),
     memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
-    :context, memory_content_hash(:context)
+    memory_content_hash(:context)
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     observation_count = m.observation_count + 1,
@@ -141,21 +145,9 @@ class MemoryRepository:
     ) -> dict[str, Any]:
         return {
             "tenant_id": self.tenant_id,
-            "content": new.content,
-            "memory_type": new.memory_type,
-            "category": new.category,
-            "tags": list(new.tags),
-            "source_repo": new.source_repo,
-            "task_id": new.task_id,
-            "trust_level": new.trust_level,
-            "confidence": new.confidence,
-            "pinned": new.pinned,
-            "source": new.source,
-            "name": new.name,
-            "metadata": new.metadata,
+            **client_values(new),
             "embedding": embedding,
             "created_by_key": self._uow.key_id,
-            "context": new.context,
             "embedding_model": self._uow.embedding_model,
             "writable": list(writable),
         }

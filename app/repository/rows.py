@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from app.domain.memory import Memory
+from app.domain.fields import CLIENT_FIELDS, MEMORY_FIELDS
+from app.domain.memory import Memory, NewMemory
 
 # Whether a row still matches the hashes its writer stored: a row edited behind the API's
 # back does not, and is never served to an agent (docs/security.md).
@@ -15,47 +17,39 @@ INTACT = (
 # Served to agents: intact and not quarantined.
 SERVABLE = f"(m.quarantined_at IS NULL AND {INTACT})"
 
-# Every column a client may see; embeddings and search vectors never leave the database.
-MEMORY_COLUMNS = f"""
-    m.tenant_id, m.id, m.content, m.content_hash, m.memory_type, m.category, m.tags,
-    m.source_repo, m.task_id, m.trust_level, m.confidence, m.pinned, m.source, m.name,
-    m.metadata, m.context, m.observation_count, m.relevance_score, m.superseded_by, m.access_count,
-    m.last_accessed_at, m.archived_at, m.created_at, m.updated_at, m.quarantined_at,
-    m.created_by_key, m.version,
-    (m.embedding IS NOT NULL) AS has_embedding,
-    {INTACT} AS intact
-"""
+# Every field of app/domain/fields.py: the stored columns, then those computed when read.
+# Embeddings and search vectors never leave the database.
+_COMPUTED = {
+    "has_embedding": "(m.embedding IS NOT NULL)",
+    "intact": INTACT,
+}
+
+
+def memory_columns(instead: Mapping[str, str] | None = None) -> str:
+    """The select list of a memory row; `instead` gives some fields another expression."""
+    exprs = {**_COMPUTED, **(instead or {})}
+    return ",\n    ".join(
+        f"{exprs[f.name]} AS {f.name}" if f.name in exprs else f"m.{f.name}" for f in MEMORY_FIELDS
+    )
+
+
+MEMORY_COLUMNS = memory_columns()
+_NAMES = tuple(f.name for f in MEMORY_FIELDS)
 
 
 def to_memory(row: Any) -> Memory:
-    return Memory(
-        tenant_id=row["tenant_id"],
-        id=row["id"],
-        content=row["content"],
-        content_hash=row["content_hash"],
-        memory_type=row["memory_type"],
-        category=row["category"],
-        tags=list(row["tags"]),
-        source_repo=row["source_repo"],
-        task_id=row["task_id"],
-        trust_level=row["trust_level"],
-        confidence=row["confidence"],
-        pinned=row["pinned"],
-        source=row["source"],
-        name=row["name"],
-        metadata=row["metadata"],
-        context=row["context"],
-        observation_count=row["observation_count"],
-        relevance_score=float(row["relevance_score"]),
-        superseded_by=row["superseded_by"],
-        access_count=row["access_count"],
-        last_accessed_at=row["last_accessed_at"],
-        archived_at=row["archived_at"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        quarantined_at=row["quarantined_at"],
-        created_by_key=row["created_by_key"],
-        version=row["version"],
-        has_embedding=row["has_embedding"],
-        intact=row["intact"],
-    )
+    values = {name: row[name] for name in _NAMES}
+    values["tags"] = list(values["tags"])
+    values["relevance_score"] = float(values["relevance_score"])
+    return Memory(**values)
+
+
+# What a writer sets (app/domain/fields.py), as an INSERT's columns and named values.
+CLIENT_COLUMNS = ", ".join(CLIENT_FIELDS)
+CLIENT_VALUES = ", ".join(f":{name}" for name in CLIENT_FIELDS)
+
+
+def client_values(new: NewMemory) -> dict[str, Any]:
+    values = {name: getattr(new, name) for name in CLIENT_FIELDS}
+    values["tags"] = list(values["tags"])
+    return values

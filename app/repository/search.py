@@ -47,7 +47,7 @@ import asyncpg
 from app.db.session import UnitOfWork
 from app.domain.errors import SearchTimeoutError
 from app.domain.memory import Memory
-from app.repository.rows import INTACT, MEMORY_COLUMNS, to_memory
+from app.repository.rows import INTACT, memory_columns, to_memory
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
 # low k1 (one mention is most of the evidence) and little length normalisation.
@@ -57,6 +57,11 @@ BM25_B = 0.3
 # memory is found through the situation it came from, but its own words rank first
 # (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
 FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
+# A returned memory's access counters as this search left them.
+TOUCHED = {
+    "access_count": "coalesce(t.access_count, m.access_count)",
+    "last_accessed_at": "coalesce(t.last_accessed_at, m.last_accessed_at)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,9 +440,7 @@ counts AS (
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )
-SELECT {MEMORY_COLUMNS.replace("m.access_count,", "").replace("m.last_accessed_at,", "")},
-       coalesce(t.access_count, m.access_count) AS access_count,
-       coalesce(t.last_accessed_at, m.last_accessed_at) AS last_accessed_at,
+SELECT {memory_columns(TOUCHED)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids

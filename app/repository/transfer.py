@@ -10,7 +10,13 @@ from app.db.session import UnitOfWork
 from app.domain.memory import Memory
 from app.domain.transfer import ImportedMemory
 from app.repository.memories import MERGED_TAGS
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import (
+    CLIENT_COLUMNS,
+    CLIENT_VALUES,
+    MEMORY_COLUMNS,
+    client_values,
+    to_memory,
+)
 from app.repository.sql import named
 
 # Oldest first, so that a file reads like the memory's history.
@@ -28,17 +34,14 @@ ORDER BY m.created_at, m.id
 # it carries was altered after its writer stored it: it comes in quarantined.
 _IMPORT = f"""
 INSERT INTO memories AS m (
-    tenant_id, id, content, content_hash, memory_type, category, tags, source_repo, task_id,
-    trust_level, confidence, pinned, source, name, metadata, embedding, created_by_key,
-    context, context_hash, observation_count, relevance_score, access_count,
-    last_accessed_at, archived_at, quarantined_at, created_at
+    tenant_id, id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
+    observation_count, relevance_score, access_count, last_accessed_at, archived_at,
+    quarantined_at, created_at
 )
 VALUES (
-    :tenant_id, coalesce(:id::uuid, uuidv7()),
-    :content, memory_content_hash(:content), :memory_type, :category, :tags, :source_repo,
-    :task_id, :trust_level, :confidence, :pinned, :source, :name, :metadata,
+    :tenant_id, coalesce(:id::uuid, uuidv7()), {CLIENT_VALUES}, memory_content_hash(:content),
     memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
-    :context, memory_content_hash(:context), :observation_count, :relevance_score,
+    memory_content_hash(:context), :observation_count, :relevance_score,
     :access_count, :last_accessed_at, :archived_at,
     CASE WHEN :file_hash::text IS NULL OR :file_hash = memory_content_hash(:content)
          THEN :quarantined_at::timestamptz
@@ -128,22 +131,10 @@ class TransferRepository:
         values = {
             "tenant_id": self.tenant_id,
             "id": memory_id,
-            "content": new.content,
-            "memory_type": new.memory_type,
-            "category": new.category,
-            "tags": list(new.tags),
-            "source_repo": new.source_repo,
-            "task_id": new.task_id,
-            "trust_level": new.trust_level,
-            "confidence": new.confidence,
-            "pinned": new.pinned,
-            "source": new.source,
-            "name": new.name,
-            "metadata": new.metadata,
+            **client_values(new),
             "embedding": embedding,
             "embedding_model": self._uow.embedding_model,
             "created_by_key": self._uow.key_id,
-            "context": new.context,
             "observation_count": state.observation_count,
             "relevance_score": state.relevance_score,
             "access_count": state.access_count,

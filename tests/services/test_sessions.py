@@ -11,6 +11,9 @@ import pytest
 
 from app.services.lifecycle import LifecycleService
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 
 async def start(api: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
     response = await api.post("/sessions", json=body)

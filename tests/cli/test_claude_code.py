@@ -14,7 +14,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-PLUGIN = Path(__file__).parent.parent / "integrations" / "claude-code"
+PLUGIN = Path(__file__).parents[2] / "integrations" / "claude-code"
 
 
 def test_the_plugin_files_are_well_formed() -> None:

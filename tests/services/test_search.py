@@ -19,6 +19,9 @@ from app.domain.decay import ranked_score, retention
 from app.domain.memory import DEFAULT_TENANT
 from app.repository.search import SearchFilter, SearchParams, SearchRepository
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 
 async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
     response = await api.post("/memories", json={"content": content, **fields})

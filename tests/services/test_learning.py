@@ -12,6 +12,9 @@ from fastapi import FastAPI
 from app.embeddings.base import EmbeddingError
 from app.services.search import SearchService
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 PLAN = "1. Write the SQL migration file\n2. Apply it with alembic upgrade\n3. Add a downgrade"
 
 

@@ -1,5 +1,5 @@
 """The web console over HTTP: who may see and press what, forms that cannot be forged, and
-pages that never run what a memory holds. (tests/test_console_browser.py drives the same
+pages that never run what a memory holds. (tests/console/test_console_browser.py drives the same
 pages in Chromium.)"""
 
 from __future__ import annotations

@@ -6,8 +6,12 @@ import asyncio
 
 import asyncpg
 import httpx
+import pytest
 
 from app.services.keys import KeyService
+
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
 
 
 async def test_replay_answers_the_first_response_and_adds_nothing(

@@ -16,6 +16,9 @@ from app.main import create_app
 from tests.conftest import running
 from tests.doubles import GatedEmbedder
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 OURS = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'agent-memory'"
 
 

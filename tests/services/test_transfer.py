@@ -25,6 +25,9 @@ from app.main import create_app
 from app.services.keys import KeyService
 from tests.conftest import running, serving
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 # What a round trip must keep, per memory (ids may differ; links are compared by content).
 KEPT = """
     m.content, m.memory_type, m.category, m.tags, m.source_repo, m.trust_level, m.confidence,

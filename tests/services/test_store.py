@@ -15,6 +15,9 @@ from fastapi import FastAPI
 from app.db.migrations import head_revision
 from app.embeddings.base import Embedder
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 
 async def store(api: httpx.AsyncClient, **body: Any) -> httpx.Response:
     return await api.post("/memories", json=body)

@@ -16,6 +16,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from asyncpg.connection import LoggedQuery
 
 from app.db.migrations import downgrade, upgrade_head
@@ -26,8 +27,12 @@ from app.repository.memories import ListFilter, MemoryRepository
 from app.repository.search import SearchFilter, SearchParams, SearchRepository
 from app.repository.sessions import SessionRepository
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 DISTRIBUTED = {
     "api_keys": "n",  # a reference table: on every node
+    "audit_log": "h",
     "idempotency_keys": "h",
     "memories": "h",
     "sessions": "h",

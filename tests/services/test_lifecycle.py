@@ -18,6 +18,9 @@ from app.domain.memory import embedding_text
 from app.embeddings.base import Embedder
 from app.logging import JsonFormatter
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 
 async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
     response = await api.post("/memories", json={"content": content, **fields})

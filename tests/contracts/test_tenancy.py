@@ -26,6 +26,9 @@ from app.services.auth import RateLimiter
 from app.services.keys import KeyService
 from tests.conftest import running
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 
 @pytest.fixture
 async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[dict[str, str]]:

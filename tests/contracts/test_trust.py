@@ -23,6 +23,9 @@ from app.services.auth import FailedAuthLimiter, decide_open_mode
 from app.services.keys import KeyService
 from tests.conftest import running
 
+# The service's data: this module runs again on a Citus cluster (scripts/test).
+pytestmark = pytest.mark.citus
+
 GITHUB_TOKEN = "ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
 
 
@@ -475,8 +478,8 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
 async def test_the_console_and_the_cli_show_the_trail_and_undo(
     served: str, db: asyncpg.Connection
 ) -> None:
-    from tests.test_cli import run
-    from tests.test_console import csrf_of, signed_in
+    from tests.cli.test_cli import run
+    from tests.console.test_console import csrf_of, signed_in
 
     service = KeyService(db)
     admin = (await service.create("team", "admin", "admin")).key
