@@ -61,7 +61,7 @@ from app.services.auth import (
 )
 from app.services.backfill import backfill_embeddings
 from app.services.sessions import prune_quietly
-from app.services.telemetry import Telemetry
+from app.telemetry import Telemetry
 from app.views import Problem
 
 logger = logging.getLogger("agent_memory")

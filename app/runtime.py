@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from app.concurrency import TenantShares
 from app.config import Settings, tenant_request_share
 from app.db.session import Database
+from app.domain.principal import Authenticates
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder
-from app.services.auth import Authenticator
-from app.services.telemetry import Telemetry
+from app.telemetry import Telemetry
 
 
 @dataclass(slots=True)
@@ -20,7 +20,7 @@ class Runtime:
     embedder: Embedder
     telemetry: Telemetry
     schema_head: str
-    authenticator: Authenticator
+    authenticator: Authenticates
     # Requests in flight per tenant (see Settings.tenant_max_requests).
     admission: TenantShares = field(init=False)
 

@@ -13,8 +13,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.domain.errors import UnauthorizedError
+from app.domain.principal import Principal
 from app.runtime import Runtime
-from app.services.auth import Principal
 from app.services.scope import Services, services_for
 
 

@@ -10,9 +10,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.db.session import CONNECTION_ERRORS
 from app.domain.errors import AppError, RetryLaterError
 from app.embeddings.base import EmbeddingError
+from app.services.health import is_connection_error
 from app.views import invalid_input_problem, problem_of
 
 logger = logging.getLogger("agent_memory.errors")
@@ -79,7 +79,7 @@ async def _embedding_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    if isinstance(exc, CONNECTION_ERRORS):
+    if is_connection_error(exc):
         logger.warning("database unavailable: %s", type(exc).__name__)
         return problem(
             request,

@@ -7,8 +7,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import RuntimeDep
 from app.api.examples import answers
-from app.db.migrations import current_revision
-from app.db.session import CONNECTION_ERRORS
+from app.services.health import readiness
 
 router = APIRouter(tags=["health"])
 
@@ -29,24 +28,22 @@ async def healthz() -> dict[str, str]:
 )
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """The database answers and its schema is at the migration head."""
-    try:
-        async with runtime.database.pool.acquire(timeout=2) as conn:
-            revision = await current_revision(conn)
-    except CONNECTION_ERRORS:
+    found = await readiness(runtime)
+    if found.database != "ok":
         return JSONResponse(
             {"status": "unavailable", "database": "unreachable"},
             status_code=503,
             headers={"Retry-After": "2"},
         )
-    if revision != runtime.schema_head:
+    if not found.ready:
         return JSONResponse(
             {
                 "status": "unavailable",
                 "database": "ok",
-                "schema": revision,
-                "expected": runtime.schema_head,
+                "schema": found.schema,
+                "expected": found.expected,
                 "hint": "run `agent-memory migrate`",
             },
             status_code=503,
         )
-    return JSONResponse({"status": "ok", "database": "ok", "schema": revision})
+    return JSONResponse({"status": "ok", "database": "ok", "schema": found.schema})

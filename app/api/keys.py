@@ -6,19 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import PrincipalDep, RuntimeDep
+from app.api.deps import ServicesDep
 from app.api.examples import KEY_ID, KeyId, answers
 from app.api.schemas import KeyIn
-from app.services.keys import tenant_keys
 from app.views import KeyOut, NewKeyOut, RevokedKeyOut
 
 router = APIRouter(prefix="/admin/keys", tags=["admin"])
 
 
 @router.post("", response_model=NewKeyOut, status_code=201, summary="Create a key (shown once)")
-async def create_key(body: KeyIn, principal: PrincipalDep, runtime: RuntimeDep) -> NewKeyOut:
-    async with tenant_keys(runtime, principal) as keys:
-        created = await keys.create(principal.tenant_id, body.name, body.role)
+async def create_key(body: KeyIn, services: ServicesDep) -> NewKeyOut:
+    created = await services.keys.create(services.principal.tenant_id, body.name, body.role)
     return NewKeyOut(**KeyOut.model_validate(created.record).model_dump(), key=created.key)
 
 
@@ -40,20 +38,18 @@ async def create_key(body: KeyIn, principal: PrincipalDep, runtime: RuntimeDep) 
         ]
     ),
 )
-async def list_keys(principal: PrincipalDep, runtime: RuntimeDep) -> list[KeyOut]:
-    async with tenant_keys(runtime, principal) as keys:
-        return [KeyOut.model_validate(k) for k in await keys.list(principal.tenant_id)]
+async def list_keys(services: ServicesDep) -> list[KeyOut]:
+    keys = await services.keys.list(services.principal.tenant_id)
+    return [KeyOut.model_validate(k) for k in keys]
 
 
 @router.delete("/{key_id:uuid}", response_model=RevokedKeyOut, summary="Revoke a key")
 async def revoke_key(
     key_id: KeyId,
-    principal: PrincipalDep,
-    runtime: RuntimeDep,
+    services: ServicesDep,
     force: Annotated[
         bool, Query(description="Needed to revoke the tenant's last active admin key")
     ] = False,
 ) -> RevokedKeyOut:
-    async with tenant_keys(runtime, principal) as keys:
-        revoked = await keys.revoke(principal.tenant_id, key_id, force)
+    revoked = await services.keys.revoke(services.principal.tenant_id, key_id, force)
     return RevokedKeyOut(**KeyOut.model_validate(revoked.record).model_dump(), note=revoked.note)

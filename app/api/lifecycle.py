@@ -6,11 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Response
 
-from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
+from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo, answers
 from app.api.schemas import MemoryIn, MemoryPatch, PruneIn
 from app.api.versions import etag, expected_version
-from app.services.backfill import backfill_for
 from app.views import MemoryOut, PruneOut, SupersedeOut, render_prune, render_store
 
 router = APIRouter(tags=["lifecycle"])
@@ -51,9 +50,7 @@ async def restore(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
 async def supersede(
     memory_id: MemoryId, body: MemoryIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
-    old, outcome = await services.lifecycle.supersede(
-        memory_id, body.draft(), services.memories, version
-    )
+    old, outcome = await services.lifecycle.supersede(memory_id, body.draft(), version)
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
 
@@ -68,7 +65,7 @@ async def edit(
     version: VersionDep,
 ) -> MemoryOut:
     """Send If-Match with the ETag of your read: a concurrent edit then answers 412."""
-    memory = await services.lifecycle.edit(memory_id, body.changes(), services.memories, version)
+    memory = await services.lifecycle.edit(memory_id, body.changes(), version)
     response.headers["ETag"] = etag(memory)
     return MemoryOut.of(memory)
 
@@ -78,9 +75,9 @@ async def edit(
     summary="Embed memories stored while the model was down",
     responses=answers({"filled": 12}),
 )
-async def backfill(runtime: RuntimeDep, principal: PrincipalDep) -> dict[str, int]:
+async def backfill(services: ServicesDep) -> dict[str, int]:
     """Embed this tenant's memories stored while the embedding provider was down."""
-    return {"filled": await backfill_for(runtime, principal)}
+    return {"filled": await services.backfill()}
 
 
 @router.get(

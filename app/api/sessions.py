@@ -7,11 +7,10 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
-from app.api.deps import RuntimeDep, ServicesDep
+from app.api.deps import ServicesDep
 from app.api.examples import SessionId, SourceRepo
 from app.api.schemas import SessionEndIn, SessionIn
 from app.domain.snapshot import render_json, render_markdown
-from app.services.sessions import start_session
 from app.views import SessionOut, SessionStartOut, render_session, render_session_start
 
 router = APIRouter(tags=["sessions"])
@@ -20,8 +19,8 @@ router = APIRouter(tags=["sessions"])
 @router.post(
     "/sessions", response_model=SessionStartOut, status_code=201, summary="Start a session"
 )
-async def start(body: SessionIn, services: ServicesDep, runtime: RuntimeDep) -> SessionStartOut:
-    started = await start_session(runtime, services.sessions, body.draft())
+async def start(body: SessionIn, services: ServicesDep) -> SessionStartOut:
+    started = await services.sessions.start(body.draft())
     return render_session_start(started.session, started.pruning, started.capture)
 
 

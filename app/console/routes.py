@@ -32,10 +32,10 @@ from app.domain.compact import age
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
 from app.domain.inputs import ListDraft, SearchDraft
 from app.domain.memory import Memory
+from app.domain.principal import Principal
 from app.domain.snapshot import render_markdown
 from app.http_headers import page_headers
 from app.runtime import Runtime
-from app.services.auth import Principal
 from app.services.scope import Services, services_for
 from app.views import problem_of
 
@@ -271,7 +271,7 @@ async def memory_action(
             await services.lifecycle.restore(memory_id)
         elif action in ("pin", "unpin"):
             changes = {"pinned": action == "pin"}
-            await services.lifecycle.edit(memory_id, changes, services.memories)
+            await services.lifecycle.edit(memory_id, changes)
         else:
             await services.memories.delete(memory_id)
             return back_to("/console/browse")

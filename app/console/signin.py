@@ -16,8 +16,8 @@ import secrets
 from fastapi import Request, Response
 
 from app.domain.errors import AppError, ForbiddenError
+from app.domain.principal import Principal
 from app.runtime import Runtime
-from app.services.auth import Principal
 
 KEY_COOKIE = "agent_memory_console_key"
 CSRF_COOKIE = "agent_memory_console_csrf"

@@ -37,11 +37,10 @@ from app.domain.inputs import (
     from_mapping,
     presentation,
 )
+from app.domain.principal import Principal
 from app.domain.snapshot import render_markdown
 from app.runtime import Runtime
-from app.services.auth import Principal
 from app.services.scope import Services, services_for
-from app.services.sessions import start_session as begin_session
 from app.views import (
     invalid_input_problem,
     problem_of,
@@ -297,9 +296,7 @@ def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
         capture settings (whether to ask before recording learnings). Then call `snapshot`
         for the context to start from, and `end_session` when done."""
         async with call() as services:
-            started = await begin_session(
-                services.runtime, services.sessions, SessionDraft(source_repo, agent, task)
-            )
+            started = await services.sessions.start(SessionDraft(source_repo, agent, task))
         brief = render_session_start_brief(started.session, started.pruning, started.capture)
         return brief.model_dump(mode="json")
 

@@ -12,9 +12,9 @@ from app.db.session import UnitOfWork
 from app.domain.audit import ACTIONS, UNDOABLE, AuditEntry, AuditQuery, state_of
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory
+from app.domain.principal import Principal
 from app.domain.validation import one_of
 from app.repository.audit import AuditRepository
-from app.services.auth import Principal
 
 MAX_AUDIT_PAGE = 500
 

@@ -12,17 +12,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from uuid import UUID
 
 from app.db.session import Database
-from app.domain.errors import (
-    ForbiddenError,
-    RateLimitedError,
-    UnauthorizedError,
-)
-from app.domain.keys import CAPABILITIES, TRUST_ALLOWED, hash_key
-from app.domain.memory import DEFAULT_TENANT
+from app.domain.errors import RateLimitedError, UnauthorizedError
+from app.domain.keys import hash_key
+from app.domain.principal import OPEN_PRINCIPAL, Principal
 from app.repository.keys import KeyRepository
 
 logger = logging.getLogger("agent_memory.auth")
@@ -32,45 +27,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def is_loopback(host: str) -> bool:
     return host in LOOPBACK or host.startswith("127.")
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    tenant_id: str
-    role: str
-    key_id: UUID | None  # None in open mode
-
-    def can(self, capability: str) -> bool:
-        return self.role in CAPABILITIES[capability]
-
-    def require(self, capability: str) -> None:
-        if not self.can(capability):
-            article = "an" if self.role[0] in "aeiou" else "a"
-            raise ForbiddenError(f"{article} {self.role} key may not do this ({capability})")
-
-    def may_write_trust(self, trust_level: str) -> bool:
-        return trust_level in TRUST_ALLOWED[self.role]
-
-    def require_trust(self, trust_level: str) -> None:
-        if not self.may_write_trust(trust_level):
-            article = "an" if self.role[0] in "aeiou" else "a"
-            raise ForbiddenError(
-                f"{article} {self.role} key may not write trust_level '{trust_level}'",
-                field="trust_level",
-            )
-
-    @property
-    def writable_trust(self) -> list[str]:
-        """The trust levels this caller may write, and so change."""
-        return sorted(TRUST_ALLOWED[self.role])
-
-
-OPEN_PRINCIPAL = Principal(DEFAULT_TENANT, "admin", None)
-
-
-def system_principal(tenant_id: str) -> Principal:
-    """The service acting on its own schedule (pruning, backfill) for a tenant."""
-    return Principal(tenant_id, "admin", None)
 
 
 class RateLimiter:

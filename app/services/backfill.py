@@ -9,7 +9,6 @@ from app.db.session import unit_of_work
 from app.domain.memory import embedding_text
 from app.embeddings.base import EmbeddingError
 from app.repository.memories import PendingEmbeddingRepository
-from app.services.auth import Principal
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
@@ -42,9 +41,3 @@ async def backfill_embeddings(runtime: Runtime, tenant_id: str, max_rows: int = 
     if filled:
         logger.info("backfill", extra={"tenant_id": tenant_id, "filled": filled})
     return filled
-
-
-async def backfill_for(runtime: Runtime, principal: Principal) -> int:
-    """An admin's request to backfill its own tenant now."""
-    principal.require("admin")
-    return await backfill_embeddings(runtime, principal.tenant_id)

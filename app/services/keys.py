@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.db.session import unit_of_work
+from app.db.session import UnitOfWork
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, display_prefix, generate_key, hash_key
 from app.repository.keys import ApiKey, KeyRepository
 from app.services.audit import AuditTrail
-from app.services.auth import Principal
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +27,15 @@ class KeyService:
     """Over the API, for one tenant's admin, each change is in the audit trail; the CLI on
     the server (the database owner's access) works across tenants and records nothing."""
 
-    def __init__(self, conn: Any, audit: AuditTrail | None = None) -> None:
-        self._repo = KeyRepository(conn)
+    def __init__(self, source: UnitOfWork | Any, audit: AuditTrail | None = None) -> None:
+        """`source`: the request's unit of work (API), or a plain connection (CLI)."""
+        self._source = source
         self._audit = audit
+
+    async def _keys(self) -> KeyRepository:
+        if isinstance(self._source, UnitOfWork):
+            return KeyRepository(await self._source.connection())
+        return KeyRepository(self._source)
 
     async def _record(self, action: str, key: ApiKey) -> None:
         if self._audit is not None:
@@ -42,23 +45,25 @@ class KeyService:
     async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
         tenant_id, name, role = key_request(tenant_id, name, role, ROLES)
         key = generate_key()
-        record = await self._repo.create(tenant_id, name, role, hash_key(key), display_prefix(key))
+        record = await (await self._keys()).create(
+            tenant_id, name, role, hash_key(key), display_prefix(key)
+        )
         await self._record("key_create", record)
         return NewKey(key, record)
 
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
-        return await self._repo.list(tenant_id)
+        return await (await self._keys()).list(tenant_id)
 
     async def revoke(self, tenant_id: str | None, key_id: UUID, force: bool = False) -> Revoked:
         """Revoking a tenant's last active admin key leaves nobody who can manage its keys
         over the API: that takes `force`, and the answer says what it leaves."""
-        current = await self._repo.get(tenant_id, key_id)
+        current = await (await self._keys()).get(tenant_id, key_id)
         if current is None:
             raise NotFoundError(f"key {key_id} not found")
         last_admin = (
             current.role == "admin"
             and current.revoked_at is None
-            and await self._repo.other_active_admins(current.tenant_id, key_id) == 0
+            and await (await self._keys()).other_active_admins(current.tenant_id, key_id) == 0
         )
         note = None
         if last_admin:
@@ -73,7 +78,7 @@ class KeyService:
                     " on the server could make one). Revoke with force=true to do it anyway",
                     field="force",
                 )
-        record = await self._repo.revoke(tenant_id, key_id)
+        record = await (await self._keys()).revoke(tenant_id, key_id)
         if record is None:
             raise NotFoundError(f"key {key_id} not found")
         if current.revoked_at is None:
@@ -85,11 +90,3 @@ class KeyService:
 class Revoked:
     record: ApiKey
     note: str | None  # what the revocation leaves, when it matters
-
-
-@asynccontextmanager
-async def tenant_keys(runtime: Runtime, principal: Principal) -> AsyncIterator[KeyService]:
-    """Key management for an admin of its own tenant (the CLI works across tenants)."""
-    principal.require("admin")
-    async with unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow:
-        yield KeyService(await uow.connection(), AuditTrail(uow, principal))

@@ -24,6 +24,7 @@ from app.domain.inputs import (
 )
 from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.principal import Principal
 from app.domain.secrets import screen, screen_json
 from app.domain.tasks import (
     detect_task_pattern,
@@ -33,7 +34,6 @@ from app.domain.tasks import (
 from app.domain.validation import clean_content, one_of
 from app.repository.memories import FeedbackRepository, MemoryRepository
 from app.services.audit import AuditTrail
-from app.services.auth import Principal
 from app.services.memories import MemoryService
 from app.services.search import SearchService
 

@@ -21,13 +21,13 @@ from app.domain.errors import (
 from app.domain.inputs import MemoryDraft, memory_edit, source_repo_filter
 from app.domain.keys import TRUST_ALLOWED
 from app.domain.memory import Memory, StoreOutcome
+from app.domain.principal import Principal
 from app.domain.secrets import SecretsPolicy, screen_json
 from app.repository.lifecycle import LifecycleRepository, PruneRules
 from app.repository.memories import MemoryRepository
 from app.services.audit import AuditService, AuditTrail
-from app.services.auth import Principal
 from app.services.memories import MemoryService
-from app.services.telemetry import Telemetry
+from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.prune")
 
@@ -58,8 +58,16 @@ class PruneReport:
 
 class LifecycleService:
     def __init__(
-        self, uow: UnitOfWork, settings: Settings, telemetry: Telemetry, actor: Principal
+        self,
+        uow: UnitOfWork,
+        settings: Settings,
+        telemetry: Telemetry,
+        actor: Principal,
+        store: MemoryService | None = None,
     ) -> None:
+        """`store`: the caller's memory service, for what writes memories (supersede,
+        edit); pruning alone needs none."""
+        self._store = store
         self._repo = LifecycleRepository(uow)
         self._memories = MemoryRepository(uow)
         self._audit = AuditTrail(uow, actor)
@@ -67,6 +75,11 @@ class LifecycleService:
         self._settings = settings
         self._telemetry = telemetry
         self._actor = actor
+
+    def _writer(self) -> MemoryService:
+        if self._store is None:
+            raise RuntimeError("this LifecycleService was built without a memory service")
+        return self._store
 
     def _require_trust_of(self, memory: Memory) -> None:
         """A key may change only what it could have written: an agent key cannot unpin,
@@ -147,11 +160,11 @@ class LifecycleService:
         self,
         memory_id: UUID,
         draft: MemoryDraft,
-        store: MemoryService,
         expected_version: int | None = None,
     ) -> tuple[Memory, StoreOutcome]:
         """Store the replacement and point the old memory at it, in the caller's transaction:
         either both happen or neither does."""
+        store = self._writer()
         replacement = store.validate(draft)
         old = await self._memories.get(memory_id)
         if old is None:
@@ -188,10 +201,10 @@ class LifecycleService:
         self,
         memory_id: UUID,
         changes: Mapping[str, Any],
-        store: MemoryService,
         expected_version: int | None = None,
     ) -> Memory:
         self._actor.require("write")
+        store = self._writer()
         fields = screen_fields(memory_edit(changes, store.limits), store.limits.secrets_policy)
         writable = sorted(TRUST_ALLOWED[self._actor.role])
         before = await self._memories.get(memory_id)

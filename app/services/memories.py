@@ -20,13 +20,13 @@ from app.domain.inputs import (
     new_memory,
 )
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.principal import Principal
 from app.domain.secrets import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
 from app.services.audit import AuditTrail
-from app.services.auth import Principal
-from app.services.telemetry import Telemetry
+from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
 

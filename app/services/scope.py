@@ -13,15 +13,17 @@ from functools import cached_property
 
 from app.db.session import UnitOfWork, unit_of_work
 from app.domain.errors import RateLimitedError
+from app.domain.principal import Principal
 from app.repository.transfer import TransferRepository
 from app.runtime import Runtime
 from app.services.audit import AuditService, AuditTrail
-from app.services.auth import Principal
+from app.services.backfill import backfill_embeddings
+from app.services.keys import KeyService
 from app.services.learning import FeedbackService, LearningService
-from app.services.lifecycle import LifecycleService
+from app.services.lifecycle import LifecycleService, PruneReport
 from app.services.memories import MemoryService
 from app.services.search import SearchService
-from app.services.sessions import SessionService
+from app.services.sessions import SessionService, prune_quietly
 from app.services.stats import StatsService
 from app.services.transfer import TransferService
 
@@ -57,11 +59,27 @@ class Services:
     @cached_property
     def lifecycle(self) -> LifecycleService:
         r = self.runtime
-        return LifecycleService(self.uow, r.settings, r.telemetry, self.principal)
+        return LifecycleService(self.uow, r.settings, r.telemetry, self.principal, self.memories)
 
     @cached_property
     def sessions(self) -> SessionService:
-        return SessionService(self.uow, self.runtime.settings, self.principal)
+        runtime, tenant_id = self.runtime, self.principal.tenant_id
+
+        async def prune(source_repo: str | None) -> PruneReport | None:
+            return await prune_quietly(runtime, tenant_id, source_repo)
+
+        return SessionService(self.uow, runtime.settings, self.principal, prune)
+
+    @cached_property
+    def keys(self) -> KeyService:
+        """Key management for an admin of its own tenant, recorded in the audit trail."""
+        self.principal.require("admin")
+        return KeyService(self.uow, AuditTrail(self.uow, self.principal))
+
+    async def backfill(self) -> int:
+        """An admin's request to embed its own tenant's pending memories now."""
+        self.principal.require("admin")
+        return await backfill_embeddings(self.runtime, self.principal.tenant_id)
 
     @cached_property
     def transfer(self) -> TransferService:

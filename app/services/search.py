@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.db.session import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.principal import Principal
 from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import ListFilter, MemoryRepository
 from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
 from app.services.audit import AuditTrail
-from app.services.auth import Principal
-from app.services.telemetry import Telemetry
+from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.search")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict as vars_of
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,9 +23,9 @@ from app.domain.inputs import (
     snapshot_budget,
     source_repo_filter,
 )
+from app.domain.principal import Principal, system_principal
 from app.domain.secrets import screen, screen_json
 from app.repository.sessions import Session, SessionRepository
-from app.services.auth import Principal, system_principal
 from app.services.lifecycle import LifecycleService, PruneReport
 
 if TYPE_CHECKING:
@@ -60,11 +61,17 @@ async def prune_quietly(
         return None
 
 
+Pruner = Callable[[str | None], Awaitable["PruneReport | None"]]
+
+
 class SessionService:
-    def __init__(self, uow: UnitOfWork, settings: Settings, actor: Principal) -> None:
+    def __init__(
+        self, uow: UnitOfWork, settings: Settings, actor: Principal, prune: Pruner
+    ) -> None:
         self._repo = SessionRepository(uow)
         self._settings = settings
         self._actor = actor
+        self._prune = prune  # in a transaction of its own; never raises
         self.tenant_id = uow.tenant_id
 
     def capture_settings(self) -> dict[str, Any]:
@@ -74,7 +81,15 @@ class SessionService:
             "tip": CAPTURE_TIP,
         }
 
-    def check_start(self, draft: SessionDraft) -> SessionStartRequest:
+    async def start(self, draft: SessionDraft) -> SessionStart:
+        """Check the start, prune in a transaction of its own (never blocking the start),
+        then open the session in the caller's transaction."""
+        checked = self._check_start(draft)
+        report = await self._prune(checked.source_repo)
+        session = await self._repo.start(checked.source_repo, checked.agent, checked.task)
+        return SessionStart(session, report, self.capture_settings())
+
+    def _check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
         self._actor.require("write")
         checked = session_draft(draft)
@@ -82,9 +97,6 @@ class SessionService:
         return dataclasses.replace(
             checked, task=None if checked.task is None else screen(checked.task, "task", policy)
         )
-
-    async def start(self, checked: SessionStartRequest) -> Session:
-        return await self._repo.start(checked.source_repo, checked.agent, checked.task)
 
     async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
         self._actor.require("write")
@@ -121,14 +133,3 @@ class SessionService:
             source_repo, rows.sessions, rows.guardrails, rows.recent, rows.older
         )
         return snapshot_rules.trim(built, budget)
-
-
-async def start_session(
-    runtime: Runtime, sessions: SessionService, draft: SessionDraft
-) -> SessionStart:
-    """Check the start, prune in a transaction of its own (never blocking the start), then
-    open the session in the caller's transaction."""
-    checked = sessions.check_start(draft)
-    report = await prune_quietly(runtime, sessions.tenant_id, checked.source_repo)
-    session = await sessions.start(checked)
-    return SessionStart(session, report, sessions.capture_settings())

@@ -8,8 +8,8 @@ from typing import Any
 from app.config import Settings
 from app.db.session import UnitOfWork
 from app.domain.inputs import source_repo_filter
+from app.domain.principal import Principal
 from app.repository.stats import StatsRepository
-from app.services.auth import Principal
 from app.services.lifecycle import prune_rules
 
 BACKFILL_HINT = (

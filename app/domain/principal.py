@@ -1,0 +1,60 @@
+"""Who a request acts for: a key's tenant and role (or open mode's admin), and what that
+role may do. Used by every layer; decided by app/services/auth.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+from uuid import UUID
+
+from app.domain.errors import ForbiddenError
+from app.domain.keys import CAPABILITIES, TRUST_ALLOWED
+from app.domain.memory import DEFAULT_TENANT
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    tenant_id: str
+    role: str
+    key_id: UUID | None  # None in open mode
+
+    def can(self, capability: str) -> bool:
+        return self.role in CAPABILITIES[capability]
+
+    def require(self, capability: str) -> None:
+        if not self.can(capability):
+            article = "an" if self.role[0] in "aeiou" else "a"
+            raise ForbiddenError(f"{article} {self.role} key may not do this ({capability})")
+
+    def may_write_trust(self, trust_level: str) -> bool:
+        return trust_level in TRUST_ALLOWED[self.role]
+
+    def require_trust(self, trust_level: str) -> None:
+        if not self.may_write_trust(trust_level):
+            article = "an" if self.role[0] in "aeiou" else "a"
+            raise ForbiddenError(
+                f"{article} {self.role} key may not write trust_level '{trust_level}'",
+                field="trust_level",
+            )
+
+    @property
+    def writable_trust(self) -> list[str]:
+        """The trust levels this caller may write, and so change."""
+        return sorted(TRUST_ALLOWED[self.role])
+
+
+OPEN_PRINCIPAL = Principal(DEFAULT_TENANT, "admin", None)
+
+
+def system_principal(tenant_id: str) -> Principal:
+    """The service acting on its own schedule (pruning, backfill) for a tenant."""
+    return Principal(tenant_id, "admin", None)
+
+
+class Authenticates(Protocol):
+    """What a door asks of authentication (app/services/auth.py's Authenticator)."""
+
+    @property
+    def open_mode(self) -> bool: ...
+
+    async def authenticate(self, bearer: str | None, address: str | None = None) -> Principal: ...
