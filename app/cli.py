@@ -184,7 +184,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
-    from app.hooks import run_hook
+    from app.claude_code_hooks import run_hook
 
     out, note = run_hook(args.event, sys.stdin.read(), args.url, args.api_key)
     if out:

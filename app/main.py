@@ -45,7 +45,7 @@ from app.db.migrations import (
     stored_embedding_model,
 )
 from app.db.pool import create_pool, on_citus, search_settings
-from app.db.session import Database
+from app.db.unit_of_work import Database
 from app.domain.errors import AppError
 from app.domain.memory import DEFAULT_TENANT
 from app.embeddings.base import Embedder

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from app.concurrency import TenantShares
 from app.config import Settings, tenant_request_share
-from app.db.session import Database
+from app.db.unit_of_work import Database
 from app.domain.principal import Authenticates
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder

@@ -25,7 +25,7 @@ import httpx
 
 from app.config import Settings
 from app.domain.compact import CompactHit, age
-from app.domain.ranking import above_floor
+from bench.floor import above_floor
 from app.logging import configure_logging
 from app.main import create_app
 from bench.locomo_retrieval import DEFAULT_DATA, load, questions_of

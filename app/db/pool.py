@@ -33,7 +33,7 @@ async def prepare_session(
     settings = search_settings(ef_search)
     await conn.execute("; ".join(f"SET {name} = {value}" for name, value in settings.items()))
     if await on_citus(conn):
-        # A transaction's SET LOCAL reaches the workers it touches (app/db/session.py).
+        # A transaction's SET LOCAL reaches the workers it touches (app/db/unit_of_work.py).
         await conn.execute("SET citus.propagate_set_commands = 'local'")
     if app_role:
         # Not the owner, not a superuser: row-level security applies to every query.

@@ -15,8 +15,9 @@ from uuid import UUID
 
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.fields import EDITABLE_FIELDS
+from app.domain.filters import MemoryFilter, memory_filter
 from app.domain.learning import MIN_LEARNING_CHARS
-from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER, NewMemory, trust_at_least
+from app.domain.memory import TRUST_ORDER, NewMemory
 from app.domain.text import CHARS_PER_TOKEN
 from app.domain.validation import (
     FIELD_CHARS,
@@ -27,6 +28,7 @@ from app.domain.validation import (
     clean_context,
     clean_line,
     clean_lines,
+    clean_memory_type,
     clean_metadata,
     clean_optional_text,
     clean_tags,
@@ -78,18 +80,6 @@ def from_mapping(cls: type[D], value: Any, field: str) -> D:
     if missing:
         raise InvalidInputError(f"{field} needs {', '.join(missing)}", field=field)
     return cls(**value)
-
-
-def clean_memory_type(value: str | None, field: str = "memory_type") -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not re.fullmatch(MEMORY_TYPE_PATTERN, value):
-        shown = value[:40] if isinstance(value, str) else type(value).__name__
-        raise InvalidInputError(
-            f"memory_type '{shown}' is not a lower_snake_case name of at most 40 characters",
-            field=field,
-        )
-    return value
 
 
 def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
@@ -347,14 +337,9 @@ class SearchQuery:
     distinct words past the limit were left out of it."""
 
     text: str
-    source_repo: str | None
-    memory_types: list[str] | None
-    tags: list[str] | None
-    trust_levels: list[str] | None
-    min_relevance: float | None
+    filter: MemoryFilter
     limit: int
     alpha: float | None
-    include_archived: bool
     track_access: bool
     dropped_terms: int = 0
     floor: bool = True
@@ -381,26 +366,22 @@ def bound_query_terms(text: str, max_terms: int) -> tuple[str, int]:
 def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
     text = clean_text(draft.q, "q", max_chars=limits.max_query_chars)
     text, dropped = bound_query_terms(text, limits.max_query_terms)
-    types = bounded_list(draft.memory_type, "memory_type")
-    tags = list(clean_tags(draft.tags, limits)) if draft.tags else None
     limit = draft.limit
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
         raise InvalidInputError(f"limit must be 1 to {MAX_SEARCH_LIMIT}", field="limit")
-    min_trust = one_of(draft.min_trust, "min_trust", TRUST_ORDER, "") if draft.min_trust else None
     return SearchQuery(
         text=text,
-        source_repo=clean_line(draft.source_repo, "source_repo"),
-        memory_types=[clean_memory_type(t) or "" for t in types] or None,
-        tags=tags or None,
-        trust_levels=trust_at_least(min_trust) if min_trust else None,  # type: ignore[arg-type]
-        min_relevance=(
-            None
-            if draft.min_relevance is None
-            else number_in(draft.min_relevance, "min_relevance", 0.0, 100.0)
+        filter=memory_filter(
+            limits,
+            source_repo=draft.source_repo,
+            memory_type=draft.memory_type,
+            tags=draft.tags,
+            min_trust=draft.min_trust,
+            min_relevance=draft.min_relevance,
+            include_archived=draft.include_archived,
         ),
         limit=limit,
         alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", 0.0, 1.0),
-        include_archived=bool(draft.include_archived),
         track_access=bool(draft.track_access),
         dropped_terms=dropped,
         floor=bool(draft.floor),
@@ -478,14 +459,9 @@ def hint_query(task: str, source_repo: str, limits: Limits) -> SearchQuery:
     text, dropped = bound_query_terms(task[: limits.max_query_chars], limits.max_query_terms)
     return SearchQuery(
         text=text,
-        source_repo=repo,
-        memory_types=["strategy"],
-        tags=None,
-        trust_levels=None,
-        min_relevance=None,
+        filter=MemoryFilter(source_repo=repo, memory_types=["strategy"]),
         limit=STRATEGY_HINT_CANDIDATES,
         alpha=None,
-        include_archived=False,
         track_access=True,
         dropped_terms=dropped,
     )
@@ -512,13 +488,9 @@ class ListDraft:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
-    memory_types: list[str] | None
-    source_repo: str | None
-    tags: list[str] | None
-    include_archived: bool
+    filter: MemoryFilter
     limit: int
     after: tuple[datetime, UUID] | None
-    include_quarantined: bool = False
 
 
 MAX_LIST_LIMIT = 200
@@ -544,15 +516,17 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
     limit = draft.limit
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidInputError(f"limit must be 1 to {MAX_LIST_LIMIT}", field="limit")
-    types = [clean_memory_type(t) or "" for t in bounded_list(draft.memory_type, "memory_type")]
     return ListQuery(
-        memory_types=types or None,
-        source_repo=clean_line(draft.source_repo, "source_repo"),
-        tags=list(clean_tags(draft.tags, limits)) or None,
-        include_archived=bool(draft.include_archived),
+        filter=memory_filter(
+            limits,
+            source_repo=draft.source_repo,
+            memory_type=draft.memory_type,
+            tags=draft.tags,
+            include_archived=draft.include_archived,
+            include_quarantined=draft.include_quarantined,
+        ),
         limit=limit,
         after=decode_cursor(draft.cursor) if draft.cursor else None,
-        include_quarantined=bool(draft.include_quarantined),
     )
 
 

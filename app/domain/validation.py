@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
+from app.domain.memory import MEMORY_TYPE_PATTERN
 
 # NUL cannot be stored in PostgreSQL text. Other C0 and C1 controls (but tab, LF, CR) and
 # DEL have no business in a memory: ESC and CSI start terminal escapes that rewrite what a
@@ -274,3 +275,15 @@ def forbid_unknown(fields: Mapping[str, Any], known: Sequence[str], where: str |
     if unknown:
         name = f"{where}.{unknown[0]}" if where else unknown[0]
         raise InvalidInputError("Extra inputs are not permitted", field=name)
+
+
+def clean_memory_type(value: str | None, field: str = "memory_type") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(MEMORY_TYPE_PATTERN, value):
+        shown = value[:40] if isinstance(value, str) else type(value).__name__
+        raise InvalidInputError(
+            f"memory_type '{shown}' is not a lower_snake_case name of at most 40 characters",
+            field=field,
+        )
+    return value

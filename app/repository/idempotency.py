@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,15 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
+from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory, NewMemory
+from app.repository.filters import filter_sql
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
+    INTACT,
     MEMORY_COLUMNS,
-    SERVABLE,
     client_values,
     to_memory,
 )
@@ -118,18 +120,6 @@ DELETE FROM memories m WHERE m.tenant_id = $1 AND m.id = $2 RETURNING true
 class UpsertResult:
     memory: Memory
     inserted: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ListFilter:
-    memory_types: Sequence[str] | None = None
-    source_repo: str | None = None
-    tags: Sequence[str] | None = None
-    include_archived: bool = False
-    include_superseded: bool = False
-    trust_levels: Sequence[str] | None = None
-    min_relevance: float | None = None
-    include_quarantined: bool = False
 
 
 class MemoryRepository:
@@ -239,33 +229,19 @@ class MemoryRepository:
         return bool(deleted)
 
     async def list(
-        self, filters: ListFilter, limit: int, after: tuple[datetime, UUID] | None
+        self, filters: MemoryFilter, limit: int, after: tuple[datetime, UUID] | None
     ) -> list[Memory]:
         """Newest first, keyset-paginated on (created_at, id)."""
         conn = await self._uow.connection()
-        clauses = ["m.tenant_id = $1"]
         args: list[Any] = [self.tenant_id]
 
         def bind(value: Any) -> str:
             args.append(value)
             return f"${len(args)}"
 
-        if filters.source_repo is not None:
-            clauses.append(f"m.source_repo = {bind(filters.source_repo)}")
-        if filters.memory_types:
-            clauses.append(f"m.memory_type = ANY({bind(list(filters.memory_types))}::text[])")
-        if filters.tags:
-            clauses.append(f"m.tags @> {bind(list(filters.tags))}::text[]")
-        if filters.trust_levels:
-            clauses.append(f"m.trust_level = ANY({bind(list(filters.trust_levels))}::text[])")
-        if filters.min_relevance is not None:
-            clauses.append(f"m.relevance_score >= {bind(filters.min_relevance)}::real")
-        if not filters.include_archived:
-            clauses.append("m.archived_at IS NULL")
-        if not filters.include_superseded:
-            clauses.append("m.superseded_by IS NULL")
+        clauses = [filter_sql(filters, bind)]
         if not filters.include_quarantined:
-            clauses.append(SERVABLE)
+            clauses.append(INTACT)
         if after is not None:
             created_at, last_id = after
             clauses.append(f"(m.created_at, m.id) < ({bind(created_at)}, {bind(last_id)})")

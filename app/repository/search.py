@@ -30,7 +30,8 @@ connection (see SearchRepository.search).
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side
 missing contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for
-pinned (app/domain/decay.py); decayed_score = similarity * retention;
+pinned (tests/services/forgetting_curve.py is its reference);
+decayed_score = similarity * retention;
 score = similarity * ((1 - decay_weight) + decay_weight * retention) * relevance_score,
 where relevance_score (default 1) is what agents' feedback has made of the memory.
 """
@@ -44,9 +45,11 @@ from uuid import UUID
 
 import asyncpg
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import SearchTimeoutError
+from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory
+from app.repository.filters import filter_sql, function_args, is_narrowed
 from app.repository.rows import INTACT, memory_columns, to_memory
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
@@ -65,16 +68,6 @@ TOUCHED = {
 
 
 @dataclass(frozen=True, slots=True)
-class SearchFilter:
-    source_repo: str | None = None
-    memory_types: Sequence[str] | None = None
-    tags: Sequence[str] | None = None
-    trust_levels: Sequence[str] | None = None
-    min_relevance: float | None = None
-    include_archived: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class SearchParams:
     query: str
     embedding: Sequence[float] | None
@@ -85,7 +78,7 @@ class SearchParams:
     decay_weight: float
     strength_days: float
     track_access: bool
-    # The relevance floor (app/domain/ranking.py): a result scoring below
+    # The relevance floor (bench/floor.py replays it offline): a result scoring below
     # max(floor_min, floor_ratio * best) is left out before accesses are counted.
     # 0 and 0: no floor.
     floor_ratio: float = 0.0
@@ -113,23 +106,6 @@ class SearchOutcome:
     quarantined: list[UUID] = field(default_factory=list)
 
 
-def _filter_sql(f: SearchFilter, bind: Any) -> str:
-    clauses = ["m.tenant_id = $1", "m.superseded_by IS NULL"]
-    if not f.include_archived:
-        clauses.append("m.archived_at IS NULL")
-    if f.source_repo is not None:
-        clauses.append(f"m.source_repo = {bind(f.source_repo)}")
-    if f.memory_types:
-        clauses.append(f"m.memory_type = ANY({bind(list(f.memory_types))}::text[])")
-    if f.tags:
-        clauses.append(f"m.tags @> {bind(list(f.tags))}::text[]")
-    if f.trust_levels:
-        clauses.append(f"m.trust_level = ANY({bind(list(f.trust_levels))}::text[])")
-    if f.min_relevance is not None:
-        clauses.append(f"m.relevance_score >= {bind(f.min_relevance)}::real")
-    return " AND ".join(clauses)
-
-
 @dataclass(frozen=True, slots=True)
 class _IndexReaders:
     """How the statement reads the indexes: a term's keyword hits (given the tsquery's SQL),
@@ -141,21 +117,12 @@ class _IndexReaders:
 
 
 def _through_functions(
-    f: SearchFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
+    f: MemoryFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
 ) -> _IndexReaders:
     """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
     security would forbid it) and enforces the tenant itself; memory_vector_candidates()
     plans its query for these values; ANALYZE's statistics class the terms."""
-    filters = ", ".join(
-        (
-            f"{bind(f.source_repo)}::text",
-            f"{bind(list(f.memory_types) if f.memory_types else None)}::text[]",
-            f"{bind(list(f.tags) if f.tags else None)}::text[]",
-            f"{bind(list(f.trust_levels) if f.trust_levels else None)}::text[]",
-            f"{bind(f.min_relevance)}::real",
-            f"{bind(f.include_archived)}::boolean",
-        )
-    )
+    filters = function_args(f, bind)
     return _IndexReaders(
         keyword_hits=lambda tsq: (
             f"SELECT k.hit FROM memory_keyword_hits({tsq}, {cap}, {filters}) k"
@@ -175,7 +142,7 @@ def _through_functions(
 
 
 def _written_out(
-    f: SearchFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
+    f: MemoryFilter, bind: Callable[[Any], str], embedding: str, cap: str, vec_limit: str
 ) -> _IndexReaders:
     """Citus: the statement runs whole on the worker holding the tenant's shard, where a
     function that reads the table cannot run (it would be a distributed query inside a
@@ -184,7 +151,7 @@ def _written_out(
     row-level security the keyword side reads the tenant's rows through the b-tree, not
     the GIN index; and the statistics are per shard, on the workers, so no term is taken
     as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
-    scope = _filter_sql(f, bind)
+    scope = filter_sql(f, bind)
     return _IndexReaders(
         keyword_hits=lambda tsq: (
             f"SELECT m.id AS hit FROM memories m"
@@ -205,7 +172,7 @@ def _written_out(
 
 
 def build_search_sql(
-    f: SearchFilter, p: SearchParams, distributed: bool = False, model: str | None = None
+    f: MemoryFilter, p: SearchParams, distributed: bool = False, model: str | None = None
 ) -> tuple[str, list[Any]]:
     """The statement and its arguments; `model` is the query vector's (a server still on
     the model a re-embed replaced searches by keyword only: migration 0019)."""
@@ -254,10 +221,10 @@ def build_search_sql(
     # N for IDF: the size of the filtered scope (counted, capped) when the query is
     # filtered or the table distributed (a worker's catalog knows nothing of its size);
     # the planner's row estimate for the whole table otherwise.
-    if distributed or f.source_repo or f.memory_types or f.tags or f.trust_levels:
+    if distributed or is_narrowed(f):
         corpus_sql = (
             f"SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
-            f" WHERE {_filter_sql(f, bind)} LIMIT 10 * {cap}) scope"
+            f" WHERE {filter_sql(f, bind)} LIMIT 10 * {cap}) scope"
         )
     else:
         corpus_sql = (
@@ -457,7 +424,7 @@ class SearchRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def search(self, f: SearchFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
+    async def search(self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
         sql, args = build_search_sql(f, p, self._uow.distributed, self._uow.embedding_model)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.repository.rows import INTACT
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.repository.lifecycle import PruneRules
 
 _STATS = """

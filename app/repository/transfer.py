@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from uuid import UUID
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.memory import Memory
 from app.domain.transfer import ImportedMemory
 from app.repository.memories import MERGED_TAGS

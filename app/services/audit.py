@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.audit import ACTIONS, UNDOABLE, AuditEntry, AuditQuery, state_of
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from uuid import UUID
 
-from app.db.session import Database
+from app.db.unit_of_work import Database
 from app.domain.errors import RateLimitedError, UnauthorizedError
 from app.domain.keys import hash_key
 from app.domain.principal import OPEN_PRINCIPAL, Principal

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from app.db.session import unit_of_work
+from app.db.unit_of_work import unit_of_work
 from app.domain.memory import embedding_text
 from app.embeddings.base import EmbeddingError
 from app.repository.memories import PendingEmbeddingRepository

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.db.migrations import current_revision
-from app.db.session import CONNECTION_ERRORS
+from app.db.unit_of_work import CONNECTION_ERRORS
 
 if TYPE_CHECKING:
     from app.runtime import Runtime

@@ -15,7 +15,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from app.db.session import Database, unit_of_work
+from app.db.unit_of_work import Database, unit_of_work
 from app.domain.errors import AppError, InvalidInputError, StillRunningError
 from app.domain.principal import Principal
 from app.repository.idempotency import IdempotencyRepository

@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.diffs import retry_context
 from app.domain.errors import NotFoundError
 from app.domain.inputs import (

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import (
     ConflictError,
     InvalidInputError,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import InvalidInputError, NotFoundError
 from app.domain.inputs import (
     ListDraft,
@@ -24,7 +24,7 @@ from app.domain.principal import Principal
 from app.domain.secrets import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
-from app.repository.memories import ListFilter, MemoryRepository, UpsertResult
+from app.repository.memories import MemoryRepository, UpsertResult
 from app.services.audit import AuditTrail
 from app.telemetry import Telemetry
 
@@ -234,15 +234,8 @@ class MemoryService:
     async def list_page(self, draft: ListDraft) -> MemoryPage:
         """Newest first; `next_cursor` continues after the last one (None: no more)."""
         query = list_query(draft, self.limits)
-        self.actor.require("admin" if query.include_quarantined else "read")
-        filters = ListFilter(
-            query.memory_types,
-            query.source_repo,
-            query.tags,
-            query.include_archived,
-            include_quarantined=query.include_quarantined,
-        )
-        memories = await self._repo.list(filters, query.limit + 1, query.after)
+        self.actor.require("admin" if query.filter.include_quarantined else "read")
+        memories = await self._repo.list(query.filter, query.limit + 1, query.after)
         page, more = memories[: query.limit], len(memories) > query.limit
         next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if more else None
         return MemoryPage(page, next_cursor)

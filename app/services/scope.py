@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import cached_property
 
-from app.db.session import UnitOfWork, unit_of_work
+from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain.errors import RateLimitedError
 from app.domain.principal import Principal
 from app.repository.transfer import TransferRepository

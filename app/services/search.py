@@ -7,14 +7,14 @@ import time
 from dataclasses import dataclass
 
 from app.config import Settings
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
 from app.domain.principal import Principal
 from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
-from app.repository.memories import ListFilter, MemoryRepository
-from app.repository.search import SearchFilter, SearchHit, SearchParams, SearchRepository
+from app.repository.memories import MemoryRepository
+from app.repository.search import SearchHit, SearchParams, SearchRepository
 from app.services.audit import AuditTrail
 from app.telemetry import Telemetry
 
@@ -92,16 +92,8 @@ class SearchService:
             track_access=query.track_access,
             **self._floor(query, alpha),
         )
-        filters = SearchFilter(
-            source_repo=query.source_repo,
-            memory_types=query.memory_types,
-            tags=query.tags,
-            trust_levels=query.trust_levels,
-            min_relevance=query.min_relevance,
-            include_archived=query.include_archived,
-        )
         outcome = await self._repo.search(
-            filters, params, timeout_ms=self._settings.search_timeout_ms
+            query.filter, params, timeout_ms=self._settings.search_timeout_ms
         )
         if outcome.quarantined:
             await AuditTrail(self._uow, self._actor).record(
@@ -141,7 +133,7 @@ class SearchService:
         return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below)
 
     def _floor(self, query: SearchQuery, alpha: float) -> dict[str, float]:
-        """The relevance floor the statement applies (app/domain/ranking.py has the rule).
+        """The relevance floor the statement applies (bench/floor.py replays it offline).
         It was chosen for hybrid scores; keyword-only scores are squared ratios to the best
         and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0)."""
         if not query.floor or not 0 < alpha < 1:
@@ -152,15 +144,7 @@ class SearchService:
     async def _most_recent(self, query: SearchQuery, started: float) -> SearchResponse:
         """An empty query asks for nothing in particular: the newest memories that pass
         the filters, and the answer says that is what they are."""
-        filters = ListFilter(
-            memory_types=query.memory_types,
-            source_repo=query.source_repo,
-            tags=query.tags,
-            include_archived=query.include_archived,
-            trust_levels=query.trust_levels,
-            min_relevance=query.min_relevance,
-        )
-        memories = await MemoryRepository(self._uow).list(filters, query.limit, None)
+        memories = await MemoryRepository(self._uow).list(query.filter, query.limit, None)
         hits = [SearchHit(m, 0.0, 0.0, 0.0, 0.0, 0.0) for m in memories]
         took_ms = round((time.perf_counter() - started) * 1000, 3)
         return SearchResponse(hits, 0.0, took_ms, note=RECENT_NOTE)

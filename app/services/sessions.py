@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from app.config import Settings
-from app.db.session import UnitOfWork, unit_of_work
+from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import (

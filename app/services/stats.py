@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from app.config import Settings
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.inputs import source_repo_filter
 from app.domain.principal import Principal
 from app.repository.stats import StatsRepository

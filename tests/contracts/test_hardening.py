@@ -17,7 +17,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from app.db.session import UnitOfWork
+from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import OverloadedError, RateLimitedError
 from app.services.auth import RateLimiter
 from app.services.keys import KeyService

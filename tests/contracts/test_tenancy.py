@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from app.config import Settings
 from app.db.pool import prepare_session
-from app.db.session import set_local
+from app.db.unit_of_work import set_local
 from app.domain.errors import RateLimitedError
 from app.embeddings.base import Embedder
 from app.main import create_app
@@ -383,8 +383,9 @@ async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(
     """A tenant holding 1% of 3,000 rows: the filtered HNSW path still fills `limit`."""
     import numpy as np
 
-    from app.db.session import unit_of_work
-    from app.repository.search import SearchFilter, SearchParams, SearchRepository
+    from app.db.unit_of_work import unit_of_work
+    from app.domain.filters import MemoryFilter
+    from app.repository.search import SearchParams, SearchRepository
 
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)
@@ -402,7 +403,7 @@ async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(
     best = max(small, key=lambda i: float(vectors[i] @ query))
     params = SearchParams("", list(query), 1.0, 10, 200, 200, 0.0, 30.0, False)
     async with unit_of_work(app.state.runtime.database, "small") as uow:
-        outcome = await SearchRepository(uow).search(SearchFilter(), params)
+        outcome = await SearchRepository(uow).search(MemoryFilter(), params)
     found = [hit.memory.content for hit in outcome.hits]
     assert len(found) == 10
     assert found[0] == f"row {best}"

@@ -21,10 +21,11 @@ from asyncpg.connection import LoggedQuery
 
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
-from app.db.session import Database, quote_literal, unit_of_work
+from app.db.unit_of_work import Database, quote_literal, unit_of_work
+from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
-from app.repository.memories import ListFilter, MemoryRepository
-from app.repository.search import SearchFilter, SearchParams, SearchRepository
+from app.repository.memories import MemoryRepository
+from app.repository.search import SearchParams, SearchRepository
 from app.repository.sessions import SessionRepository
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
@@ -118,12 +119,12 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
                 [(NewMemory("routed by tenant", source_repo="acme/api"), vector)], ["agent"]
             )
             await memories.get(stored.memory.id)
-            await memories.list(ListFilter(), 50, None)
+            await memories.list(MemoryFilter(), 50, None)
             search = SearchRepository(uow)
             for scope, alpha in (
-                (SearchFilter(), 0.6),
-                (SearchFilter("acme/api"), 0.6),
-                (SearchFilter(), 0.0),
+                (MemoryFilter(), 0.6),
+                (MemoryFilter("acme/api"), 0.6),
+                (MemoryFilter(), 0.0),
             ):
                 params = SearchParams("routed tenant", vector, alpha, 10, 50, 200, 0.3, 30, True)
                 outcome = await search.search(scope, params)

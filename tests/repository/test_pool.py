@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from app.config import Settings
-from app.db.session import unit_of_work
+from app.db.unit_of_work import unit_of_work
 from app.embeddings.base import Embedder
 from app.main import create_app
 from tests.conftest import running

@@ -14,10 +14,11 @@ import pytest
 from fastapi import FastAPI
 
 from app.db.pool import create_pool
-from app.db.session import Database, unit_of_work
-from app.domain.decay import ranked_score, retention
+from app.db.unit_of_work import Database, unit_of_work
+from app.domain.filters import MemoryFilter
 from app.domain.memory import DEFAULT_TENANT
-from app.repository.search import SearchFilter, SearchParams, SearchRepository
+from app.repository.search import SearchParams, SearchRepository
+from tests.services.forgetting_curve import ranked_score, retention
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -241,7 +242,7 @@ async def test_filtered_vector_search_is_complete(
     # Through the service's own search statement and pool settings, with the synthetic vector.
     params = SearchParams("", list(query), 1.0, 10, 200, 500, 0.0, 30.0, False)
     async with unit_of_work(app.state.runtime.database, DEFAULT_TENANT) as uow:
-        outcome = await SearchRepository(uow).search(SearchFilter(tags=["rare"]), params)
+        outcome = await SearchRepository(uow).search(MemoryFilter(tags=["rare"]), params)
     found = [hit.memory.content for hit in outcome.hits]
     assert len(found) == 10
     assert found[0] == f"generated memory {best}"
@@ -282,7 +283,7 @@ async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
     async def run(alpha: float) -> list[Any]:
         params = SearchParams("deploy pipeline", query, alpha, 100, 40, 10, 0.0, 30.0, False)
         async with unit_of_work(app.state.runtime.database, DEFAULT_TENANT) as uow:
-            outcome = await SearchRepository(uow).search(SearchFilter(), params)
+            outcome = await SearchRepository(uow).search(MemoryFilter(), params)
         return outcome.hits
 
     hybrid = await run(0.6)
@@ -333,7 +334,7 @@ async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
 
     async def hnsw_index_scans_after(repo: str | None, tenant: str = DEFAULT_TENANT) -> int:
         async with unit_of_work(database, tenant) as uow:
-            outcome = await SearchRepository(uow).search(SearchFilter(source_repo=repo), params)
+            outcome = await SearchRepository(uow).search(MemoryFilter(source_repo=repo), params)
         assert len(outcome.hits) == 10
         return await hnsw_index_scans()
 

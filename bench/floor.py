@@ -1,4 +1,5 @@
-"""Which ranked results are worth returning: a relevance floor relative to the best match
+"""The relevance floor, replayed offline by the benchmarks (the statement applies it in SQL):
+which ranked results are worth returning: a relevance floor relative to the best match
 and an absolute one, so that two relevant memories come back as two, not padded to the
 limit with rows that share a stop word with the query.
 

@@ -1,4 +1,5 @@
-"""The forgetting curve used to weight search results (Ebbinghaus: R = e^(-t/S)).
+"""The forgetting curve the search statement computes (app/repository/search.py), written out
+in Python as the tests' reference (Ebbinghaus: R = e^(-t/S)).
 
 t is the age in days since the memory was last recalled (or stored, if never);
 S, its stability, grows with every recall: S = strength_days * (1 + access_count).

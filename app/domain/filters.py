@@ -1,0 +1,63 @@
+"""Which memories a search or a list looks at: one filter, one set of rules, for every door.
+
+app/repository/filters.py turns it into SQL in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.domain.memory import TRUST_ORDER, trust_at_least
+from app.domain.validation import (
+    Limits,
+    bounded_list,
+    clean_line,
+    clean_memory_type,
+    clean_tags,
+    number_in,
+    one_of,
+)
+
+MAX_MIN_RELEVANCE = 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    source_repo: str | None = None
+    memory_types: Sequence[str] | None = None
+    tags: Sequence[str] | None = None  # all of them
+    trust_levels: Sequence[str] | None = None  # any of them
+    min_relevance: float | None = None
+    include_archived: bool = False
+    include_superseded: bool = False
+    # An admin's explicit look; no agent is ever handed a quarantined memory.
+    include_quarantined: bool = False
+
+
+def memory_filter(
+    limits: Limits,
+    *,
+    source_repo: str | None = None,
+    memory_type: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    min_trust: str | None = None,
+    min_relevance: float | None = None,
+    include_archived: bool = False,
+    include_quarantined: bool = False,
+) -> MemoryFilter:
+    """The filter as the doors send it (each field named as sent), or the reason it is not one."""
+    types = [clean_memory_type(t) or "" for t in bounded_list(memory_type, "memory_type")]
+    trust = one_of(min_trust, "min_trust", TRUST_ORDER, "") if min_trust else None
+    return MemoryFilter(
+        source_repo=clean_line(source_repo, "source_repo"),
+        memory_types=types or None,
+        tags=list(clean_tags(tags, limits)) or None,
+        trust_levels=trust_at_least(trust) if trust else None,  # type: ignore[arg-type]
+        min_relevance=(
+            None
+            if min_relevance is None
+            else number_in(min_relevance, "min_relevance", 0.0, MAX_MIN_RELEVANCE)
+        ),
+        include_archived=bool(include_archived),
+        include_quarantined=bool(include_quarantined),
+    )

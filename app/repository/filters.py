@@ -1,0 +1,54 @@
+"""A MemoryFilter (app/domain/filters.py) as SQL, in one place, for search and list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from app.domain.filters import MemoryFilter
+
+Bind = Callable[[Any], str]
+
+
+def filter_sql(f: MemoryFilter, bind: Bind) -> str:
+    """The WHERE clauses over `memories m`, the tenant first (`$1`). The content-hash check
+    of quarantine is the caller's: a list checks each row (INTACT), a search only the rows
+    it may return."""
+    clauses = ["m.tenant_id = $1"]
+    if not f.include_superseded:
+        clauses.append("m.superseded_by IS NULL")
+    if not f.include_archived:
+        clauses.append("m.archived_at IS NULL")
+    if not f.include_quarantined:
+        clauses.append("m.quarantined_at IS NULL")
+    if f.source_repo is not None:
+        clauses.append(f"m.source_repo = {bind(f.source_repo)}")
+    if f.memory_types:
+        clauses.append(f"m.memory_type = ANY({bind(list(f.memory_types))}::text[])")
+    if f.tags:
+        clauses.append(f"m.tags @> {bind(list(f.tags))}::text[]")
+    if f.trust_levels:
+        clauses.append(f"m.trust_level = ANY({bind(list(f.trust_levels))}::text[])")
+    if f.min_relevance is not None:
+        clauses.append(f"m.relevance_score >= {bind(f.min_relevance)}::real")
+    return " AND ".join(clauses)
+
+
+def function_args(f: MemoryFilter, bind: Bind) -> str:
+    """The same filter as the arguments of the SQL functions that read the indexes
+    (memory_keyword_hits, memory_vector_candidates: app/repository/functions/)."""
+    return ", ".join(
+        (
+            f"{bind(f.source_repo)}::text",
+            f"{bind(list(f.memory_types) if f.memory_types else None)}::text[]",
+            f"{bind(list(f.tags) if f.tags else None)}::text[]",
+            f"{bind(list(f.trust_levels) if f.trust_levels else None)}::text[]",
+            f"{bind(f.min_relevance)}::real",
+            f"{bind(f.include_archived)}::boolean",
+        )
+    )
+
+
+def is_narrowed(f: MemoryFilter) -> bool:
+    """Whether the filter keeps a part of the tenant's rows (N for IDF is then counted)."""
+    return bool(f.source_repo or f.memory_types or f.tags or f.trust_levels)
