@@ -110,6 +110,18 @@ class Calls:
         return Call("GET", "/snapshot", params={**params, "format": format})
 
 
+def server_url(url: str) -> str:
+    """The server's URL: `localhost:8080` is taken as http://localhost:8080; a scheme other
+    than http or https is refused, saying so."""
+    url = url.strip()
+    if "://" not in url:
+        return f"http://{url}"
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        raise ClientError(0, f"the server URL must start with http:// or https://, not {scheme}://")
+    return url
+
+
 def _options(url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
     """What both clients are built with: the server, the key (or none), the timeout."""
     key = api_key or default_api_key()
@@ -144,7 +156,7 @@ class MemoryClient:
         api_key: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self.url = (url or default_url()).rstrip("/")
+        self.url = server_url(url or default_url()).rstrip("/")
         self._http = httpx.Client(**_options(self.url, api_key, timeout_s))
 
     def __enter__(self) -> MemoryClient:
@@ -246,7 +258,7 @@ class AsyncMemoryClient:
         api_key: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self.url = (url or default_url()).rstrip("/")
+        self.url = server_url(url or default_url()).rstrip("/")
         self._http = httpx.AsyncClient(**_options(self.url, api_key, timeout_s))
 
     async def __aenter__(self) -> AsyncMemoryClient:

@@ -25,9 +25,9 @@ import httpx
 
 from app.config import Settings
 from app.domain.compact import CompactHit, age
-from bench.floor import above_floor
 from app.logging import configure_logging
 from app.main import create_app
+from bench.floor import above_floor
 from bench.locomo_retrieval import DEFAULT_DATA, load, questions_of
 from bench.support import fresh_database
 

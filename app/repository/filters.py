@@ -10,11 +10,11 @@ from app.domain.filters import MemoryFilter
 Bind = Callable[[Any], str]
 
 
-def filter_sql(f: MemoryFilter, bind: Bind) -> str:
-    """The WHERE clauses over `memories m`, the tenant first (`$1`). The content-hash check
-    of quarantine is the caller's: a list checks each row (INTACT), a search only the rows
-    it may return."""
-    clauses = ["m.tenant_id = $1"]
+def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
+    """The WHERE clauses over `memories m`, the tenant (`tenant`, its placeholder) first.
+    The content-hash check of quarantine is the caller's: a list checks each row (INTACT),
+    a search only the rows it may return."""
+    clauses = [f"m.tenant_id = {tenant}"]
     if not f.include_superseded:
         clauses.append("m.superseded_by IS NULL")
     if not f.include_archived:

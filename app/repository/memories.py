@@ -239,7 +239,7 @@ class MemoryRepository:
             args.append(value)
             return f"${len(args)}"
 
-        clauses = [filter_sql(filters, bind)]
+        clauses = [filter_sql(filters, bind, tenant="$1")]
         if not filters.include_quarantined:
             clauses.append(INTACT)
         if after is not None:

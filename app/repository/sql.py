@@ -1,8 +1,8 @@
 """SQL that binds by name: `:name` placeholders turned into asyncpg's `$n`.
 
 A statement written with names cannot have two values swapped by position, and reads the
-same in psql (`\\set name ...`, then `:'name'`). Quoted literals and `::` casts are left
-as they are.
+same in psql (`\\set name ...`, then `:'name'`). Comments, quoted literals and `::` casts
+are left as they are.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-_TOKEN = re.compile(r"'(?:[^']|'')*'|(?<![:\w]):([a-z_][a-z0-9_]*)")
+# Comments and quoted literals are passed over whole (an apostrophe in a comment is no
+# quote); then each `:name` that is not the second half of a `::` cast.
+_TOKEN = re.compile(r"--[^\n]*|'(?:[^']|'')*'|(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
 @lru_cache(maxsize=512)

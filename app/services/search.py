@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -10,11 +11,13 @@ from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
 from app.domain.principal import Principal
+from app.domain.search import SearchHit
 from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository
-from app.repository.search import SearchHit, SearchParams, SearchRepository
+from app.repository.search import SearchRepository
+from app.repository.search_statement import SearchParams, SearchStatement
 from app.services.audit import AuditTrail
 from app.telemetry import Telemetry
 
@@ -59,11 +62,9 @@ class SearchService:
         self._actor.require("read")
         return await self.run(search_query(draft, self._limits))
 
-    async def run(self, query: SearchQuery) -> SearchResponse:
-        """A validated query (the learning service builds its own for hints)."""
-        started = time.perf_counter()
-        if not query.text:
-            return await self._most_recent(query, started)
+    async def _params(self, query: SearchQuery) -> tuple[SearchParams, str | None]:
+        """The statement's parameters, the query embedded; and why the search is
+        keyword-only when the provider failed (None otherwise)."""
         alpha = self._settings.hybrid_alpha if query.alpha is None else query.alpha
         embedding = None
         degraded = None
@@ -92,6 +93,24 @@ class SearchService:
             track_access=query.track_access,
             **self._floor(query, alpha),
         )
+        return params, degraded
+
+    async def explain(self, draft: SearchDraft) -> tuple[SearchStatement, list[str]]:
+        """The statement a search would send, with its values, and its plan as it ran
+        (EXPLAIN ANALYZE, BUFFERS; accesses not counted). An admin's tool."""
+        self._actor.require("admin")
+        query = search_query(draft, self._limits)
+        params, _ = await self._params(dataclasses.replace(query, track_access=False))
+        statement = self._repo.statement(query.filter, params)
+        return statement, await self._repo.explain(query.filter, params)
+
+    async def run(self, query: SearchQuery) -> SearchResponse:
+        """A validated query (the learning service builds its own for hints)."""
+        started = time.perf_counter()
+        if not query.text:
+            return await self._most_recent(query, started)
+        params, degraded = await self._params(query)
+        alpha = params.alpha
         outcome = await self._repo.search(
             query.filter, params, timeout_ms=self._settings.search_timeout_ms
         )
@@ -115,7 +134,7 @@ class SearchService:
                 "took_ms": round(took_ms, 2),
             },
         )
-        if embedding is not None and not outcome.vectors_fit:
+        if params.embedding is not None and not outcome.vectors_fit:
             alpha, degraded = (
                 0.0,
                 (

@@ -12,6 +12,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 
 from app import __version__
 from app.db.embedded import EmbeddedPostgres
@@ -121,3 +122,68 @@ def test_progress_is_drawn_on_a_terminal_only() -> None:
         meter.close()
     assert piped.getvalue() == ""  # a pipe or a log gets the summary line, not the meter
     assert terminal.getvalue().endswith("\rexport [" + "#" * 30 + "] 100%  4/4 memories\n")
+
+
+async def test_a_failed_export_never_touches_the_last_backup(tmp_path: Path) -> None:
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text('{"the": "last good backup"}\n')
+    code, _, err = await run("export", "-o", str(backup), "--url", "http://127.0.0.1:9")
+    assert code == 2 and "not reachable" in err and "Traceback" not in err
+    assert backup.read_text() == '{"the": "last good backup"}\n'
+    assert os.listdir(tmp_path) == ["backup.jsonl"]  # no temporary left
+
+
+async def test_export_replaces_the_file_only_when_complete(
+    served: str, tmp_path: Path, db: asyncpg.Connection
+) -> None:
+    async with httpx.AsyncClient(base_url=served) as http:
+        await http.post("/memories", json={"content": "Keep one migration per concern"})
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text("old\n")
+    code, _, err = await run("export", "-o", str(backup), "--url", served)
+    assert code == 0, err
+    lines = backup.read_text().splitlines()
+    assert json.loads(lines[0])["count"] == 1 and len(lines) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("import", "/no/such/file.jsonl"), "agent-memory import: cannot read /no/such/file.jsonl"),
+        (("export", "-o", "/no/such/dir/x.jsonl"), "agent-memory export: no such folder"),
+        (("list", "--limit", "0"), "agent-memory list: --limit must be 1 to 200, not 0"),
+        (("search", "x", "--limit", "101"), "agent-memory search: --limit must be 1 to 100"),
+        (("show", "not-a-uuid"), "agent-memory show: 'not-a-uuid' is not a valid memory id"),
+        (("list", "--url", "ftp://localhost:8080"), "must start with http:// or https://"),
+    ],
+)
+async def test_expected_failures_are_one_line(args: tuple[str, ...], said: str) -> None:
+    code, _, err = (
+        await run(*args, "--url", "http://127.0.0.1:9")
+        if "--url" not in args
+        else (await run(*args))
+    )
+    assert code != 0
+    assert len(err.strip().splitlines()) == 1 and said in err, err
+
+
+async def test_a_url_without_a_scheme_is_taken_as_http(served: str) -> None:
+    code, _, err = await run("list", "--url", served.removeprefix("http://"))
+    assert code == 0, err
+
+
+async def test_an_agent_keys_refusal_reads_well(served: str, db: asyncpg.Connection) -> None:
+    key = (await KeyService(db).create("default", "cli", "agent")).key
+    code, _, err = await run("audit", "--url", served, "--api-key", key)
+    assert code == 1 and "an agent key may not do this (admin)" in err
+
+
+async def test_explain_search_prints_the_statement_and_its_plan(
+    database_url: str, tmp_path: Path
+) -> None:
+    code, out, err = await run(
+        "explain-search", "flaky test in CI", "--source-repo", "acme/api", DATABASE_URL=database_url
+    )
+    assert code == 0, err
+    assert "WITH model_check AS" in out and " = 'default'" in out and " = 'acme/api'" in out
+    assert "-- EXPLAIN (ANALYZE, BUFFERS)" in out and "Execution Time" in out

@@ -385,7 +385,8 @@ async def test_small_tenant_gets_full_results_and_its_true_best_match_from_hnsw(
 
     from app.db.unit_of_work import unit_of_work
     from app.domain.filters import MemoryFilter
-    from app.repository.search import SearchParams, SearchRepository
+    from app.repository.search import SearchRepository
+    from app.repository.search_statement import SearchParams
 
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)

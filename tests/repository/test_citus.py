@@ -25,7 +25,8 @@ from app.db.unit_of_work import Database, quote_literal, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
 from app.repository.memories import MemoryRepository
-from app.repository.search import SearchParams, SearchRepository
+from app.repository.search import SearchRepository
+from app.repository.search_statement import SearchParams
 from app.repository.sessions import SessionRepository
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).

@@ -17,7 +17,8 @@ from app.db.pool import create_pool
 from app.db.unit_of_work import Database, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.memory import DEFAULT_TENANT
-from app.repository.search import SearchParams, SearchRepository
+from app.repository.search import SearchRepository
+from app.repository.search_statement import SearchParams
 from tests.services.forgetting_curve import ranked_score, retention
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).

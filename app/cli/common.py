@@ -1,0 +1,120 @@
+"""What the commands share: the help format, the common options, one way to the local
+database (embedded or DATABASE_URL, migrated or checked), one way to a running server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from app.client import MemoryClient, default_api_key, default_url
+from app.config import Settings
+
+HELP = argparse.ArgumentDefaultsHelpFormatter
+
+
+class CommandError(Exception):
+    """An expected failure: one line on stderr, a non-zero exit, never a traceback."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, object] = {}
+    if getattr(args, "data_dir", None):
+        overrides["AGENT_MEMORY_DATA_DIR"] = Path(args.data_dir)
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+class Parents:
+    """Options several commands take, each defined once."""
+
+    def __init__(self) -> None:
+        self.data_dir = argparse.ArgumentParser(add_help=False)
+        self.data_dir.add_argument(
+            "--data-dir",
+            help="where the embedded database lives (default AGENT_MEMORY_DATA_DIR or the"
+            " user data directory); unused when DATABASE_URL is set",
+        )
+        self.client = argparse.ArgumentParser(add_help=False)
+        self.client.add_argument(
+            "--url", default=default_url(), help="the server (AGENT_MEMORY_URL)"
+        )
+        self.client.add_argument(
+            "--api-key",
+            default=default_api_key(),
+            help="the key to send (AGENT_MEMORY_API_KEY); none in open mode",
+        )
+        self.shown = argparse.ArgumentParser(add_help=False)
+        self.shown.add_argument("--json", action="store_true", help="print the API's JSON answer")
+        self.filters = argparse.ArgumentParser(add_help=False)
+        self.filters.add_argument(
+            "--source-repo", dest="source_repo", help="only this repository's"
+        )
+        self.filters.add_argument("--type", help="only memories of this memory_type")
+        self.filters.add_argument("--limit", type=int, default=10, help="at most this many")
+
+
+Adder = Callable[[str, str, list[argparse.ArgumentParser]], Any]
+
+
+def client_of(args: argparse.Namespace) -> MemoryClient:
+    """The one way to a running server (the URL, the key, the errors: app/client.py)."""
+    return MemoryClient(args.url, args.api_key)
+
+
+def memory_id(text: str) -> str:
+    try:
+        return str(UUID(text))
+    except ValueError:
+        raise CommandError(
+            f"'{text[:40]}' is not a valid memory id (ids look like"
+            " 0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e)"
+        ) from None
+
+
+@contextmanager
+def local_database(args: argparse.Namespace, *, migrate: bool) -> Iterator[str]:
+    """The database this machine serves: DATABASE_URL, or the embedded server (started for
+    the command, stopped after it; always brought to the schema, it being ours). With
+    `migrate`, an external database is brought to the schema too."""
+    from app.db.migrations import upgrade_head
+    from app.main import resolve_database_url
+
+    url, embedded = resolve_database_url(settings_of(args))
+    try:
+        if embedded is not None or migrate:
+            upgrade_head(url)
+        yield url
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+async def require_schema(conn: Any, command: str) -> None:
+    """The one schema check of the commands that work on the database directly."""
+    from app.db.migrations import current_revision, head_revision
+
+    if await current_revision(conn) != head_revision():
+        raise CommandError(
+            f"agent-memory {command}: the database is not migrated; run `agent-memory migrate`"
+        )
+
+
+def run_async(work: Awaitable[int]) -> int:
+    return asyncio.run(_awaited(work))
+
+
+async def _awaited(work: Awaitable[int]) -> int:
+    return await work
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)

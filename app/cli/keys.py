@@ -1,0 +1,99 @@
+"""agent-memory keys: create, list and revoke API keys, straight in the database (as its
+owner, across tenants; what an operator on the server does)."""
+
+from __future__ import annotations
+
+import argparse
+from uuid import UUID
+
+from app.cli.common import (
+    HELP,
+    Adder,
+    CommandError,
+    Parents,
+    local_database,
+    require_schema,
+    run_async,
+    say,
+)
+
+
+def register(command: Adder, parents: Parents) -> None:
+    keys = command("keys", "create, list or revoke API keys (straight in the database)", [])
+    actions = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    create = actions.add_parser(
+        "create",
+        help="create a key (printed once)",
+        parents=[parents.data_dir],
+        formatter_class=HELP,
+    )
+    create.add_argument("--tenant", default="default", help="the tenant it acts for")
+    create.add_argument(
+        "--role", choices=["agent", "reader", "admin"], default="agent", help="what it may do"
+    )
+    create.add_argument("--name", required=True, help="who or what holds it")
+    listing = actions.add_parser(
+        "list",
+        help="list keys (never the keys themselves)",
+        parents=[parents.data_dir],
+        formatter_class=HELP,
+    )
+    listing.add_argument("--tenant", help="only this tenant's (default: all)")
+    revoke = actions.add_parser(
+        "revoke", help="revoke a key by id", parents=[parents.data_dir], formatter_class=HELP
+    )
+    revoke.add_argument("key_id", help="the key's id, from `keys list`")
+    revoke.add_argument(
+        "--force", action="store_true", help="revoke even a tenant's last active admin key"
+    )
+    keys.set_defaults(func=cmd_keys)
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    import asyncpg
+
+    from app.domain.errors import AppError
+    from app.services.keys import KeyService
+
+    async def run(url: str) -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            await require_schema(conn, "keys")
+            service = KeyService(conn)
+            if args.keys_command == "create":
+                created = await service.create(args.tenant, args.name, args.role)
+                print(created.key)
+                say(
+                    f"created {created.record.role} key {created.record.id} for tenant "
+                    f"{created.record.tenant_id}: store it now, it is not shown again"
+                )
+            elif args.keys_command == "list":
+                for key in await service.list(args.tenant):
+                    state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+                    print(
+                        f"{key.id}  {key.tenant_id}  {key.role:6}  {key.prefix}…"
+                        f"  {key.name}  {state}"
+                    )
+            else:
+                revoked = await service.revoke(None, _key_id(args.key_id), args.force)
+                print(f"revoked {revoked.record.id} ({revoked.record.name})")
+                if revoked.note:
+                    say(revoked.note)
+        except AppError as exc:
+            field = f" ({exc.field})" if exc.field else ""
+            raise CommandError(f"agent-memory keys: {exc.detail}{field}") from exc
+        finally:
+            await conn.close()
+        return 0
+
+    with local_database(args, migrate=False) as url:
+        return run_async(run(url))
+
+
+def _key_id(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise CommandError(
+            f"agent-memory keys: '{text[:40]}' is not a valid key id (see `keys list`)"
+        ) from None

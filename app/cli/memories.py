@@ -1,0 +1,163 @@
+"""Commands that use a running server through the typed client: remember, search, list,
+show, audit, hook."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from app.cli.common import Adder, CommandError, Parents, client_of, memory_id, say
+from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
+from app.domain.text import cut, one_line
+from app.services.audit import MAX_AUDIT_PAGE
+
+
+def register(command: Adder, parents: Parents) -> None:
+    client, shown, filters = parents.client, parents.shown, parents.filters
+    remember = command("remember", "record a learning in a running server", [client])
+    remember.add_argument("text", help="the learning, at least 20 characters")
+    remember.add_argument("--source-repo", dest="source_repo", help="the repository it is about")
+    remember.add_argument("--category", help="filed under (inferred from the text if unset)")
+    remember.add_argument("--context", help="the task or situation the learning came from")
+    remember.add_argument("--name", help="a title (the first line if unset)")
+    remember.add_argument("--reasoning", help="why it holds")
+    remember.add_argument("--confidence", choices=["high", "medium", "low"], help="low if unset")
+    remember.set_defaults(func=cmd_remember)
+
+    search = command("search", "search memories (hybrid ranking)", [client, filters, shown])
+    search.add_argument("query", help="what to look for")
+    search.set_defaults(func=cmd_search, max_limit=MAX_SEARCH_LIMIT)
+    listing = command("list", "the newest memories", [client, filters, shown])
+    listing.set_defaults(func=cmd_list, max_limit=MAX_LIST_LIMIT)
+    show = command("show", "one memory, whole", [client, shown])
+    show.add_argument("memory_id", help="the memory's id")
+    show.set_defaults(func=cmd_show)
+
+    audit = command(
+        "audit", "the audit trail, newest first, or --undo (admin key)", [client, shown]
+    )
+    audit.add_argument("--memory", help="only entries about this memory id")
+    audit.add_argument("--action", help="only this action (edit, prune, undo, ...)")
+    audit.add_argument("--since", help="only entries from this time on (ISO 8601)")
+    audit.add_argument(
+        "--limit", type=int, default=50, help=f"at most this many (1 to {MAX_AUDIT_PAGE})"
+    )
+    audit.add_argument("--undo", metavar="ENTRY_ID", help="undo this entry instead of listing")
+    audit.set_defaults(func=cmd_audit, max_limit=MAX_AUDIT_PAGE)
+
+    hook = command("hook", "a Claude Code hook (JSON on stdin); never fails the agent", [client])
+    hook.add_argument("event", choices=["session-start", "session-end"], help="the hook event")
+    hook.set_defaults(func=cmd_hook)
+
+
+def _limit(args: argparse.Namespace) -> int:
+    """The range named before the server is asked (the server refuses it the same way)."""
+    if not 1 <= args.limit <= args.max_limit:
+        raise CommandError(
+            f"agent-memory {args.command}: --limit must be 1 to {args.max_limit}, not {args.limit}"
+        )
+    limit: int = args.limit
+    return limit
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    """Record a learning in a running server."""
+    fields = {f: getattr(args, f) for f in ("source_repo", "category", "name", "reasoning")}
+    fields |= {"confidence": args.confidence, "context": args.context}
+    with client_of(args) as memory:
+        answer = memory.remember(args.text, **fields)
+    print(answer["message"])
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
+    from app.claude_code_hooks import run_hook
+
+    out, note = run_hook(args.event, sys.stdin.read(), args.url, args.api_key)
+    if out:
+        print(out)
+    say(note)
+    return 0
+
+
+def print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
+    lead = f"{score:5.3f}  " if score is not None else ""
+    kind = memory["memory_type"][:14]
+    print(f"{lead}{memory['id']}  {kind:14}  {cut(one_line(memory['content']), 80)}")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    limit = _limit(args)
+    with client_of(args) as memory:
+        types = [args.type] if args.type else None
+        answer = memory.search(
+            args.query, source_repo=args.source_repo, memory_type=types, limit=limit
+        )
+    if args.json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
+    for hit in answer["results"]:
+        print_memory_line(hit["memory"], hit["score"])
+    if not answer["results"]:
+        say("no memories match")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    limit = _limit(args)
+    with client_of(args) as memory:
+        page = memory.list(source_repo=args.source_repo, memory_type=args.type, limit=limit)
+    if args.json:
+        print(json.dumps(page, indent=2, ensure_ascii=False))
+        return 0
+    for item in page["memories"]:
+        print_memory_line(item)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    wanted = memory_id(args.memory_id)
+    with client_of(args) as memory:
+        item = memory.get(wanted)
+    if args.json:
+        print(json.dumps(item, indent=2, ensure_ascii=False))
+        return 0
+    print(item["content"])
+    print()
+    for label in ("memory_type", "category", "tags", "source_repo", "trust_level", "pinned"):
+        print(f"{label:>17}: {item[label]}")
+    for label in ("context", "observation_count", "access_count", "created_at", "superseded_by"):
+        if item.get(label) is not None:
+            print(f"{label:>17}: {item[label]}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """The tenant's audit trail, newest first; or undo one entry (admin key)."""
+    with client_of(args) as memory:
+        if args.undo:
+            answer = memory.undo(args.undo)
+        else:
+            answer = memory.audit(
+                memory_id=args.memory, action=args.action, since=args.since, limit=_limit(args)
+            )
+    if args.json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
+    if args.undo:
+        restored = ", ".join(m["id"] for m in answer["memories"])
+        print(f"undone: {args.undo} (entry {answer['undo']['id']}; restored {restored})")
+        return 0
+    for entry in answer:
+        who = entry["actor_key"] or "open/service"
+        targets = ",".join(entry["memory_ids"][:3])
+        more = f" +{len(entry['memory_ids']) - 3}" if len(entry["memory_ids"]) > 3 else ""
+        undone = f" (undone by {entry['undone_by']})" if entry["undone_by"] else ""
+        print(
+            f"{entry['at'][:19]}  {entry['id']}  {entry['action']:10} {entry['actor_role']:6}"
+            f" {who}  {targets}{more}{undone}"
+        )
+    return 0

@@ -1,0 +1,292 @@
+"""Commands that run the service or work on its database in this process: serve, migrate,
+mcp (stdio), explain-search, reembed."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+from app.cli.common import (
+    Adder,
+    CommandError,
+    Parents,
+    local_database,
+    require_schema,
+    run_async,
+    say,
+    settings_of,
+)
+from app.client import MemoryClient, default_api_key
+from app.config import Settings
+
+logger = logging.getLogger("agent_memory.cli")
+
+
+def register(command: Adder, parents: Parents) -> None:
+    serve = command("serve", "run the HTTP and MCP service", [parents.data_dir])
+    serve.add_argument("--host", help="bind address (default HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default PORT or 8080)")
+    serve.add_argument(
+        "--migrate",
+        action="store_true",
+        help="also migrate an external DATABASE_URL before serving (embedded: always)",
+    )
+    serve.set_defaults(func=cmd_serve)
+
+    migrate = command("migrate", "bring the database to the latest schema", [parents.data_dir])
+    migrate.set_defaults(func=cmd_migrate)
+
+    mcp = command("mcp", "serve the MCP tools over stdio", [parents.data_dir])
+    mcp.add_argument(
+        "--url",
+        default=os.environ.get("AGENT_MEMORY_URL") or None,
+        help="bridge to this running server's /mcp (AGENT_MEMORY_URL) instead of serving"
+        " from this process",
+    )
+    mcp.add_argument("--api-key", default=default_api_key(), help="the key (AGENT_MEMORY_API_KEY)")
+    mcp.add_argument(
+        "--verbose", action="store_true", help="log each request on stderr (quiet by default)"
+    )
+    mcp.set_defaults(func=cmd_mcp, quiet_logs=True)
+
+    explain = command(
+        "explain-search",
+        "print the statement a search sends, with its values, and EXPLAIN (ANALYZE, BUFFERS)"
+        " of it (on this machine's database; accesses are not counted)",
+        [parents.data_dir],
+    )
+    explain.add_argument("query", help="what to look for")
+    explain.add_argument("--source-repo", dest="source_repo", help="only this repository's")
+    explain.add_argument("--type", dest="memory_type", action="append", help="a memory_type")
+    explain.add_argument("--tag", dest="tags", action="append", help="a tag it must have")
+    explain.add_argument("--alpha", type=float, help="vector weight (default HYBRID_ALPHA)")
+    explain.add_argument("--limit", type=int, default=10, help="results")
+    explain.add_argument("--tenant", default="default", help="the tenant whose rows it reads")
+    explain.set_defaults(func=cmd_explain_search)
+
+    reembed = command(
+        "reembed",
+        "re-embed every memory with the configured model (EMBEDDING_MODEL, EMBEDDING_DIM,"
+        " EMBEDDING_PROVIDER) while the service keeps serving; stop and run again to resume",
+        [parents.data_dir],
+    )
+    reembed.add_argument("--status", action="store_true", help="say how far it is, and stop")
+    reembed.add_argument("--cancel", action="store_true", help="abandon the re-embed under way")
+    reembed.add_argument("--batch", type=int, default=64, help="memories per model call")
+    reembed.set_defaults(func=cmd_reembed)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from app.db.migrations import head_revision
+
+    with local_database(args, migrate=True):
+        logger.info("migrated", extra={"schema": head_revision()})
+    return 0
+
+
+def open_mode_allowed(url: str, host: str, settings: Settings) -> bool:
+    """A server that would start open (no key has ever existed) stays on loopback unless
+    told otherwise; with keys it may listen anywhere."""
+    import asyncpg
+
+    from app.repository.keys import KeyRepository
+    from app.services.auth import is_loopback
+
+    async def keys_exist() -> bool:
+        conn = await asyncpg.connect(url)
+        try:
+            return await KeyRepository(conn).any_ever()
+        finally:
+            await conn.close()
+
+    if settings.require_keys or run_async(keys_exist()):
+        return True
+    if is_loopback(host) or settings.allow_open_network:
+        return True
+    logger.error(
+        f"refusing to listen on {host} without API keys; create a key, bind to 127.0.0.1,"
+        " or set ALLOW_OPEN_NETWORK=true"
+    )
+    return False
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.main import create_app
+
+    settings = settings_of(args)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    # The bind address decides whether open mode may apply (app.services.auth).
+    settings = settings.model_copy(update={"host": host})
+    with local_database(args, migrate=args.migrate) as url:
+        if not open_mode_allowed(url, host, settings):
+            return 2
+        app = create_app(settings, database_url=url)
+        logger.info(
+            "starting",
+            extra={
+                "url": f"http://{host}:{port}",
+                "database": "external" if settings.database_url else "embedded",
+                "data_dir": None if settings.database_url else str(settings.data_dir),
+            },
+        )
+        # uvicorn drains in-flight requests on SIGTERM/SIGINT, then re-raises the signal;
+        # turning it into SystemExit lets the block end and stop the embedded server.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _exit_cleanly)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False)
+        )
+        with contextlib.suppress(SystemExit):
+            server.run()
+        if not server.started:  # uvicorn logged why (the port is taken, say) and gave up
+            logger.error(f"could not serve on {host}:{port}")
+            return 1
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """MCP over stdio, for clients that spawn the server as a process: in this process,
+    or bridged to a running server when it has a URL."""
+    if args.url:
+        from app.mcp.bridge import bridge
+
+        with MemoryClient(args.url, args.api_key) as client:
+            return bridge(client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes)
+
+    from app.domain.errors import AppError
+    from app.main import background_pruning, open_runtime
+    from app.mcp.server import build_mcp_server, current_principal
+    from app.mcp.stdio import serve_stdio
+
+    settings = settings_of(args)
+
+    async def serve(url: str) -> int:
+        async with open_runtime(settings, database_url=url) as runtime:
+            # The process acts for one key (AGENT_MEMORY_API_KEY), or open when none exist.
+            key = os.environ.get("AGENT_MEMORY_API_KEY") or None
+            try:
+                principal = await runtime.authenticator.authenticate(key)
+            except AppError as exc:
+                raise CommandError(
+                    f"agent-memory mcp: {exc.detail} (set AGENT_MEMORY_API_KEY)"
+                ) from exc
+            current_principal.set(principal)
+            server = build_mcp_server(lambda: runtime)
+            async with background_pruning(runtime):
+                await serve_stdio(server, settings.max_body_bytes)
+        return 0
+
+    with local_database(args, migrate=False) as url:
+        return run_async(serve(url))
+
+
+def cmd_explain_search(args: argparse.Namespace) -> int:
+    from app.domain.inputs import SearchDraft
+    from app.domain.principal import system_principal
+    from app.main import open_runtime
+    from app.services.scope import services_for
+
+    settings = settings_of(args)
+    draft = SearchDraft(
+        q=args.query,
+        source_repo=args.source_repo,
+        memory_type=args.memory_type,
+        tags=args.tags,
+        alpha=args.alpha,
+        limit=args.limit,
+    )
+
+    async def explain(url: str) -> int:
+        async with (
+            open_runtime(settings, database_url=url) as runtime,
+            services_for(runtime, system_principal(args.tenant)) as services,
+        ):
+            statement, plan = await services.search.explain(draft)
+        sql, values = statement.compiled()
+        print("-- the statement as the search sends it; its values below")
+        print(sql)
+        for n, value in enumerate(values, start=1):
+            print(f"-- ${n} = {_shown(value)}")
+        print("\n-- EXPLAIN (ANALYZE, BUFFERS), planned as the server plans it")
+        print("\n".join(plan))
+        return 0
+
+    with local_database(args, migrate=False) as url:
+        return run_async(explain(url))
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list | tuple) and len(value) > 8:
+        head = ", ".join(f"{v:.4f}" if isinstance(v, float) else repr(v) for v in value[:4])
+        return f"[{head}, ... {len(value)} values]"
+    return repr(value)
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    """Re-embed every memory with the configured model while the service keeps serving."""
+    import asyncpg
+
+    from app.domain.errors import AppError
+    from app.embeddings.factory import build_embedder
+    from app.progress import Progress
+    from app.services.reembed import Reembedder
+
+    settings = settings_of(args)
+
+    async def run(url: str) -> int:
+        conn = await asyncpg.connect(url)
+        target = build_embedder(settings)
+        try:
+            await require_schema(conn, "reembed")
+            reembedder = Reembedder(conn, target, args.batch)
+            status = await reembedder.status()
+            if args.status or args.cancel:
+                if args.cancel and status.under_way:
+                    await reembedder.cancel()
+                    print(f"cancelled the re-embed to {status.under_way.target_model}")
+                elif status.under_way:
+                    print(
+                        f"vectors by {status.recorded_model}; re-embedding to"
+                        f" {status.under_way.target_model} since"
+                        f" {status.under_way.started_at:%Y-%m-%d %H:%M}:"
+                        f" {status.filled} of {status.total}"
+                    )
+                else:
+                    print(f"vectors by {status.recorded_model}; no re-embed under way")
+                return 0
+            say(
+                f"re-embedding with {target.name} (vectors by {status.recorded_model});"
+                " the service keeps serving the old vectors until the swap"
+            )
+            bar = Progress("re-embedding", status.total or None, "memories")
+
+            def advance(filled: int, total: int) -> None:
+                bar.total = total
+                bar.advance(filled - bar.done)
+
+            await reembedder.run(advance)
+            bar.close()
+            say(
+                f"done: the stored vectors are {target.name}'s. Restart each server with this"
+                " model's settings; until then they search by keyword only."
+            )
+            return 0
+        except AppError as exc:
+            raise CommandError(f"agent-memory reembed: {exc.detail}") from exc
+        finally:
+            await conn.close()
+            await target.aclose()
+
+    with local_database(args, migrate=False) as url:
+        return run_async(run(url))

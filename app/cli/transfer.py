@@ -1,0 +1,117 @@
+"""agent-memory export and import, through a running server."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from app.cli.common import Adder, CommandError, Parents, client_of, say
+
+IMPORT_CHUNK_BYTES = 256 * 1024
+
+
+def register(command: Adder, parents: Parents) -> None:
+    export = command("export", "write memories as JSON lines", [parents.client])
+    export.add_argument("--source-repo", dest="source_repo", help="only this repository's")
+    export.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="include the vectors (kept by an import"
+        " into a server with the same model; otherwise made again there)",
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="the file to write (replaced only once the export is complete); - for stdout",
+    )
+    export.set_defaults(func=cmd_export)
+    importing = command(
+        "import", "read memories from an export (admin key)", [parents.client, parents.shown]
+    )
+    importing.add_argument("file", help="an export's JSON lines; - for stdin")
+    importing.set_defaults(func=cmd_import)
+
+
+@contextlib.contextmanager
+def _replaced_when_done(target: str) -> Iterator[IO[bytes]]:
+    """A temporary file beside `target`, renamed onto it only when the block completes: a
+    failed export (server down, refused, interrupted) leaves an existing backup as it was."""
+    if target == "-":
+        yield sys.stdout.buffer
+        return
+    folder = Path(target).resolve().parent
+    if not folder.is_dir():
+        raise CommandError(f"agent-memory export: no such folder: {folder}")
+    handle, temporary = tempfile.mkstemp(prefix=".agent-memory-export-", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """A tenant's memories as JSON lines, to a file or stdout."""
+    from app.progress import Progress
+
+    progress: Progress | None = None
+    with _replaced_when_done(args.output) as out, client_of(args) as memory:
+        for line in memory.export(args.source_repo, args.embeddings):
+            out.write(line.encode() + b"\n")
+            if progress is None:  # the header says how many follow
+                total = json.loads(line).get("count")
+                progress = Progress("export", total, "memories")
+            else:
+                progress.advance()
+    if progress is not None:
+        progress.close()
+        where = "stdout" if args.output == "-" else args.output
+        say(f"exported {progress.done} memories to {where}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """An export file into the server (idempotent: known content is reinforced)."""
+    from app.progress import Progress
+
+    try:
+        source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise CommandError(f"agent-memory import: cannot read {args.file}: {exc.strerror}") from exc
+    size = None if args.file == "-" else os.fstat(source.fileno()).st_size
+    progress = Progress("import", size, "bytes")
+
+    def chunks() -> Iterator[bytes]:
+        while chunk := source.read(IMPORT_CHUNK_BYTES):
+            progress.advance(len(chunk))
+            yield chunk
+
+    try:
+        with client_of(args) as memory:
+            report = memory.import_lines(chunks())
+    finally:
+        progress.close()
+        if source is not sys.stdin.buffer:
+            source.close()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"imported {report['memories']} memories: {report['stored']} new,"
+        f" {report['reinforced']} reinforced, {report['reembedded']} embedded here,"
+        f" {report['linked']} supersede links ({report['unresolved_links']} unresolved),"
+        f" {report['quarantined']} quarantined"
+    )
+    return 0

@@ -1,0 +1,462 @@
+"""The hybrid search as one statement, built in named stages, bound by name.
+
+    candidates  the query's terms, their document frequencies, the scope's size (N)
+    keyword     each term's hits (rarest first, within a budget), BM25 over them
+    vector      the nearest by cosine distance (HNSW with iterative scan, or exact)
+    fuse        both sides joined, weighted by alpha, decayed, floored, integrity-checked
+    effects     quarantine marks and access counts for what is returned
+    output      the rows, and one row of counts even when nothing is returned
+
+Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
+(`agent-memory explain-search` prints it with its values and its plan).
+
+Keyword side. The query's lexemes (english stemming, stop words dropped) are matched
+any-term: conversational questions rarely contain every word of the memory they are after.
+A term that ANALYZE's statistics call common (more than 5 x `term_cap` rows) takes its
+document frequency from those statistics and its posting list is never read: a GIN bitmap
+scan costs in proportion to the rows it matches. Every other term's matching rows are read
+once, at most `term_cap` of them, which gives its document frequency in the query's scope
+and its candidates. IDF, ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers,
+error codes) count for more than common ones. Candidates are drawn term by term, rarest
+first, from a shared budget of `term_cap` rows. When only common terms match, the
+candidates are the rows holding all of them among the vector side's candidates (a
+keyword-only search takes the first `term_cap` of them from the index instead). Each
+candidate scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
+(content A 1.0, category B 0.4, tags C 0.4, context and the words inside camelCase
+identifiers D 0.2) saturated BM25-style against document length; an exact phrase match
+doubles the score. keyword_score is (score / best candidate's score)^2: 0..1 within the
+query, 1 for the best. The square keeps a weak keyword match from outvoting a strong
+vector match (docs/search.md).
+
+Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
+iterative scan, so filtered queries still fill up; the planner takes an exact scan through
+a b-tree when the filter is selective enough, judged on the search's own values:
+memory_vector_candidates() plans that query on every call, while the statement around it,
+whose plan does not depend on the values, is planned once per connection.
+
+similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side missing
+contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for pinned
+(tests/services/forgetting_curve.py is its reference); decayed_score = similarity *
+retention; score = similarity * ((1 - decay_weight) + decay_weight * retention) *
+relevance_score, where relevance_score (default 1) is what agents' feedback made of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.domain.filters import MemoryFilter
+from app.repository.filters import filter_sql, function_args, is_narrowed
+from app.repository.rows import INTACT, memory_columns
+from app.repository.sql import named
+
+# Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
+# low k1 (one mention is most of the evidence) and little length normalisation.
+BM25_K1 = 0.6
+BM25_B = 0.3
+# ts_rank's weights, in its order D, C, B, A. Context (D) at a fifth of the content: a
+# memory is found through the situation it came from, but its own words rank first
+# (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
+FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
+# A returned memory's access counters as this search left them.
+TOUCHED = {
+    "access_count": "coalesce(t.access_count, m.access_count)",
+    "last_accessed_at": "coalesce(t.last_accessed_at, m.last_accessed_at)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    query: str
+    embedding: Sequence[float] | None
+    alpha: float
+    limit: int
+    candidates: int
+    term_cap: int
+    decay_weight: float
+    strength_days: float
+    track_access: bool
+    # The relevance floor (bench/floor.py replays it offline): a result scoring below
+    # max(floor_min, floor_ratio * best) is left out before accesses are counted.
+    # 0 and 0: no floor.
+    floor_ratio: float = 0.0
+    floor_min: float = 0.0
+
+    @property
+    def uses_vectors(self) -> bool:
+        return self.alpha > 0 and self.embedding is not None
+
+
+@dataclass
+class SearchStatement:
+    """The statement with `:name` placeholders, and the values for them."""
+
+    sql: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def bind(self, value: Any, name: str | None = None) -> str:
+        """A placeholder for `value`: `name`, or the next `:filter_n`."""
+        name = name or f"filter_{len(self.values)}"
+        self.values[name] = value
+        return f":{name}"
+
+    def compiled(self) -> tuple[str, list[Any]]:
+        """As asyncpg takes it: `$n` placeholders and the values in their order."""
+        text, *args = named(self.sql, self.values)
+        return text, args
+
+
+@dataclass(frozen=True, slots=True)
+class _Readers:
+    """How the statement reads the indexes: a term's keyword hits (given the tsquery's SQL),
+    the vector side's candidates, and each query term's class (common or not)."""
+
+    keyword_hits: Any  # Callable[[str], str]
+    vector_candidates: str
+    term_class: str
+
+
+def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
+    """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
+    security would forbid it) and enforces the tenant itself; memory_vector_candidates()
+    plans its query for these values; ANALYZE's statistics class the terms."""
+    filters = function_args(f, s.bind)
+    return _Readers(
+        keyword_hits=lambda tsq: (
+            f"SELECT k.hit FROM memory_keyword_hits({tsq}, :term_cap, {filters}) k"
+        ),
+        vector_candidates=f"""SELECT v.* FROM memory_vector_candidates(
+        :embedding::vector, :vector_limit, (SELECT tsq FROM all_terms), :tenant_id, {filters}) v""",
+        term_class="""-- ANALYZE's most-common-lexeme frequencies: a term matching more
+    -- than 5 x term_cap rows of the table is "common". Its document frequency comes from
+    -- the statistics and its posting list is never read, so no query pays for a word
+    -- every row has.
+    SELECT qt.lexeme, qt.tsq, s.freq,
+           coalesce(s.freq * (SELECT reltuples FROM pg_class
+                               WHERE oid = 'memories'::regclass), 0) > 5 * :term_cap AS common
+    FROM query_terms qt
+    LEFT JOIN memory_common_lexemes(ARRAY(SELECT lexeme FROM query_terms)) s USING (lexeme)""",
+    )
+
+
+def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
+    """Citus: the statement runs whole on the worker holding the tenant's shard, where a
+    function that reads the table cannot run (it would be a distributed query inside a
+    shard's): the readers are written out, filtered by the tenant like any other query,
+    and the worker plans them for their values (Citus sends them as constants). Under
+    row-level security the keyword side reads the tenant's rows through the b-tree, not
+    the GIN index; and the statistics are per shard, on the workers, so no term is taken
+    as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
+    scope = filter_sql(f, s.bind, tenant=":tenant_id")
+    return _Readers(
+        keyword_hits=lambda tsq: (
+            f"SELECT m.id AS hit FROM memories m"
+            f" WHERE {scope} AND m.search_vector @@ {tsq} LIMIT :term_cap"
+        ),
+        vector_candidates=f"""SELECT m.id, m.pinned, m.last_accessed_at, m.created_at,
+               m.access_count, m.relevance_score,
+               greatest(0, 1 - (m.embedding <=> :embedding::vector))::float8
+                   AS vector_similarity,
+               m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
+        FROM memories m
+        WHERE {scope} AND m.embedding IS NOT NULL
+        ORDER BY m.embedding <=> :embedding::vector
+        LIMIT :vector_limit""",
+        term_class="SELECT qt.lexeme, qt.tsq, NULL::real AS freq, false AS common"
+        " FROM query_terms qt",
+    )
+
+
+def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatement,
+                distributed: bool) -> list[str]:  # fmt: skip
+    # N for IDF: the size of the filtered scope (counted, capped) when the query is
+    # filtered or the table distributed (a worker's catalog knows nothing of its size);
+    # the planner's row estimate for the whole table otherwise.
+    if distributed or is_narrowed(f):
+        corpus = (
+            "SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
+            f" WHERE {filter_sql(f, s.bind, tenant=':tenant_id')} LIMIT 10 * :term_cap) scope"
+        )
+    else:
+        corpus = (
+            "SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class"
+            " WHERE oid = 'memories'::regclass"
+        )
+    keyword_on = "true" if p.alpha < 1 else "false"
+    return [
+        f"""query_terms AS (
+    SELECT t.lexeme,
+           ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq
+    FROM unnest(to_tsvector('english'::regconfig, :query)) AS t
+    WHERE {keyword_on}
+)""",
+        f"""corpus AS (
+    {corpus}
+)""",
+        f"""term_class AS (
+    {r.term_class}
+)""",
+        f"""term_hits AS (
+    -- One bounded pass per other term: its matching rows (at most term_cap) give both
+    -- its document frequency in the query's scope and its candidates.
+    SELECT tc.lexeme, h.id, h.nth
+    FROM term_class tc
+    CROSS JOIN LATERAL (
+        SELECT k.hit AS id, row_number() OVER () AS nth
+        FROM ({r.keyword_hits("tc.tsq")}) k
+    ) h
+    WHERE NOT tc.common
+)""",
+        """term_stats AS (
+    SELECT tc.lexeme, tc.tsq, tc.common, count(th.id)::float8 AS hits,
+           CASE WHEN tc.common OR count(th.id) >= :term_cap
+                THEN greatest(count(th.id), coalesce(tc.freq, 0) * c.n)
+                ELSE count(th.id) END::float8 AS df
+    FROM term_class tc
+    LEFT JOIN term_hits th USING (lexeme)
+    CROSS JOIN corpus c
+    GROUP BY tc.lexeme, tc.tsq, tc.common, tc.freq, c.n
+)""",
+        """term_budget AS (
+    SELECT ts.*,
+           ln(1 + (greatest(c.n, ts.df) - ts.df + 0.5) / (ts.df + 0.5)) AS idf,
+           -- Rarest terms first draw candidates from a shared budget of term_cap rows.
+           greatest(0, least(ts.hits,
+                             :term_cap - (sum(ts.hits) OVER (ORDER BY ts.df, ts.lexeme) - ts.hits)))
+               AS take
+    FROM term_stats ts CROSS JOIN corpus c
+    WHERE ts.df > 0
+)""",
+        """phrase AS (
+    -- The query as one phrase, when it has several words: once per query, not per row
+    -- (a generic plan would evaluate the function on every candidate).
+    SELECT CASE WHEN numnode(pq) > 1 THEN pq END AS tsq
+    FROM phraseto_tsquery('english'::regconfig, :query) AS pq
+)""",
+        """all_terms AS (
+    -- When only common terms match, the rows holding all of them are the candidates.
+    SELECT CASE WHEN count(*) > 1 AND NOT EXISTS (SELECT 1 FROM term_stats WHERE hits > 0)
+                THEN string_agg(tsq::text, ' & ')::tsquery END AS tsq
+    FROM query_terms
+)""",
+    ]
+
+
+def _keyword(p: SearchParams, r: _Readers) -> list[str]:
+    """The candidates' BM25 scores: those the terms' budget drew, and (when only common
+    terms match) the rows holding all of them."""
+    # Rows holding every one of several common terms: reading the GIN index for them
+    # would read each term's whole posting list, a cost that grows with the rows that
+    # match. So they are looked for among the vector side's candidates; only a
+    # keyword-only search reads the index (bounded by term_cap rows, not in cost).
+    if p.uses_vectors:
+        all_terms_hits = "(SELECT v.id FROM vec v WHERE v.holds_all_terms)"
+    else:
+        all_terms_hits = (
+            "(SELECT k.hit FROM all_terms a"
+            f" CROSS JOIN LATERAL ({r.keyword_hits('a.tsq')}) k WHERE a.tsq IS NOT NULL)"
+        )
+    return [
+        f"""kw_ids AS (
+    SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
+    UNION
+    {all_terms_hits}
+)""",
+        """kw_docs AS (
+    -- By primary key: the planner cannot tell how few candidates kw_ids holds, and
+    -- on a join it picked a sequential scan of the tenant's rows.
+    SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,
+           m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score
+    FROM memories m
+    WHERE m.tenant_id = :tenant_id AND m.id = ANY (ARRAY(SELECT id FROM kw_ids))
+)""",
+        f"""kw_raw AS MATERIALIZED (
+    -- MATERIALIZED: inlined into kw, whose three uses of raw would each recompute it.
+    SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count, d.relevance_score,
+           (SELECT sum(tb.idf * (tf.v * ({BM25_K1} + 1))
+                       / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * d.dl / a.avgdl)))
+            FROM term_budget tb
+            CROSS JOIN LATERAL (
+                -- x 1.6449 undoes ts_rank's scaling: one content (A) occurrence counts 1.0.
+                SELECT ts_rank('{FIELD_WEIGHTS}'::float4[], d.search_vector, tb.tsq, 0)
+                       ::float8 * 1.6449 AS v
+            ) tf
+            WHERE d.search_vector @@ tb.tsq)
+           * CASE WHEN d.search_vector @@ (SELECT tsq FROM phrase) THEN 2 ELSE 1 END AS raw
+    FROM kw_docs d
+    CROSS JOIN (SELECT greatest(avg(dl), 1) AS avgdl FROM kw_docs) a
+)""",
+        """kw AS (
+    SELECT k.*, power(k.raw / nullif(max(k.raw) OVER (), 0), 2) AS keyword_score
+    FROM kw_raw k
+)""",
+    ]
+
+
+def _vector(r: _Readers) -> list[str]:
+    return [
+        f"""vec AS (
+    -- Planned on each call for its own values: HNSW or an exact scan (see the function).
+    SELECT v.* FROM ({r.vector_candidates}) v
+    WHERE :vector_limit::integer > 0
+)"""
+    ]
+
+
+def _fuse() -> list[str]:
+    return [
+        """fused AS (
+    SELECT coalesce(kw.id, vec.id) AS id,
+           coalesce(vec.vector_similarity, 0) AS vector_similarity,
+           coalesce(kw.keyword_score, 0) AS keyword_score,
+           coalesce(kw.pinned, vec.pinned) AS pinned,
+           coalesce(kw.access_count, vec.access_count) AS access_count,
+           coalesce(kw.relevance_score, vec.relevance_score)::float8 AS relevance,
+           coalesce(kw.last_accessed_at, vec.last_accessed_at, kw.created_at, vec.created_at)
+               AS last_seen
+    FROM kw FULL OUTER JOIN vec ON kw.id = vec.id
+)""",
+        """scored AS (
+    SELECT f.id, f.vector_similarity, f.keyword_score, f.relevance,
+           :alpha::float8 * f.vector_similarity + (1 - :alpha::float8) * f.keyword_score
+               AS similarity,
+           CASE WHEN f.pinned THEN 1.0::float8 ELSE exp(
+               -greatest(extract(epoch FROM now() - f.last_seen), 0)
+               / 86400.0 / (:strength_days::float8 * (1 + f.access_count))) END AS retention
+    FROM fused f
+)""",
+        """top AS (
+    SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,
+           s.similarity * s.retention AS decayed_score,
+           s.similarity * ((1 - :decay_weight::float8) + :decay_weight::float8 * s.retention)
+               * s.relevance AS score
+    FROM scored s
+    WHERE s.similarity > 0
+    ORDER BY score DESC, s.id
+    LIMIT 2 * :limit
+)""",
+        f"""checked AS (
+    -- A quarantined row, or one edited behind the API's back (it no longer matches its
+    -- hash), is never served. Checked here, on the few rows that could be returned, not
+    -- on every candidate.
+    SELECT t.*, m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
+    FROM top t JOIN memories m ON m.tenant_id = :tenant_id AND m.id = t.id
+)""",
+        """limited AS (
+    SELECT * FROM checked WHERE intact AND unmarked ORDER BY score DESC, id LIMIT :limit
+)""",
+        """ranked AS (
+    -- The relevance floor, before anything below it is counted as accessed.
+    SELECT l.* FROM limited l
+    WHERE l.score >= greatest(:floor_min::float8,
+                              :floor_ratio::float8 * (SELECT max(score) FROM limited))
+)""",
+    ]
+
+
+def _effects() -> list[str]:
+    """Writes, in the same round trip as the read that decides them: one statement is one
+    snapshot, so what is counted is exactly what is returned."""
+    return [
+        """quarantined AS (
+    -- An altered row found on the way is marked, so /stats counts it and the audit
+    -- trail records it (app/services/search.py).
+    UPDATE memories m SET quarantined_at = now()
+    FROM checked c
+    WHERE NOT c.intact AND c.unmarked AND m.tenant_id = :tenant_id AND m.id = c.id
+    RETURNING m.id
+)""",
+        """locked AS (
+    -- Row locks taken in id order: concurrent searches returning the same memories in
+    -- different orders would otherwise deadlock on their access counters.
+    SELECT m.id FROM memories m
+    WHERE :track_access AND m.tenant_id = :tenant_id AND m.id IN (SELECT id FROM ranked)
+    ORDER BY m.id
+    FOR NO KEY UPDATE
+)""",
+        """touched AS (
+    UPDATE memories m
+    SET access_count = m.access_count + 1, last_accessed_at = now()
+    FROM locked l
+    WHERE m.tenant_id = :tenant_id AND m.id = l.id
+    RETURNING m.id, m.access_count, m.last_accessed_at
+)""",
+        """relaxed_commit AS (
+    -- Access counters are statistics, not data: the search's commit need not wait for
+    -- the WAL flush (a crash may lose the last moments of counts, never a memory).
+    SELECT set_config('synchronous_commit', 'off', true) AS setting
+)""",
+    ]
+
+
+def _output(fits: str) -> tuple[list[str], str]:
+    counts = f"""counts AS (
+    -- One row even when nothing is returned, so that the counts always come back.
+    SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
+           (SELECT count(*) FROM vec) AS vector_candidates, {fits} AS vectors_fit,
+           (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
+           ARRAY(SELECT id FROM quarantined) AS quarantined_ids
+)"""
+    select = f"""SELECT {memory_columns(TOUCHED)},
+       r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
+       n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
+       n.quarantined_ids
+FROM counts n
+CROSS JOIN relaxed_commit
+LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true
+LEFT JOIN touched t ON t.id = r.id
+ORDER BY r.score DESC, r.id"""
+    return [counts], select
+
+
+def search_statement(
+    tenant_id: str,
+    f: MemoryFilter,
+    p: SearchParams,
+    distributed: bool = False,
+    model: str | None = None,
+) -> SearchStatement:
+    """The statement and its values; `model` is the query vector's (a server still on the
+    model a re-embed replaced searches by keyword only: migration 0019)."""
+    s = SearchStatement()
+    for name, value in (
+        ("tenant_id", tenant_id),
+        ("query", p.query),
+        ("embedding", p.embedding),
+        ("alpha", p.alpha),
+        ("term_cap", p.term_cap),
+        ("candidates", p.candidates if p.uses_vectors else 0),
+        ("limit", p.limit),
+        ("decay_weight", p.decay_weight),
+        ("strength_days", p.strength_days),
+        ("track_access", p.track_access),
+        ("floor_ratio", p.floor_ratio),
+        ("floor_min", p.floor_min),
+    ):
+        s.bind(value, name)
+    # Whether the query vector's model is the stored vectors' (only a server left on the
+    # model a re-embed replaced gets false: it then searches by keyword alone). Re-embedding
+    # is for one PostgreSQL (docs/operations.md).
+    stages: list[str] = []
+    if distributed:
+        fits = "true"
+    else:  # asked once, read three times
+        s.bind(model, "model")
+        fits = "(SELECT fits FROM model_check)"
+        stages.append("model_check AS (SELECT memory_vector_fits(:model::text) AS fits)")
+    readers = (_written_out if distributed else _through_functions)(f, s)
+    stages += _candidates(f, p, readers, s, distributed)
+    stages += _vector(readers)  # before the keyword scores: they may draw on its rows
+    stages += _keyword(p, readers)
+    stages += _fuse()
+    stages += _effects()
+    counts, select = _output(fits)
+    stages += counts
+    body = ",\n".join(stages)
+    # The vector side's row budget: nothing when alpha is 0, there is no query vector, or
+    # the vectors are another model's.
+    vector_limit = f"(:candidates::integer * {fits}::integer)"
+    s.sql = f"WITH {body}\n{select}\n".replace(":vector_limit", vector_limit)
+    return s
