@@ -3,16 +3,16 @@ the hook's JSON on stdin and talk to the server through the typed client.
 
 A hook never blocks or breaks the agent: each gives up within HOOK_BUDGET_S, exits 0, and
 says in one line what happened. Session start opens a memory session for the repository
-(the git top level's name, or AGENT_MEMORY_REPO) and hands the agent the snapshot and the
-capture guidance as additional context; session end closes that session with the agent's
-last message as its summary.
+(app/git_repository.py: AGENT_MEMORY_REPO, the origin remote's owner/name, or the top
+level's name), sends HEAD, the branch and the files changed since the repository's last
+session (so memories about them are marked possibly stale), and hands the agent the
+snapshot, the repository name to use and the capture guidance as additional context;
+session end closes that session with the agent's last message as its summary.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import platformdirs
 
 from app.client import ClientError, MemoryClient
+from app.git_repository import GitState, changed_files, git_state
 
 HOOK_BUDGET_S = 2.0
 SNAPSHOT_CHARS = 6_000
@@ -41,47 +42,73 @@ CAPTURE_GUIDANCE = {
 }
 
 
-def repository_of(cwd: str | None) -> str | None:
-    """What the memories are filed under: AGENT_MEMORY_REPO, else the git top level's
-    directory name, else the working directory's."""
-    if named := os.environ.get("AGENT_MEMORY_REPO"):
-        return named
-    if not cwd:
-        return None
-    try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=0.5,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        top = cwd
-    return Path(top or cwd).name or None
-
-
 def _state_file(claude_session: str) -> Path:
     safe = "".join(c for c in claude_session if c.isalnum() or c in "-_")[:100] or "unknown"
     return Path(platformdirs.user_cache_dir("agent-memory")) / "hook-sessions" / safe
 
 
+def _changed_since_last_session(
+    client: MemoryClient, cwd: str | None, state: GitState
+) -> list[str] | None:
+    """The files changed between the commit the repository's last session started at and
+    HEAD (what git can tell within its time bound; None when it cannot)."""
+    if not cwd or not state.repository or not state.commit:
+        return None
+    last = client.sessions(source_repo=state.repository, limit=1)
+    since = last[0].get("git_commit") if last else None
+    if not since or since == state.commit:
+        return None
+    return changed_files(cwd, since, state.commit)
+
+
 def session_start(payload: dict[str, Any], client: MemoryClient) -> dict[str, Any]:
-    repo = repository_of(payload.get("cwd"))
-    started = client.start_session(source_repo=repo, agent=AGENT)
+    cwd = payload.get("cwd")
+    state = git_state(cwd)
+    repo = state.repository
+    changed = _changed_since_last_session(client, cwd, state)
+    started = client.start_session(
+        source_repo=repo,
+        agent=AGENT,
+        git_branch=state.branch,
+        git_commit=state.commit,
+        changed_files=changed,
+    )
     snapshot = client.snapshot(repo, SNAPSHOT_CHARS, format="markdown")
-    state = _state_file(str(payload.get("session_id", "")))
-    state.parent.mkdir(parents=True, exist_ok=True)
-    state.write_text(started["session_id"])
+    saved = _state_file(str(payload.get("session_id", "")))
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(started["session_id"])
     capture = started["capture"]
     guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
         budget=capture["silent_capture_budget"]
     )
     context = f"# Long-term memory (agent-memory) for {repo or 'this workspace'}\n\n{snapshot}"
+    context += "\n\n## Using the memory\n\n" + usage_note(repo, started.get("marked_stale", 0))
     if guidance:
         context += f"\n\n## Capturing learnings\n\n{guidance}"
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+
+
+def usage_note(repo: str | None, marked_stale: int) -> str:
+    """The exact repository name the tools want, and what the marks mean."""
+    where = (
+        f'Use source_repo="{repo}" with the agent-memory tools (store_memory, remember,'
+        " search_memories, get_strategy_hint) so that what you store reaches the next"
+        " session here."
+        if repo
+        else "This workspace is no git repository: memories stored without source_repo"
+        " are global (they reach every repository's sessions)."
+    )
+    stale = (
+        f" {marked_stale} memories are marked possibly stale: files they are about changed"
+        " since the last session."
+        if marked_stale
+        else ""
+    )
+    return (
+        f"{where} Memories marked global hold in every repository.{stale} Before relying on"
+        " a memory marked possibly stale, check it against the code; then confirm it"
+        " (confirm_memory) or store the corrected one."
+    )
 
 
 def last_assistant_text(transcript_path: str | None) -> str | None:

@@ -93,6 +93,10 @@ class Calls:
         return Call("POST", "/sessions", json=_without_none(fields))
 
     @staticmethod
+    def sessions(**filters: Any) -> Call:
+        return Call("GET", "/sessions", params=_without_none(filters))
+
+    @staticmethod
     def end_session(session_id: str, status: str, **fields: Any) -> Call:
         body = _without_none({"status": status, **fields})
         return Call("POST", f"/sessions/{session_id}/end", json=body)
@@ -203,6 +207,9 @@ class MemoryClient:
 
     def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
         return self.send(Calls.end_session(session_id, status, **fields))
+
+    def sessions(self, **filters: Any) -> Any:
+        return self.send(Calls.sessions(**filters))
 
     def snapshot(
         self,

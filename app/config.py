@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -10,6 +11,10 @@ from typing import Literal
 import platformdirs
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.domain.validation import Limits
+
+LIMITS = Limits()  # the defaults
 
 
 def _default_data_dir() -> Path:
@@ -122,17 +127,17 @@ class Settings(BaseSettings):
 
     # A write holding a credential (cloud keys, tokens, private keys, passwords...):
     # "refuse" answers 422 naming the field and the kind; "redact" stores [REDACTED:kind].
-    secrets_policy: Literal["refuse", "redact"] = "refuse"
+    secrets_policy: Literal["refuse", "redact"] = LIMITS.secrets_policy
 
-    # Input limits.
-    max_content_chars: int = Field(default=20_000, ge=1)
-    max_context_chars: int = Field(default=4_000, ge=1)
-    max_tags: int = Field(default=32, ge=0)
-    max_tag_chars: int = Field(default=64, ge=1)
-    max_metadata_bytes: int = Field(default=16_384, ge=2)
-    max_batch: int = Field(default=500, ge=1)
-    max_query_chars: int = Field(default=2_000, ge=1)
-    max_query_terms: int = Field(default=32, ge=1, le=1_000)
+    # Input limits: app/domain/validation.py's Limits holds the defaults and the rules.
+    max_content_chars: int = Field(default=LIMITS.max_content_chars, ge=1)
+    max_context_chars: int = Field(default=LIMITS.max_context_chars, ge=1)
+    max_tags: int = Field(default=LIMITS.max_tags, ge=0)
+    max_tag_chars: int = Field(default=LIMITS.max_tag_chars, ge=1)
+    max_metadata_bytes: int = Field(default=LIMITS.max_metadata_bytes, ge=2)
+    max_batch: int = Field(default=LIMITS.max_batch, ge=1)
+    max_query_chars: int = Field(default=LIMITS.max_query_chars, ge=1)
+    max_query_terms: int = Field(default=LIMITS.max_query_terms, ge=1, le=1_000)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
@@ -156,3 +161,13 @@ def tenant_connection_share(settings: Settings) -> int:
 
 def tenant_request_share(settings: Settings) -> int:
     return settings.tenant_max_requests or max(4, 2 * (os.cpu_count() or 1))
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The input limits as configured: every Limits field Settings has, by name."""
+    configured = {
+        f.name: getattr(settings, f.name)
+        for f in dataclasses.fields(Limits)
+        if f.name in Settings.model_fields
+    }
+    return Limits(**configured)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.concurrency import TenantShares
-from app.config import Settings, tenant_request_share
+from app.config import Settings, limits_of, tenant_request_share
 from app.db.unit_of_work import Database
 from app.domain.principal import Authenticates
 from app.domain.validation import Limits
@@ -29,15 +29,4 @@ class Runtime:
 
     @property
     def limits(self) -> Limits:
-        s = self.settings
-        return Limits(
-            max_content_chars=s.max_content_chars,
-            max_context_chars=s.max_context_chars,
-            max_tags=s.max_tags,
-            max_tag_chars=s.max_tag_chars,
-            max_metadata_bytes=s.max_metadata_bytes,
-            max_batch=s.max_batch,
-            max_query_chars=s.max_query_chars,
-            max_query_terms=s.max_query_terms,
-            secrets_policy=s.secrets_policy,
-        )
+        return limits_of(self.settings)

@@ -11,9 +11,9 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.domain.errors import AppError, RetryLaterError
+from app.domain.problems import invalid_input_problem, problem_of
 from app.embeddings.base import EmbeddingError
 from app.services.health import is_connection_error
-from app.views import invalid_input_problem, problem_of
 
 logger = logging.getLogger("agent_memory.errors")
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
 from app.api.examples import KEY_ID, KeyId, answers
+from app.api.responses import KeyOut, NewKeyOut, RevokedKeyOut
 from app.api.schemas import KeyIn
-from app.views import KeyOut, NewKeyOut, RevokedKeyOut
 
 router = APIRouter(prefix="/admin/keys", tags=["admin"])
 

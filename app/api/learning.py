@@ -8,8 +8,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
 from app.api.examples import REPO, MemoryId
-from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
-from app.views import (
+from app.api.responses import (
     HintOut,
     MemoryOut,
     RememberOut,
@@ -19,6 +18,7 @@ from app.views import (
     render_learned,
     render_remember,
 )
+from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
 
 router = APIRouter(tags=["learning"])
 

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Body, Depends, Response
 
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo, answers
-from app.api.schemas import MemoryIn, MemoryPatch, PruneIn
+from app.api.responses import MemoryOut, PruneOut, SupersedeOut, render_prune, render_store
+from app.api.schemas import ConfirmIn, MemoryIn, MemoryPatch, PruneIn
 from app.api.versions import etag, expected_version
-from app.views import MemoryOut, PruneOut, SupersedeOut, render_prune, render_store
 
 router = APIRouter(tags=["lifecycle"])
 
@@ -30,6 +30,18 @@ async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] =
 )
 async def archive(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
     return MemoryOut.of(await services.lifecycle.archive(memory_id))
+
+
+@router.post(
+    "/memories/{memory_id:uuid}/confirm",
+    response_model=MemoryOut,
+    summary="Confirm a possibly stale memory still holds (clears the mark)",
+)
+async def confirm(
+    memory_id: MemoryId, services: ServicesDep, body: Annotated[ConfirmIn | None, Body()] = None
+) -> MemoryOut:
+    commit = body.git_commit if body else None
+    return MemoryOut.of(await services.lifecycle.confirm(memory_id, commit))
 
 
 @router.post(

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo
+from app.api.responses import BatchOut, MemoryOut, MemoryPage, StoreOut, render_store
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
 from app.domain.inputs import ListDraft
-from app.views import BatchOut, MemoryOut, MemoryPage, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
 
@@ -54,9 +54,17 @@ async def list_memories(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
     include_quarantined: IncludeQuarantined = False,
+    scope: str | None = None,
 ) -> MemoryPage:
     draft = ListDraft(
-        memory_type, source_repo, tags, include_archived, limit, cursor, include_quarantined
+        memory_type,
+        source_repo,
+        tags,
+        include_archived,
+        limit,
+        cursor,
+        include_quarantined,
+        scope,
     )
     page = await services.memories.list_page(draft)
     return MemoryPage(

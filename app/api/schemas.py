@@ -4,11 +4,13 @@ shown in OpenAPI are read from the domain's table, so the docs cannot drift from
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.examples import REPO, body
+from app.domain.filters import SCOPES
 from app.domain.inputs import (
     ATTEMPT_RESULTS,
     CONFIDENCES,
@@ -27,9 +29,26 @@ from app.domain.inputs import (
 )
 from app.domain.keys import ROLES
 from app.domain.memory import KNOWN_MEMORY_TYPES, TRUST_ORDER
-from app.domain.validation import FIELD_CHARS, LIST_ITEMS, Limits
+from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
 
 _DEFAULTS = Limits()
+# The limits Settings may change (LIMIT_* in docs/configuration.md).
+CONFIGURED = frozenset(f.name for f in dataclasses.fields(Limits))
+
+
+def with_configured_limits(schema: Any, limits: Limits) -> Any:
+    """The OpenAPI document with each configured limit as this server enforces it."""
+    if isinstance(schema, dict):
+        name = schema.pop("x-limit", None)
+        if name is not None:
+            keyword = "maxItems" if "maxItems" in schema else "maxLength"
+            schema[keyword] = getattr(limits, name)
+        for value in schema.values():
+            with_configured_limits(value, limits)
+    elif isinstance(schema, list):
+        for value in schema:
+            with_configured_limits(value, limits)
+    return schema
 
 
 def documented(
@@ -38,12 +57,21 @@ def documented(
     items: str | int | None = None,
     choices: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """OpenAPI keywords for a rule the domain enforces (for clients and docs only)."""
+    """OpenAPI keywords for a rule the domain enforces (for clients and docs only). A name
+    is a field of FIELD_CHARS / LIST_ITEMS, or of Limits: a configured limit, which the
+    served document shows as configured (`x-limit`, filled by `with_configured_limits`)."""
     extra: dict[str, Any] = {}
-    if chars is not None:
-        extra["maxLength"] = FIELD_CHARS[chars] if isinstance(chars, str) else chars
-    if items is not None:
-        extra["maxItems"] = LIST_ITEMS[items] if isinstance(items, str) else items
+    for keyword, value, table in (
+        ("maxLength", chars, FIELD_CHARS),
+        ("maxItems", items, LIST_ITEMS),
+    ):
+        if isinstance(value, int):
+            extra[keyword] = value
+        elif value in CONFIGURED:
+            extra[keyword] = getattr(_DEFAULTS, value)
+            extra["x-limit"] = value
+        elif value is not None:
+            extra[keyword] = table[value]
     if choices is not None:
         extra["enum"] = list(choices)
     return extra
@@ -71,7 +99,7 @@ class MemoryIn(Body):
 
     content: str = Field(
         description="The memory itself; required and non-empty.",
-        json_schema_extra=documented(chars=_DEFAULTS.max_content_chars),
+        json_schema_extra=documented(chars="max_content_chars"),
     )
     memory_type: str = Field(
         default="general",
@@ -79,9 +107,7 @@ class MemoryIn(Body):
         json_schema_extra={"pattern": "^[a-z][a-z0-9_]{0,39}$"},
     )
     category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
-    tags: list[str] = Field(
-        default_factory=list, json_schema_extra=documented(items=_DEFAULTS.max_tags)
-    )
+    tags: list[str] = Field(default_factory=list, json_schema_extra=documented(items="max_tags"))
     source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
     task_id: str | None = Field(default=None, json_schema_extra=documented(chars="task_id"))
     trust_level: str = Field(default="agent", json_schema_extra=documented(choices=TRUST_ORDER))
@@ -100,7 +126,21 @@ class MemoryIn(Body):
         " the turn before it): searched with the memory, at a lower weight than its content,"
         " and returned with it. Not part of its identity: the same content in another context"
         " reinforces the stored memory, whose context stays.",
-        json_schema_extra=documented(chars=_DEFAULTS.max_context_chars),
+        json_schema_extra=documented(chars="max_context_chars"),
+    )
+    git_branch: str | None = Field(
+        default=None,
+        description="The branch it was written on (a search may prefer the current one).",
+        json_schema_extra=documented(chars="git_branch"),
+    )
+    git_commit: str | None = Field(
+        default=None, description="The commit it was written at (7 to 64 hex digits)."
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="Repository-relative paths of the files it is about: when one changes,"
+        " the memory is marked possibly stale until reinforced, edited or confirmed.",
+        json_schema_extra=documented(items=MEMORY_FILES),
     )
 
     def draft(self) -> MemoryDraft:
@@ -120,7 +160,7 @@ class BatchIn(Body):
         ),
     )
 
-    memories: list[MemoryIn] = Field(json_schema_extra=documented(items=_DEFAULTS.max_batch))
+    memories: list[MemoryIn] = Field(json_schema_extra=documented(items="max_batch"))
 
 
 class SearchIn(Body):
@@ -132,7 +172,7 @@ class SearchIn(Body):
     q: str = Field(
         description="What to look for. Past its first "
         f"{_DEFAULTS.max_query_terms} distinct words a query is cut (and the answer says so).",
-        json_schema_extra=documented(chars=_DEFAULTS.max_query_chars),
+        json_schema_extra=documented(chars="max_query_chars"),
     )
     source_repo: str | None = None
     memory_type: list[str] | None = Field(
@@ -149,6 +189,12 @@ class SearchIn(Body):
     track_access: bool = True
     floor: bool = Field(
         default=True, description="false: every match up to limit, however far below the best"
+    )
+    scope: str | None = Field(
+        default=None,
+        description='With source_repo: "all" (default) also finds the global memories (filed'
+        ' under no repository), "repo" only the repository\'s.',
+        json_schema_extra=documented(choices=SCOPES),
     )
 
     def draft(self) -> SearchDraft:
@@ -223,7 +269,7 @@ class RememberIn(Body):
         ),
     )
 
-    text: str = Field(json_schema_extra=documented(chars=_DEFAULTS.max_content_chars))
+    text: str = Field(json_schema_extra=documented(chars="max_content_chars"))
     source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
     category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
     name: str | None = Field(default=None, json_schema_extra=documented(chars="name"))
@@ -235,7 +281,7 @@ class RememberIn(Body):
     context: str | None = Field(
         default=None,
         description="The task or situation the learning came from; searched.",
-        json_schema_extra=documented(chars=_DEFAULTS.max_context_chars),
+        json_schema_extra=documented(chars="max_context_chars"),
     )
 
     def draft(self) -> RememberDraft:
@@ -331,6 +377,12 @@ class MemoryPatch(Body):
         return {name: getattr(self, name) for name in self.model_fields_set}
 
 
+class ConfirmIn(Body):
+    git_commit: str | None = Field(
+        default=None, description="The commit it was checked against (7 to 64 hex digits)."
+    )
+
+
 class SessionIn(Body):
     model_config = ConfigDict(
         extra="forbid",
@@ -342,6 +394,14 @@ class SessionIn(Body):
     source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
     agent: str | None = Field(default=None, json_schema_extra=documented(chars="agent"))
     task: str | None = Field(default=None, json_schema_extra=documented(chars="task"))
+    git_branch: str | None = Field(default=None, json_schema_extra=documented(chars="git_branch"))
+    git_commit: str | None = Field(default=None, description="HEAD (7 to 64 hex digits).")
+    changed_files: list[str] = Field(
+        default_factory=list,
+        description="Files changed since the repository's last session: memories about them"
+        " are marked possibly stale.",
+        json_schema_extra=documented(items="changed_files"),
+    )
 
     def draft(self) -> SessionDraft:
         return SessionDraft(**self.model_dump())

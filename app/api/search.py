@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
+from app.api.responses import CompactSearchOut, SearchOut, render_compact_json, render_search
 from app.api.schemas import SearchIn
 from app.domain.inputs import presentation
-from app.views import CompactSearchOut, SearchOut, render_compact_json, render_search
 
 router = APIRouter(tags=["search"])
 
@@ -39,6 +39,7 @@ async def search_get(
     include_archived: bool = False,
     track_access: bool = True,
     floor: bool = True,
+    scope: str | None = None,
     format: Literal["full", "compact"] = "full",
     max_tokens: int | None = None,
 ) -> Any:
@@ -56,6 +57,7 @@ async def search_get(
         include_archived=include_archived,
         track_access=track_access,
         floor=floor,
+        scope=scope,
     )
     return await search_and_render(services, body, format, max_tokens)
 

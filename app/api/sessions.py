@@ -9,9 +9,9 @@ from fastapi.responses import PlainTextResponse
 
 from app.api.deps import ServicesDep
 from app.api.examples import SessionId, SourceRepo
+from app.api.responses import SessionOut, SessionStartOut, render_session, render_session_start
 from app.api.schemas import SessionEndIn, SessionIn
 from app.domain.snapshot import render_json, render_markdown
-from app.views import SessionOut, SessionStartOut, render_session, render_session_start
 
 router = APIRouter(tags=["sessions"])
 
@@ -21,7 +21,16 @@ router = APIRouter(tags=["sessions"])
 )
 async def start(body: SessionIn, services: ServicesDep) -> SessionStartOut:
     started = await services.sessions.start(body.draft())
-    return render_session_start(started.session, started.pruning, started.capture)
+    return render_session_start(
+        started.session, started.pruning, started.capture, started.marked_stale
+    )
+
+
+@router.get("/sessions", response_model=list[SessionOut], summary="Recent sessions, newest first")
+async def recent(
+    services: ServicesDep, source_repo: SourceRepo = None, limit: int = 20
+) -> list[SessionOut]:
+    return [render_session(s) for s in await services.sessions.recent(source_repo, limit)]
 
 
 @router.post("/sessions/{session_id:uuid}/end", response_model=SessionOut, summary="End a session")

@@ -14,10 +14,16 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
 from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
+from app.api.responses import ImportOut, render_import
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
-from app.domain.transfer import ExportDraft, ExportHeader, ImportDraft
+from app.domain.transfer import (
+    ExportDraft,
+    ExportHeader,
+    ExportHeaderLine,
+    ImportDraft,
+    MemoryRecord,
+)
 from app.services.scope import services_for
-from app.views import ExportHeaderLine, ImportOut, MemoryRecord, render_import
 
 router = APIRouter(prefix="/memories", tags=["export and import"])
 

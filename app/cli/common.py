@@ -86,7 +86,7 @@ def local_database(args: argparse.Namespace, *, migrate: bool) -> Iterator[str]:
     the command, stopped after it; always brought to the schema, it being ours). With
     `migrate`, an external database is brought to the schema too."""
     from app.db.migrations import upgrade_head
-    from app.main import resolve_database_url
+    from app.startup import resolve_database_url
 
     url, embedded = resolve_database_url(settings_of(args))
     try:

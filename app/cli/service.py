@@ -165,9 +165,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             return bridge(client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes)
 
     from app.domain.errors import AppError
-    from app.main import background_pruning, open_runtime
     from app.mcp.server import build_mcp_server, current_principal
     from app.mcp.stdio import serve_stdio
+    from app.services.scheduler import background_pruning
+    from app.startup import open_runtime
 
     settings = settings_of(args)
 
@@ -194,8 +195,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_explain_search(args: argparse.Namespace) -> int:
     from app.domain.inputs import SearchDraft
     from app.domain.principal import system_principal
-    from app.main import open_runtime
     from app.services.scope import services_for
+    from app.startup import open_runtime
 
     settings = settings_of(args)
     draft = SearchDraft(

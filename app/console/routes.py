@@ -33,11 +33,11 @@ from app.domain.errors import AppError, NotFoundError, UnauthorizedError
 from app.domain.inputs import ListDraft, SearchDraft
 from app.domain.memory import Memory
 from app.domain.principal import Principal
+from app.domain.problems import problem_of
 from app.domain.snapshot import render_markdown
 from app.http_headers import page_headers
 from app.runtime import Runtime
 from app.services.scope import Services, services_for
-from app.views import problem_of
 
 HERE = Path(__file__).parent
 STATIC_URL = "/console/static"

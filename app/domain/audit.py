@@ -22,6 +22,7 @@ ACTIONS = (
     "import",
     "quarantine",
     "feedback",
+    "confirm",
     "key_create",
     "key_revoke",
     "undo",
@@ -39,6 +40,8 @@ STATE_FIELDS = (
     "superseded_by",
     "relevance_score",
     "quarantined_at",
+    "stale_since",
+    "git_commit",
 )
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
+from app.domain.memory import Memory
+from app.domain.search import SearchHit
 from app.domain.text import cut, estimate_tokens, one_line
 
 COMPACT_OVERHEAD = 100
@@ -36,6 +39,8 @@ class CompactHit:
     content: str
     context: str | None
     trust: str = "agent"  # who stands behind it: agent, user or system
+    # "global" (filed under no repository), "possibly stale" (its code changed since).
+    marks: tuple[str, ...] = ()
 
     def cut_context(self, chars: int = COMPACT_OVERHEAD // 2) -> str | None:
         """The context, on one line, cut to `chars` (for the JSON form)."""
@@ -43,7 +48,8 @@ class CompactHit:
 
     def line(self, rank: int) -> str:
         """The text form, within len(content) + COMPACT_OVERHEAD characters."""
-        head = f"{rank}. [{self.score:.2f} {self.type} {self.trust} {self.age}"
+        marks = "".join(f" {mark}" for mark in self.marks)
+        head = f"{rank}. [{self.score:.2f} {self.type} {self.trust} {self.age}{marks}"
         tail = f"] {self.id}\n{self.content}"
         room = COMPACT_OVERHEAD - len(head) - len(tail) + len(self.content)
         tags = ""
@@ -77,3 +83,59 @@ def pack(hits: Sequence[CompactHit], max_tokens: int | None) -> Packed:
         lines.append(line)
         used += cost
     return Packed(lines, 0)
+
+
+def marks_of(memory: Memory) -> tuple[str, ...]:
+    """What an agent should know of a result beyond its text."""
+    marks = []
+    if memory.source_repo is None:
+        marks.append("global")
+    if memory.stale_since is not None:
+        marks.append("possibly-stale")
+    return tuple(marks)
+
+
+class SearchAnswer(Protocol):
+    """What the compact form reads of a search's answer (app/services/search.py's)."""
+
+    @property
+    def hits(self) -> Sequence[SearchHit]: ...
+    @property
+    def below_floor(self) -> int: ...
+    @property
+    def note(self) -> str | None: ...
+    @property
+    def truncated(self) -> str | None: ...
+    @property
+    def degraded(self) -> str | None: ...
+
+
+def compact_hits(response: SearchAnswer, now: datetime) -> list[CompactHit]:
+    return [
+        CompactHit(
+            id=str(hit.memory.id),
+            type=hit.memory.memory_type,
+            score=round(hit.score, 3),
+            age=age(hit.memory.created_at, now),
+            tags=tuple(hit.memory.tags),
+            content=hit.memory.content,
+            context=hit.memory.context,
+            trust=hit.memory.trust_level,
+            marks=marks_of(hit.memory),
+        )
+        for hit in response.hits
+    ]
+
+
+def render_compact_search(response: SearchAnswer, now: datetime, max_tokens: int | None) -> str:
+    """The text an agent reads: one header line, then each hit in its compact form."""
+    packed = pack(compact_hits(response, now), max_tokens)
+    notes = [f"{len(packed.lines)} result(s)"]
+    if packed.left_out:
+        notes.append(f"{packed.left_out} more left out to fit max_tokens={max_tokens}")
+    if response.below_floor:
+        notes.append(f"{response.below_floor} weaker match(es) below the relevance floor")
+    for extra in (response.note, response.truncated, response.degraded):
+        if extra:
+            notes.append(extra)
+    return "\n".join(["; ".join(notes), *packed.lines])

@@ -10,8 +10,16 @@ recipe); a forgotten shape fails the contract test.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from app.domain.memory import Memory
 
 Setter = Literal["client", "server"]
 
@@ -44,6 +52,9 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("name", "client"),
     MemoryField("metadata", "client", editable=True),
     MemoryField("context", "client", searchable=True, doc="The situation it came from"),
+    MemoryField("git_branch", "client", doc="The branch it was written on"),
+    MemoryField("git_commit", "client", doc="The commit it was written at"),
+    MemoryField("files", "client", doc="The repository's files it is about"),
     MemoryField("observation_count", "server"),
     MemoryField("relevance_score", "server"),
     MemoryField("superseded_by", "server"),
@@ -55,6 +66,9 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("quarantined_at", "server"),
     MemoryField("created_by_key", "server", exported=False),
     MemoryField("version", "server", exported=False),
+    # Relative to one checkout's history: not exported (the next session start marks again).
+    MemoryField("stale_since", "server", exported=False, doc="A file it is about changed"),
+    MemoryField("stale_reason", "server", exported=False, doc="Which file, at which commit"),
     MemoryField("has_embedding", "server", exported=False, stored=False),
     MemoryField("intact", "server", exported=False, stored=False),
 )
@@ -64,3 +78,16 @@ CLIENT_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.set_by == "client")
 EDITABLE_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.editable)
 STORED_COLUMNS = tuple(f.name for f in MEMORY_FIELDS if f.stored)
 EXPORTED_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.exported)
+
+
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def fields_of(memory: Memory, shape: type[BaseModel], *besides: str) -> dict[str, Any]:
+    """The memory's own values for a shape's fields (all but `besides`), by name."""
+    return {name: getattr(memory, name) for name in shape.model_fields if name not in besides}
+
+
+def by_name(kind: type[T], source: Any) -> T:
+    """A `kind` dataclass of `source`'s values for its fields, taken by name."""
+    return kind(**{f.name: getattr(source, f.name) for f in dataclasses.fields(kind)})

@@ -19,11 +19,16 @@ from app.domain.validation import (
 )
 
 MAX_MIN_RELEVANCE = 100.0
+# "all": a repository's memories and the global ones; "repo": the repository's only.
+SCOPES = ("all", "repo")
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     source_repo: str | None = None
+    # With a repository: also the memories filed under none (global: a person's or a
+    # team's conventions). scope=repo leaves them out.
+    include_global: bool = True
     memory_types: Sequence[str] | None = None
     tags: Sequence[str] | None = None  # all of them
     trust_levels: Sequence[str] | None = None  # any of them
@@ -44,12 +49,14 @@ def memory_filter(
     min_relevance: float | None = None,
     include_archived: bool = False,
     include_quarantined: bool = False,
+    scope: str | None = None,
 ) -> MemoryFilter:
     """The filter as the doors send it (each field named as sent), or the reason it is not one."""
     types = [clean_memory_type(t) or "" for t in bounded_list(memory_type, "memory_type")]
     trust = one_of(min_trust, "min_trust", TRUST_ORDER, "") if min_trust else None
     return MemoryFilter(
         source_repo=clean_line(source_repo, "source_repo"),
+        include_global=one_of(scope, "scope", SCOPES, "all") == "all",
         memory_types=types or None,
         tags=list(clean_tags(tags, limits)) or None,
         trust_levels=trust_at_least(trust) if trust else None,  # type: ignore[arg-type]

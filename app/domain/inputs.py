@@ -24,6 +24,7 @@ from app.domain.validation import (
     LIST_ITEMS,
     Limits,
     bounded_list,
+    clean_commit,
     clean_content,
     clean_context,
     clean_line,
@@ -31,6 +32,7 @@ from app.domain.validation import (
     clean_memory_type,
     clean_metadata,
     clean_optional_text,
+    clean_paths,
     clean_tags,
     clean_text,
     forbid_unknown,
@@ -42,6 +44,17 @@ CONFIDENCES = ("high", "medium", "low")
 SESSION_STATUSES = ("completed", "failed")
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
+MAX_SESSION_PAGE = 100
+
+
+def session_page(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SESSION_PAGE:
+        raise InvalidInputError(f"limit must be 1 to {MAX_SESSION_PAGE}", field="limit")
+    return limit
+
+
+# Changed files a session start may name (a larger change marks what it names).
+CHANGED_FILES = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +72,9 @@ class MemoryDraft:
     name: str | None = None
     metadata: Mapping[str, Any] | None = None
     context: str | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    files: Sequence[str] | None = None
 
 
 D = TypeVar("D")
@@ -97,6 +113,9 @@ def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
         name=clean_line(draft.name, "name"),
         metadata=clean_metadata(draft.metadata, limits),
         context=clean_context(draft.context, limits),
+        git_branch=clean_line(draft.git_branch, "git_branch"),
+        git_commit=clean_commit(draft.git_commit),
+        files=clean_paths(draft.files, "files"),
     )
 
 
@@ -265,6 +284,11 @@ class SessionDraft:
     source_repo: str | None = None
     agent: str | None = None
     task: str | None = None
+    # Where the work starts (HEAD), and the files changed since the repository's last
+    # session: memories linked to them are marked possibly stale.
+    git_branch: str | None = None
+    git_commit: str | None = None
+    changed_files: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +298,9 @@ class SessionStartRequest:
     source_repo: str | None
     agent: str | None
     task: str | None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    changed_files: tuple[str, ...] = ()
 
 
 def session_draft(draft: SessionDraft) -> SessionStartRequest:
@@ -281,6 +308,9 @@ def session_draft(draft: SessionDraft) -> SessionStartRequest:
         source_repo=clean_line(draft.source_repo, "source_repo"),
         agent=clean_line(draft.agent, "agent"),
         task=clean_optional_text(draft.task, "task"),
+        git_branch=clean_line(draft.git_branch, "git_branch"),
+        git_commit=clean_commit(draft.git_commit),
+        changed_files=clean_paths(draft.changed_files, "changed_files", CHANGED_FILES),
     )
 
 
@@ -329,6 +359,7 @@ class SearchDraft:
     track_access: bool = True
     # False: every match up to `limit`, however far below the best.
     floor: bool = True
+    scope: str | None = None  # "all" (the default: with global memories) or "repo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +410,7 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
             min_trust=draft.min_trust,
             min_relevance=draft.min_relevance,
             include_archived=draft.include_archived,
+            scope=draft.scope,
         ),
         limit=limit,
         alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", 0.0, 1.0),
@@ -484,6 +516,7 @@ class ListDraft:
     limit: int = 50
     cursor: str | None = None
     include_quarantined: bool = False  # an admin's explicit look at quarantined rows
+    scope: str | None = None  # "all" (the default: with global memories) or "repo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,6 +557,7 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
             tags=draft.tags,
             include_archived=draft.include_archived,
             include_quarantined=draft.include_quarantined,
+            scope=draft.scope,
         ),
         limit=limit,
         after=decode_cursor(draft.cursor) if draft.cursor else None,

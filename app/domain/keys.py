@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
+from uuid import UUID
 
 Role = Literal["agent", "reader", "admin"]
 ROLES: tuple[Role, ...] = ("agent", "reader", "admin")
@@ -37,3 +40,14 @@ def hash_key(key: str) -> str:
 
 def display_prefix(key: str) -> str:
     return key[: len(KEY_PREFIX) + 6]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    tenant_id: str
+    id: UUID
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None

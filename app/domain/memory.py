@@ -64,6 +64,10 @@ class NewMemory:
     # The situation the memory came from (the task, the question it answers): searched,
     # returned, but not part of its identity. See migration 0013.
     context: str | None = None
+    # The code it is about: where it was written, and which files (repository-relative).
+    git_branch: str | None = None
+    git_commit: str | None = None
+    files: tuple[str, ...] = ()
 
     def embedding_text(self) -> str:
         return embedding_text(self.content, self.name, self.category, self.context)
@@ -98,6 +102,11 @@ class Memory:
     quarantined_at: datetime | None
     created_by_key: UUID | None
     version: int
+    git_branch: str | None
+    git_commit: str | None
+    files: list[str]
+    stale_since: datetime | None
+    stale_reason: dict[str, Any] | None
     has_embedding: bool
     intact: bool = True  # the content still matches the hash its writer stored
 

@@ -81,13 +81,26 @@ def guardrail_text(memory: Mapping[str, Any]) -> str:
     content = one_line(str(memory["content"]))
     never = memory.get("memory_type") == "anti_pattern" or memory.get("category") == "anti-patterns"
     head = f"{'NEVER' if never else 'MUST'} [{trust_of(memory)}]"
-    return f"{head}: {content} -- DO: {do}" if do else f"{head}: {content}"
+    line = f"{head}: {content} -- DO: {do}" if do else f"{head}: {content}"
+    return line + stale_note(memory)
 
 
 def trust_of(memory: Mapping[str, Any]) -> str:
-    """Who stands behind a memory (agent, user, system): shown on every memory line, so
-    that an agent weighs an agent's note below a person's rule."""
-    return str(memory.get("trust_level") or "agent")
+    """Who stands behind a memory (agent, user, system), and "global" for one filed under no
+    repository: shown on every memory line, so that an agent weighs an agent's note below a
+    person's rule and knows a convention from a repository's fact."""
+    trust = str(memory.get("trust_level") or "agent")
+    return f"{trust} · global" if memory.get("global") else trust
+
+
+def stale_note(memory: Mapping[str, Any]) -> str:
+    """What an agent must know before relying on a memory whose code changed since."""
+    reason = memory.get("stale_reason")
+    if not reason:
+        return ""
+    files = ", ".join(reason.get("files", [])[:3]) or "a file it is about"
+    at = f" at {str(reason['commit'])[:12]}" if reason.get("commit") else ""
+    return f" [possibly stale: {files} changed{at}; verify, then confirm or supersede it]"
 
 
 def build_snapshot(
@@ -133,7 +146,7 @@ def build_snapshot(
                 if section == "learnings"
                 else f"- [{trust}] {content}"
             )
-        snap.add(section, text, dict(memory), (2, created))
+        snap.add(section, text + stale_note(memory), dict(memory), (2, created))
 
     for kind, section in KIND_SECTION.items():
         if older.get(kind):

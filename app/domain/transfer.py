@@ -6,13 +6,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from app.domain.errors import InvalidInputError
+from app.domain.fields import by_name, fields_of
 from app.domain.inputs import MemoryDraft, new_memory
-from app.domain.memory import NewMemory
+from app.domain.memory import Memory, NewMemory
 from app.domain.validation import Limits, clean_line, number_in
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -159,3 +163,91 @@ def at_line(line: int, error: InvalidInputError) -> InvalidInputError:
     """The same refusal, naming the line of the file it came from."""
     field = f"lines.{line}.{error.field}" if error.field else f"lines.{line}"
     return InvalidInputError(f"line {line}: {error.detail}", field=field)
+
+
+# The lines of the file: an export writes them, an import reads them back.
+
+
+class ExportHeaderLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str
+    version: int
+    tenant_id: str | None = None
+    source_repo: str | None = None
+    count: int | None = Field(default=None, description="Memories in the file.")
+    embedding_model: str | None = Field(
+        default=None, description="The model that made the vectors; null when there are none."
+    )
+    dimensions: int | None = None
+    exported_at: datetime | None = None
+
+    @classmethod
+    def of(cls, header: ExportHeader) -> ExportHeaderLine:
+        return cls(**asdict(header))
+
+    def header(self) -> ExportHeader:
+        return ExportHeader(
+            tenant_id=self.tenant_id or "",
+            source_repo=self.source_repo,
+            count=self.count or 0,
+            embedding_model=self.embedding_model,
+            dimensions=self.dimensions,
+            exported_at=self.exported_at or datetime.now(UTC),
+            format=self.format,
+            version=self.version,
+        )
+
+
+class MemoryRecord(BaseModel):
+    """One memory as a line of an export: what a client may set, plus its history."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID | None = None
+    content: str
+    memory_type: str = "general"
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    source_repo: str | None = None
+    task_id: str | None = None
+    trust_level: str = "agent"
+    confidence: str = "medium"
+    pinned: bool = False
+    source: str = "import"
+    name: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    context: str | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    files: list[str] = Field(default_factory=list)
+    observation_count: int = 1
+    relevance_score: float = 1.0
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    archived_at: datetime | None = None
+    quarantined_at: datetime | None = None
+    created_at: datetime | None = None
+    superseded_by: UUID | None = None
+    # The hash the memory's writer stored: an import quarantines a line whose content no
+    # longer matches it (altered in the file, or before the export).
+    content_hash: str | None = None
+    embedding: list[float] | None = None
+
+    @classmethod
+    def of(cls, memory: Memory, embedding: list[float] | None) -> MemoryRecord:
+        return cls(**fields_of(memory, cls, "embedding"), embedding=embedding)
+
+    def line(self) -> str:
+        exclude = None if self.embedding is not None else {"embedding"}
+        return self.model_dump_json(exclude=exclude) + "\n"
+
+    def draft(self) -> ImportDraft:
+        return ImportDraft(
+            by_name(MemoryDraft, self),
+            by_name(MemoryState, self),
+            self.id,
+            self.superseded_by,
+            self.embedding,
+            self.content_hash,
+        )

@@ -7,6 +7,7 @@ value, or a list with too many items, raises InvalidInputError (422) naming the 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -106,6 +107,7 @@ FIELD_CHARS: dict[str, int] = {
     "file_content": 1_000_000,
     "retry_text": 100_000,
     "validation_output": 1_000_000,
+    "git_branch": 200,
 }
 # How many items each list field may hold.
 LIST_ITEMS: dict[str, int] = {
@@ -116,6 +118,7 @@ LIST_ITEMS: dict[str, int] = {
     "key_changes": 100,
     "files": 500,
     "memory_type": 20,
+    "changed_files": 500,
 }
 
 
@@ -287,3 +290,41 @@ def clean_memory_type(value: str | None, field: str = "memory_type") -> str | No
             field=field,
         )
     return value
+
+
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
+
+
+def clean_commit(value: str | None, field: str = "git_commit") -> str | None:
+    """A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), lower case."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str) or not _COMMIT.fullmatch(value.strip().lower()):
+        raise InvalidInputError(f"{field} must be a commit id (7 to 64 hex digits)", field=field)
+    return value.strip().lower()
+
+
+# The files one memory is about, at most.
+MEMORY_FILES = 50
+
+
+def clean_paths(
+    items: Sequence[str] | None, field: str, limit: int = MEMORY_FILES
+) -> tuple[str, ...]:
+    """Repository-relative file paths, normalised (`./a//b` and `a\\b` are `a/b`), each
+    once, in the order given; a path that leaves the repository (`../x`) is refused."""
+    seen: dict[str, None] = {}
+    raws = [
+        clean_line(item, field, max_chars=FIELD_CHARS["path"]) or ""
+        for item in bounded_list(items, field, limit)
+    ]
+    for raw in raws:
+        path = posixpath.normpath(raw.replace("\\", "/")) if raw else ""
+        if path in ("", "."):
+            continue
+        if path == ".." or path.startswith("../"):
+            raise InvalidInputError(
+                f"{field} holds a path outside the repository: {path[:80]}", field=field
+            )
+        seen.setdefault(path, None)
+    return tuple(seen)

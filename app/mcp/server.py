@@ -8,7 +8,7 @@ error whose text is the same problem object a REST client gets (status, detail, 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -17,11 +17,12 @@ from uuid import UUID
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from pydantic import ConfigDict, ValidationError
+from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
 
 from app import __version__
+from app.api.responses import render_hint, render_learned, render_prune, render_search
+from app.domain.compact import render_compact_search
 from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
 from app.domain.inputs import (
     Attempt,
@@ -38,32 +39,26 @@ from app.domain.inputs import (
     presentation,
 )
 from app.domain.principal import Principal
+from app.domain.problems import invalid_input_problem, problem_of
 from app.domain.snapshot import render_markdown
+from app.mcp.briefs import render_session_end_brief, render_session_start_brief, render_store_brief
 from app.runtime import Runtime
 from app.services.scope import Services, services_for
-from app.views import (
-    invalid_input_problem,
-    problem_of,
-    render_compact_search,
-    render_hint,
-    render_learned,
-    render_prune,
-    render_search,
-    render_session_end_brief,
-    render_session_start_brief,
-    render_store_brief,
-)
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
 # `agent-memory mcp` for the process.
 current_principal: ContextVar[Principal | None] = ContextVar("mcp_principal", default=None)
+# The runtime of the server handling the call (set by AgentMemoryMcp.call_tool).
+current_runtime: ContextVar[Callable[[], Runtime] | None] = ContextVar("mcp_runtime", default=None)
 
 INSTRUCTIONS = (
     "agent-memory: long-term memory for coding agents, shared across sessions. At the start "
     "of work call start_session, then snapshot. Before planning, search_memories and "
     "get_strategy_hint. When you learn something durable (a decision and why, an error's "
     "cause, a pattern), remember it; never store secrets. After a first-attempt success "
-    "call learn_strategy; on a retry call retry_context; when done call end_session."
+    "call learn_strategy; on a retry call retry_context; when done call end_session. "
+    "A memory marked possibly-stale describes code that changed since: verify it before "
+    "relying on it, then confirm_memory it or store the corrected one."
 )
 
 
@@ -80,274 +75,330 @@ def _problem_text(exc: BaseException) -> str | None:
 
 
 class AgentMemoryMcp(MCPServer):
+    """The tools below, for the caller the door authenticated (`current_principal`), over
+    the runtime this server was built for. An unknown argument is refused the way REST
+    refuses an unknown field, and every refusal is a problem object."""
+
+    def __init__(self, get_runtime: Callable[[], Runtime]) -> None:
+        super().__init__(name="agent-memory", version=__version__, instructions=INSTRUCTIONS)
+        self._get_runtime = get_runtime
+        self._arguments: dict[str, frozenset[str]] = {}
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(
+                update={"input_schema": {**tool.input_schema, "additionalProperties": False}}
+            )
+            for tool in tools
+        ]
+
+    async def _argument_names(self, name: str) -> frozenset[str] | None:
+        if not self._arguments:
+            for tool in await super().list_tools():
+                self._arguments[tool.name] = frozenset(tool.input_schema.get("properties", {}))
+        return self._arguments.get(name)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        token = current_runtime.set(self._get_runtime)
         try:
+            known = await self._argument_names(name)
+            unknown = sorted(set(arguments) - known) if known is not None else []
+            if unknown:
+                refusal = InvalidInputError("Extra inputs are not permitted", field=unknown[0])
+                raise ToolError(json.dumps(problem_of(refusal), ensure_ascii=False))
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             text = _problem_text(exc)
             if text is None:
                 raise
             raise ToolError(text) from None
+        finally:
+            current_runtime.reset(token)
 
 
-def _forbid_unknown_arguments(tool: Tool) -> None:
-    base = tool.fn_metadata.arg_model
-    strict: type[ArgModelBase] = type(
-        base.__name__,
-        (base,),
-        {
-            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-            "__module__": base.__module__,
-        },
+@asynccontextmanager
+async def call() -> AsyncIterator[Services]:
+    """One tool call: the caller's services in one transaction."""
+    principal = current_principal.get()
+    get_runtime = current_runtime.get()
+    if principal is None or get_runtime is None:
+        raise ToolError("not authenticated") from UnauthorizedError("not authenticated")
+    async with services_for(get_runtime(), principal) as services:
+        yield services
+
+
+async def store_memory(
+    content: str,
+    memory_type: str = "general",
+    category: str | None = None,
+    tags: list[str] | None = None,
+    source_repo: str | None = None,
+    task_id: str | None = None,
+    trust_level: str = "agent",
+    confidence: str = "medium",
+    pinned: bool = False,
+    source: str = "mcp",
+    name: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    context: str | None = None,
+    git_branch: str | None = None,
+    git_commit: str | None = None,
+    files: list[str] | None = None,
+) -> dict[str, Any]:
+    """Store one durable fact for later sessions when you need a specific
+    memory_type (decision, error_pattern, code_pattern, anti_pattern, ...), tags or a
+    name; for a plain learning `remember` is simpler. Known content in the same
+    repository is reinforced, not duplicated. `context` is the situation it came from,
+    searched with it. Returns the status (stored or reinforced), a one-line message, the
+    memory's id and how often it has been observed. Never store secrets."""
+    draft = MemoryDraft(
+        content=content,
+        memory_type=memory_type,
+        category=category,
+        tags=tags,
+        source_repo=source_repo,
+        task_id=task_id,
+        trust_level=trust_level,
+        confidence=confidence,
+        pinned=pinned,
+        source=source,
+        name=name,
+        metadata=metadata,
+        context=context,
+        git_branch=git_branch,
+        git_commit=git_commit,
+        files=files,
     )
-    tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
+    async with call() as services:
+        outcome = await services.memories.store(draft)
+    return render_store_brief(outcome).model_dump(mode="json")
+
+
+async def search_memories(
+    query: str,
+    source_repo: str | None = None,
+    memory_type: list[str] | None = None,
+    tags: list[str] | None = None,
+    limit: int = 10,
+    alpha: float | None = None,
+    min_trust: str | None = None,
+    max_tokens: int | None = None,
+    floor: bool = True,
+    format: str = "compact",
+    scope: str | None = None,
+) -> str:
+    """Search long-term memory before planning or when stuck: decisions, error
+    patterns, code patterns and learnings from earlier sessions, best match first
+    (keyword and semantic ranking together). Answers one line per match: rank, score,
+    type, age, tags, id, then the memory (and the situation it came from). Matches far
+    below the best are left out (floor=false keeps them); max_tokens packs the best
+    that fit and says how many were left out. An empty query lists the newest.
+    With source_repo, the global memories (filed under no repository: conventions that
+    hold everywhere) come too, marked "global"; scope="repo" leaves them out.
+    format="full" answers the full rows as JSON."""
+    draft = SearchDraft(
+        q=query,
+        source_repo=source_repo,
+        memory_type=memory_type,
+        tags=tags,
+        limit=limit,
+        alpha=alpha,
+        min_trust=min_trust,
+        floor=floor,
+        scope=scope,
+    )
+    shown, budget = presentation(format, max_tokens)
+    async with call() as services:
+        response = await services.search.search(draft)
+    if shown == "full":
+        return json.dumps(render_search(response).model_dump(mode="json"), ensure_ascii=False)
+    return render_compact_search(response, datetime.now(UTC), budget)
+
+
+async def remember(
+    text: str,
+    source_repo: str | None = None,
+    category: str | None = None,
+    name: str | None = None,
+    reasoning: str | None = None,
+    confidence: str | None = None,
+    references: list[str] | None = None,
+    context: str | None = None,
+) -> dict[str, Any]:
+    """Record something you learned that a later session should know: a decision and
+    why, an error's real cause and fix, a pattern that worked or one to avoid (at least
+    20 characters, standing on its own). Category and title are inferred when not
+    given; `context` is the task it came from. Returns a one-line message (stored, or
+    reinforced when it was known). Never record secrets."""
+    draft = RememberDraft(
+        text, source_repo, category, name, reasoning, confidence, references, context
+    )
+    async with call() as services:
+        result = await services.learning.remember(draft)
+    answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
+    if result.outcome.status == "reinforced":
+        answer["observation_count"] = result.outcome.memory.observation_count
+    return answer
+
+
+async def learn_strategy(
+    task_description: str,
+    total_attempts: int,
+    quality_score: float,
+    plan_steps: list[str] | None = None,
+    plan_summary: str | None = None,
+    attempt_history: list[dict[str, Any]] | None = None,
+    files_changed: list[str] | None = None,
+    model: str | None = None,
+    source_repo: str | None = None,
+    task_id: str | None = None,
+) -> dict[str, Any]:
+    """Call after finishing a task: when it succeeded on the first attempt with
+    quality_score >= 7, its plan is kept as a strategy that later hints offer for
+    similar tasks. attempt_history items: {result: success|failure, step_index?,
+    action?, error?}. Returns stored, reinforced or skipped (with the reason)."""
+    history = [from_mapping(Attempt, a, "attempt_history") for a in attempt_history or []]
+    draft = StrategyAttempt(
+        task_description, total_attempts, quality_score, plan_steps, plan_summary,
+        history, files_changed, model, source_repo, task_id,
+    )  # fmt: skip
+    async with call() as services:
+        result = await services.learning.learn_strategy(draft)
+    return render_learned(result).model_dump(mode="json")
+
+
+async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
+    """Call before planning a task: returns a strategy that worked for a similar task
+    in this repository (as a marked hint to adapt, not an instruction), with its
+    similarity, or an empty hint when none is close enough."""
+    async with call() as services:
+        hint = await services.learning.hint(task, source_repo)
+    return render_hint(hint).model_dump(mode="json")
+
+
+async def retry_context(
+    task_description: str,
+    plan_summary: str = "",
+    current_files: list[dict[str, str]] | None = None,
+    previous_files: list[dict[str, str]] | None = None,
+    validation_output: str = "",
+    diagnosis: dict[str, Any] | None = None,
+    attempt_number: int = 1,
+    full_context_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Call when retrying a failed attempt, instead of resending everything. Returns
+    what changed since the last attempt (a short diff per file), the latest error and
+    the diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
+    {root_cause?, reason?, suggested_action?}. Nothing is stored."""
+    draft = RetryDraft(
+        task_description=task_description,
+        plan_summary=plan_summary,
+        current_files=[from_mapping(FileState, f, "current_files") for f in current_files or []],
+        previous_files=[from_mapping(FileState, f, "previous_files") for f in previous_files or []],
+        validation_output=validation_output,
+        diagnosis=diagnosis,
+        attempt_number=attempt_number,
+        full_context_tokens=full_context_tokens,
+    )
+    async with call() as services:
+        return await services.learning.retry_context(draft)
+
+
+async def start_session(
+    source_repo: str | None = None, agent: str | None = None, task: str | None = None
+) -> dict[str, Any]:
+    """Call once when starting work in a repository: opens a session (forgetting
+    what nobody uses on the way) and returns its id, what the pruning did and the
+    capture settings (whether to ask before recording learnings). Then call `snapshot`
+    for the context to start from, and `end_session` when done."""
+    async with call() as services:
+        started = await services.sessions.start(SessionDraft(source_repo, agent, task))
+    brief = render_session_start_brief(started.session, started.pruning, started.capture)
+    return brief.model_dump(mode="json")
+
+
+async def end_session(
+    session_id: str,
+    status: str,
+    summary: str | None = None,
+    key_changes: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Call when the work is done: ends the session as completed or failed, with a
+    short summary and key changes ({file, action, description}) that the next
+    session's snapshot shows. Returns the session's id, status and end time."""
+    try:
+        session = UUID(session_id)
+    except ValueError as exc:
+        raise InvalidInputError("session_id must be a UUID", field="session_id") from exc
+    changes = [from_mapping(KeyChange, c, "key_changes") for c in key_changes or []]
+    async with call() as services:
+        ended = await services.sessions.end(session, SessionEnd(status, summary, changes))
+    return render_session_end_brief(ended).model_dump(mode="json")
+
+
+async def confirm_memory(memory_id: str, git_commit: str | None = None) -> dict[str, Any]:
+    """Call after checking a memory marked possibly-stale (a file it is about changed
+    since) against the code as it is now, when it still holds: the mark is cleared (give
+    HEAD as git_commit). When it no longer holds, supersede it instead (store the corrected
+    memory). Returns the memory's id and version."""
+    try:
+        memory = UUID(memory_id)
+    except ValueError as exc:
+        raise InvalidInputError("memory_id must be a UUID", field="memory_id") from exc
+    async with call() as services:
+        confirmed = await services.lifecycle.confirm(memory, git_commit)
+    return {"id": str(confirmed.id), "version": confirmed.version, "possibly_stale": False}
+
+
+async def snapshot(
+    source_repo: str | None = None, max_chars: int | None = None, max_tokens: int | None = None
+) -> str:
+    """Call at the start of work: the repository's memory as markdown, most recent
+    first (recent sessions and their changes, guardrails, recent and older decisions,
+    errors and learnings). max_tokens (or max_chars) drops the oldest lines to fit and
+    says how many."""
+    async with call() as services:
+        built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
+    return render_markdown(built)
+
+
+async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+    """Call as an admin to archive memories nobody has used (a forgetting curve;
+    pinned ones and decisions are spared). Never deletes. dry_run=true lists what would
+    go. Returns the counts by type."""
+    async with call() as services:
+        report = await services.lifecycle.prune(source_repo, dry_run)
+    return render_prune(report).model_dump(mode="json")
+
+
+async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
+    """For a person checking on the memory, not for routine work. Returns counts by
+    type, trust and confidence, health signals, the most used memories and what the
+    next prune would archive."""
+    async with call() as services:
+        return await services.stats.stats(source_repo)
+
+
+# Every tool, and whether it answers structured JSON (True) or text (False).
+TOOLS: tuple[tuple[Callable[..., Awaitable[Any]], bool], ...] = (
+    (store_memory, True),
+    (search_memories, False),
+    (remember, True),
+    (learn_strategy, True),
+    (get_strategy_hint, True),
+    (retry_context, True),
+    (start_session, True),
+    (end_session, True),
+    (confirm_memory, True),
+    (snapshot, True),
+    (run_pruning, True),
+    (get_access_stats, True),
+)
 
 
 def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
-    server = AgentMemoryMcp(name="agent-memory", version=__version__, instructions=INSTRUCTIONS)
-
-    @asynccontextmanager
-    async def call() -> AsyncIterator[Services]:
-        """One tool call: the caller's services in one transaction."""
-        principal = current_principal.get()
-        if principal is None:
-            raise ToolError("not authenticated") from UnauthorizedError("not authenticated")
-        async with services_for(get_runtime(), principal) as services:
-            yield services
-
-    @server.tool()
-    async def store_memory(
-        content: str,
-        memory_type: str = "general",
-        category: str | None = None,
-        tags: list[str] | None = None,
-        source_repo: str | None = None,
-        task_id: str | None = None,
-        trust_level: str = "agent",
-        confidence: str = "medium",
-        pinned: bool = False,
-        source: str = "mcp",
-        name: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        context: str | None = None,
-    ) -> dict[str, Any]:
-        """Store one durable fact for later sessions when you need a specific
-        memory_type (decision, error_pattern, code_pattern, anti_pattern, ...), tags or a
-        name; for a plain learning `remember` is simpler. Known content in the same
-        repository is reinforced, not duplicated. `context` is the situation it came from,
-        searched with it. Returns the status (stored or reinforced), a one-line message, the
-        memory's id and how often it has been observed. Never store secrets."""
-        draft = MemoryDraft(
-            content=content,
-            memory_type=memory_type,
-            category=category,
-            tags=tags,
-            source_repo=source_repo,
-            task_id=task_id,
-            trust_level=trust_level,
-            confidence=confidence,
-            pinned=pinned,
-            source=source,
-            name=name,
-            metadata=metadata,
-            context=context,
-        )
-        async with call() as services:
-            outcome = await services.memories.store(draft)
-        return render_store_brief(outcome).model_dump(mode="json")
-
-    @server.tool(structured_output=False)
-    async def search_memories(
-        query: str,
-        source_repo: str | None = None,
-        memory_type: list[str] | None = None,
-        tags: list[str] | None = None,
-        limit: int = 10,
-        alpha: float | None = None,
-        min_trust: str | None = None,
-        max_tokens: int | None = None,
-        floor: bool = True,
-        format: str = "compact",
-    ) -> str:
-        """Search long-term memory before planning or when stuck: decisions, error
-        patterns, code patterns and learnings from earlier sessions, best match first
-        (keyword and semantic ranking together). Answers one line per match: rank, score,
-        type, age, tags, id, then the memory (and the situation it came from). Matches far
-        below the best are left out (floor=false keeps them); max_tokens packs the best
-        that fit and says how many were left out. An empty query lists the newest.
-        format="full" answers the full rows as JSON."""
-        draft = SearchDraft(
-            q=query,
-            source_repo=source_repo,
-            memory_type=memory_type,
-            tags=tags,
-            limit=limit,
-            alpha=alpha,
-            min_trust=min_trust,
-            floor=floor,
-        )
-        shown, budget = presentation(format, max_tokens)
-        async with call() as services:
-            response = await services.search.search(draft)
-        if shown == "full":
-            return json.dumps(render_search(response).model_dump(mode="json"), ensure_ascii=False)
-        return render_compact_search(response, datetime.now(UTC), budget)
-
-    @server.tool()
-    async def remember(
-        text: str,
-        source_repo: str | None = None,
-        category: str | None = None,
-        name: str | None = None,
-        reasoning: str | None = None,
-        confidence: str | None = None,
-        references: list[str] | None = None,
-        context: str | None = None,
-    ) -> dict[str, Any]:
-        """Record something you learned that a later session should know: a decision and
-        why, an error's real cause and fix, a pattern that worked or one to avoid (at least
-        20 characters, standing on its own). Category and title are inferred when not
-        given; `context` is the task it came from. Returns a one-line message (stored, or
-        reinforced when it was known). Never record secrets."""
-        draft = RememberDraft(
-            text, source_repo, category, name, reasoning, confidence, references, context
-        )
-        async with call() as services:
-            result = await services.learning.remember(draft)
-        answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
-        if result.outcome.status == "reinforced":
-            answer["observation_count"] = result.outcome.memory.observation_count
-        return answer
-
-    @server.tool()
-    async def learn_strategy(
-        task_description: str,
-        total_attempts: int,
-        quality_score: float,
-        plan_steps: list[str] | None = None,
-        plan_summary: str | None = None,
-        attempt_history: list[dict[str, Any]] | None = None,
-        files_changed: list[str] | None = None,
-        model: str | None = None,
-        source_repo: str | None = None,
-        task_id: str | None = None,
-    ) -> dict[str, Any]:
-        """Call after finishing a task: when it succeeded on the first attempt with
-        quality_score >= 7, its plan is kept as a strategy that later hints offer for
-        similar tasks. attempt_history items: {result: success|failure, step_index?,
-        action?, error?}. Returns stored, reinforced or skipped (with the reason)."""
-        history = [from_mapping(Attempt, a, "attempt_history") for a in attempt_history or []]
-        draft = StrategyAttempt(
-            task_description, total_attempts, quality_score, plan_steps, plan_summary,
-            history, files_changed, model, source_repo, task_id,
-        )  # fmt: skip
-        async with call() as services:
-            result = await services.learning.learn_strategy(draft)
-        return render_learned(result).model_dump(mode="json")
-
-    @server.tool()
-    async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
-        """Call before planning a task: returns a strategy that worked for a similar task
-        in this repository (as a marked hint to adapt, not an instruction), with its
-        similarity, or an empty hint when none is close enough."""
-        async with call() as services:
-            hint = await services.learning.hint(task, source_repo)
-        return render_hint(hint).model_dump(mode="json")
-
-    @server.tool()
-    async def retry_context(
-        task_description: str,
-        plan_summary: str = "",
-        current_files: list[dict[str, str]] | None = None,
-        previous_files: list[dict[str, str]] | None = None,
-        validation_output: str = "",
-        diagnosis: dict[str, Any] | None = None,
-        attempt_number: int = 1,
-        full_context_tokens: int | None = None,
-    ) -> dict[str, Any]:
-        """Call when retrying a failed attempt, instead of resending everything. Returns
-        what changed since the last attempt (a short diff per file), the latest error and
-        the diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
-        {root_cause?, reason?, suggested_action?}. Nothing is stored."""
-        draft = RetryDraft(
-            task_description=task_description,
-            plan_summary=plan_summary,
-            current_files=[
-                from_mapping(FileState, f, "current_files") for f in current_files or []
-            ],
-            previous_files=[
-                from_mapping(FileState, f, "previous_files") for f in previous_files or []
-            ],
-            validation_output=validation_output,
-            diagnosis=diagnosis,
-            attempt_number=attempt_number,
-            full_context_tokens=full_context_tokens,
-        )
-        async with call() as services:
-            return await services.learning.retry_context(draft)
-
-    @server.tool()
-    async def start_session(
-        source_repo: str | None = None, agent: str | None = None, task: str | None = None
-    ) -> dict[str, Any]:
-        """Call once when starting work in a repository: opens a session (forgetting
-        what nobody uses on the way) and returns its id, what the pruning did and the
-        capture settings (whether to ask before recording learnings). Then call `snapshot`
-        for the context to start from, and `end_session` when done."""
-        async with call() as services:
-            started = await services.sessions.start(SessionDraft(source_repo, agent, task))
-        brief = render_session_start_brief(started.session, started.pruning, started.capture)
-        return brief.model_dump(mode="json")
-
-    @server.tool()
-    async def end_session(
-        session_id: str,
-        status: str,
-        summary: str | None = None,
-        key_changes: list[dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """Call when the work is done: ends the session as completed or failed, with a
-        short summary and key changes ({file, action, description}) that the next
-        session's snapshot shows. Returns the session's id, status and end time."""
-        try:
-            session = UUID(session_id)
-        except ValueError as exc:
-            raise InvalidInputError("session_id must be a UUID", field="session_id") from exc
-        changes = [from_mapping(KeyChange, c, "key_changes") for c in key_changes or []]
-        async with call() as services:
-            ended = await services.sessions.end(session, SessionEnd(status, summary, changes))
-        return render_session_end_brief(ended).model_dump(mode="json")
-
-    @server.tool()
-    async def snapshot(
-        source_repo: str | None = None, max_chars: int | None = None, max_tokens: int | None = None
-    ) -> str:
-        """Call at the start of work: the repository's memory as markdown, most recent
-        first (recent sessions and their changes, guardrails, recent and older decisions,
-        errors and learnings). max_tokens (or max_chars) drops the oldest lines to fit and
-        says how many."""
-        async with call() as services:
-            built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
-        return render_markdown(built)
-
-    @server.tool()
-    async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        """Call as an admin to archive memories nobody has used (a forgetting curve;
-        pinned ones and decisions are spared). Never deletes. dry_run=true lists what would
-        go. Returns the counts by type."""
-        async with call() as services:
-            report = await services.lifecycle.prune(source_repo, dry_run)
-        return render_prune(report).model_dump(mode="json")
-
-    @server.tool()
-    async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
-        """For a person checking on the memory, not for routine work. Returns counts by
-        type, trust and confidence, health signals, the most used memories and what the
-        next prune would archive."""
-        async with call() as services:
-            return await services.stats.stats(source_repo)
-
-    for tool in server._tool_manager.list_tools():
-        _forbid_unknown_arguments(tool)
+    server = AgentMemoryMcp(get_runtime)
+    for tool, structured in TOOLS:
+        server.add_tool(tool, structured_output=structured)
     return server

@@ -21,7 +21,9 @@ def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
         clauses.append("m.archived_at IS NULL")
     if not f.include_quarantined:
         clauses.append("m.quarantined_at IS NULL")
-    if f.source_repo is not None:
+    if f.source_repo is not None and f.include_global:
+        clauses.append(f"(m.source_repo = {bind(f.source_repo)} OR m.source_repo IS NULL)")
+    elif f.source_repo is not None:
         clauses.append(f"m.source_repo = {bind(f.source_repo)}")
     if f.memory_types:
         clauses.append(f"m.memory_type = ANY({bind(list(f.memory_types))}::text[])")
@@ -45,6 +47,7 @@ def function_args(f: MemoryFilter, bind: Bind) -> str:
             f"{bind(list(f.trust_levels) if f.trust_levels else None)}::text[]",
             f"{bind(f.min_relevance)}::real",
             f"{bind(f.include_archived)}::boolean",
+            f"{bind(f.include_global)}::boolean",
         )
     )
 

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from app.domain.keys import ApiKey
 from app.repository.sql import named
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    tenant_id: str
-    id: UUID
-    name: str
-    role: str
-    prefix: str
-    created_at: datetime
-    revoked_at: datetime | None
-
 
 _COLUMNS = "tenant_id, id, name, role, prefix, created_at, revoked_at"
 

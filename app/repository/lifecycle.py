@@ -10,6 +10,7 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.memory import Memory
 from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.sql import named
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +153,9 @@ class LifecycleRepository:
         names = [name for name in allowed if name in fields]
         assignments = "".join(f"{name} = ${i + 5}, " for i, name in enumerate(names))
         row = await conn.fetchrow(
-            f"UPDATE memories AS m SET {assignments}version = m.version + 1, updated_at = now()"
+            # An edit is a look at the memory: no longer possibly stale.
+            f"UPDATE memories AS m SET {assignments}stale_since = NULL, stale_reason = NULL,"
+            f" version = m.version + 1, updated_at = now()"
             f" WHERE m.tenant_id = $1 AND m.id = $2 AND ($3::int IS NULL OR m.version = $3)"
             f" AND m.trust_level = ANY($4::text[])"
             f" RETURNING {MEMORY_COLUMNS}",
@@ -162,4 +165,61 @@ class LifecycleRepository:
             list(trust_levels),
             *(fields[name] for name in names),
         )
+        return to_memory(row) if row else None
+
+
+# A file a memory is about changed between the repository's last session and this one:
+# the memory is possibly stale (until reinforced, edited or confirmed). The files named
+# are those of both lists.
+_MARK_STALE = """
+UPDATE memories AS m SET
+    stale_since = now(),
+    stale_reason = jsonb_build_object(
+        'files', to_jsonb(ARRAY(SELECT f FROM unnest(m.files) AS f
+                                WHERE f = ANY(:changed::text[]) ORDER BY f)),
+        'commit', :git_commit::text),
+    version = m.version + 1
+WHERE m.tenant_id = :tenant_id AND m.source_repo = :source_repo
+  AND m.files && :changed::text[] AND m.stale_since IS NULL
+  AND m.superseded_by IS NULL AND m.archived_at IS NULL
+RETURNING m.id
+"""
+
+_CONFIRM = f"""
+UPDATE memories AS m SET
+    stale_since = NULL, stale_reason = NULL,
+    git_commit = coalesce(:git_commit::text, m.git_commit),
+    version = m.version + 1, updated_at = now()
+WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.trust_level = ANY(:writable::text[])
+RETURNING {MEMORY_COLUMNS}
+"""
+
+
+class StalenessRepository:
+    """Which memories' code changed since they were written, and their confirmation."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def mark(self, source_repo: str, changed: Sequence[str], git_commit: str | None) -> int:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "source_repo": source_repo,
+            "changed": list(changed),
+            "git_commit": git_commit,
+        }
+        return len(await conn.fetch(*named(_MARK_STALE, values)))
+
+    async def confirm(
+        self, memory_id: UUID, git_commit: str | None, writable: Sequence[str]
+    ) -> Memory | None:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "memory_id": memory_id,
+            "git_commit": git_commit,
+            "writable": list(writable),
+        }
+        row = await conn.fetchrow(*named(_CONFIRM, values))
         return to_memory(row) if row else None

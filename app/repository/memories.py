@@ -33,6 +33,16 @@ from app.repository.sql import named
 # (A function, not a subquery: Citus routes no INSERT with a subquery.)
 MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
 _MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
+# Observed again at a commit, by a writer who may change it: where it was seen last (what
+# it names of its code only when it names anything), and no longer possibly stale.
+_OBSERVED_AT = f"""git_branch = CASE WHEN {_MAY_CHANGE} THEN coalesce({{new}}, m.git_branch)
+                      ELSE m.git_branch END,
+    git_commit = CASE WHEN {_MAY_CHANGE} THEN coalesce({{commit}}, m.git_commit)
+                      ELSE m.git_commit END,
+    files = CASE WHEN {_MAY_CHANGE} AND cardinality({{files}}) > 0 THEN {{files}}
+                 ELSE m.files END,
+    stale_since = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_since END,
+    stale_reason = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_reason END"""
 
 _UPSERT = f"""
 INSERT INTO memories AS m (
@@ -49,6 +59,11 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
                 ELSE m.tags END,
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
+    {
+    _OBSERVED_AT.format(
+        new="EXCLUDED.git_branch", commit="EXCLUDED.git_commit", files="EXCLUDED.files"
+    )
+},
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
 RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
@@ -64,6 +79,9 @@ UPDATE memories AS m SET
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
                 ELSE m.tags END,
     archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
+    {
+    _OBSERVED_AT.format(new=":git_branch::text", commit=":git_commit::text", files=":files::text[]")
+},
     version = m.version + 1,
     updated_at = now()
 WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(:content)
@@ -157,6 +175,9 @@ class MemoryRepository:
                 "source_repo": new.source_repo,
                 "content": new.content,
                 "tags": list(new.tags),
+                "git_branch": new.git_branch,
+                "git_commit": new.git_commit,
+                "files": list(new.files),
                 "writable": list(writable),
             }
             row = await conn.fetchrow(*named(_REINFORCE, values))

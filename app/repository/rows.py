@@ -40,6 +40,7 @@ _NAMES = tuple(f.name for f in MEMORY_FIELDS)
 def to_memory(row: Any) -> Memory:
     values = {name: row[name] for name in _NAMES}
     values["tags"] = list(values["tags"])
+    values["files"] = list(values["files"])
     values["relevance_score"] = float(values["relevance_score"])
     return Memory(**values)
 
@@ -52,4 +53,5 @@ CLIENT_VALUES = ", ".join(f":{name}" for name in CLIENT_FIELDS)
 def client_values(new: NewMemory) -> dict[str, Any]:
     values = {name: getattr(new, name) for name in CLIENT_FIELDS}
     values["tags"] = list(values["tags"])
+    values["files"] = list(values["files"])
     return values

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.inputs import SessionStartRequest
+from app.domain.sessions import Session
 from app.repository.rows import INTACT
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    id: UUID
-    source_repo: str | None
-    agent: str | None
-    task: str | None
-    status: str
-    summary: str | None
-    key_changes: list[dict[str, Any]]
-    started_at: datetime
-    ended_at: datetime | None
-
+from app.repository.sql import named
 
 _SESSION_COLUMNS = (
-    "id, source_repo, agent, task, status, summary, key_changes, started_at, ended_at"
+    "id, source_repo, agent, task, status, summary, key_changes, started_at, ended_at,"
+    " git_branch, git_commit"
 )
 
 
@@ -38,11 +27,13 @@ _SNAPSHOT = f"""
 WITH scope AS (
     SELECT m.id, m.memory_type, m.category, m.name, m.content, m.metadata, m.pinned,
            m.trust_level, m.created_at, m.content_hash, m.context, m.context_hash,
+           m.source_repo IS NULL AS global, m.stale_reason,
            -- A guardrail is a pinned memory a person or the operator stands behind; an
            -- agent's own pin keeps its memory from fading, nothing more.
            (m.pinned AND m.trust_level <> 'agent') AS guardrail
     FROM memories m
-    WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+    -- A repository's snapshot holds its memories and the global ones (filed under none).
+    WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2 OR m.source_repo IS NULL)
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
 ),
 recent AS (
@@ -63,12 +54,13 @@ SELECT
         WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2) AND status = 'completed'
         ORDER BY ended_at DESC LIMIT 10) x) AS sessions,
     (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.created_at DESC), '[]'::jsonb) FROM (
-        SELECT id, memory_type, category, name, content, metadata, trust_level, created_at
+        SELECT id, memory_type, category, name, content, metadata, trust_level, global,
+               stale_reason, created_at
         FROM scope m WHERE guardrail AND memory_type <> 'decision' AND {INTACT}) g)
         AS guardrails,
     (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.kind, r.nth), '[]'::jsonb) FROM (
         SELECT kind, nth, id, memory_type, category, name, content, metadata, trust_level,
-               created_at
+               global, stale_reason, created_at
         FROM recent m
         WHERE nth <= $4 AND created_at >= now() - make_interval(days => $3) AND {INTACT}) r)
         AS recent,
@@ -91,15 +83,23 @@ class SessionRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def start(self, source_repo: str | None, agent: str | None, task: str | None) -> Session:
+    async def start(self, request: SessionStartRequest) -> Session:
         conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "source_repo": request.source_repo,
+            "agent": request.agent,
+            "task": request.task,
+            "git_branch": request.git_branch,
+            "git_commit": request.git_commit,
+        }
         row = await conn.fetchrow(
-            f"INSERT INTO sessions (tenant_id, source_repo, agent, task) VALUES ($1, $2, $3, $4)"
-            f" RETURNING {_SESSION_COLUMNS}",
-            self._uow.tenant_id,
-            source_repo,
-            agent,
-            task,
+            *named(
+                "INSERT INTO sessions (tenant_id, source_repo, agent, task, git_branch, git_commit)"
+                " VALUES (:tenant_id, :source_repo, :agent, :task, :git_branch, :git_commit)"
+                f" RETURNING {_SESSION_COLUMNS}",
+                values,
+            )
         )
         return _session(row)
 

@@ -9,8 +9,8 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
-from app.domain.keys import ROLES, display_prefix, generate_key, hash_key
-from app.repository.keys import ApiKey, KeyRepository
+from app.domain.keys import ROLES, ApiKey, display_prefix, generate_key, hash_key
+from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail
 
 if TYPE_CHECKING:

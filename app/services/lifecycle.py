@@ -23,7 +23,8 @@ from app.domain.keys import TRUST_ALLOWED
 from app.domain.memory import Memory, StoreOutcome
 from app.domain.principal import Principal
 from app.domain.secrets import SecretsPolicy, screen_json
-from app.repository.lifecycle import LifecycleRepository, PruneRules
+from app.domain.validation import clean_commit
+from app.repository.lifecycle import LifecycleRepository, PruneRules, StalenessRepository
 from app.repository.memories import MemoryRepository
 from app.services.audit import AuditService, AuditTrail
 from app.services.memories import MemoryService
@@ -196,6 +197,23 @@ class LifecycleService:
             memory_ids=[memory_id, outcome.memory.id],
         )
         return updated, outcome
+
+    async def confirm(self, memory_id: UUID, git_commit: str | None = None) -> Memory:
+        """The caller checked the memory against the code as it is: no longer possibly
+        stale (and, with `git_commit`, known to hold at that commit)."""
+        self._actor.require("write")
+        commit = clean_commit(git_commit)
+        before = await self._memories.get(memory_id)
+        if before is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        self._require_trust_of(before)
+        memory = await StalenessRepository(self._uow).confirm(
+            memory_id, commit, self._actor.writable_trust
+        )
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        await self._audit.record("confirm", [before], [memory], {"git_commit": commit})
+        return memory
 
     async def edit(
         self,

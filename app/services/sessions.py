@@ -20,12 +20,15 @@ from app.domain.inputs import (
     SessionStartRequest,
     session_draft,
     session_end,
+    session_page,
     snapshot_budget,
     source_repo_filter,
 )
 from app.domain.principal import Principal, system_principal
 from app.domain.secrets import screen, screen_json
-from app.repository.sessions import Session, SessionRepository
+from app.domain.sessions import Session
+from app.repository.lifecycle import StalenessRepository
+from app.repository.sessions import SessionRepository
 from app.services.lifecycle import LifecycleService, PruneReport
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ class SessionStart:
     session: Session
     pruning: PruneReport | None
     capture: dict[str, Any]
+    marked_stale: int = 0  # memories whose files changed since the last session
 
 
 async def prune_quietly(
@@ -69,6 +73,7 @@ class SessionService:
         self, uow: UnitOfWork, settings: Settings, actor: Principal, prune: Pruner
     ) -> None:
         self._repo = SessionRepository(uow)
+        self._staleness = StalenessRepository(uow)
         self._settings = settings
         self._actor = actor
         self._prune = prune  # in a transaction of its own; never raises
@@ -86,8 +91,13 @@ class SessionService:
         then open the session in the caller's transaction."""
         checked = self._check_start(draft)
         report = await self._prune(checked.source_repo)
-        session = await self._repo.start(checked.source_repo, checked.agent, checked.task)
-        return SessionStart(session, report, self.capture_settings())
+        session = await self._repo.start(checked)
+        stale = 0
+        if checked.source_repo and checked.changed_files:
+            stale = await self._staleness.mark(
+                checked.source_repo, checked.changed_files, checked.git_commit
+            )
+        return SessionStart(session, report, self.capture_settings(), stale)
 
     def _check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
@@ -117,7 +127,7 @@ class SessionService:
 
     async def recent(self, source_repo: str | None, limit: int = 50) -> list[Session]:
         self._actor.require("read")
-        return await self._repo.recent(source_repo_filter(source_repo), limit)
+        return await self._repo.recent(source_repo_filter(source_repo), session_page(limit))
 
     async def snapshot(
         self, source_repo: str | None, max_chars: int | None, max_tokens: int | None = None

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from app.domain.validation import FIELD_CHARS, LIST_ITEMS, Limits
+from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
 from tests.server import stdio_server
 
 LIMITS = Limits()
@@ -115,6 +115,11 @@ MEMORY_FIELDS: list[tuple[str, Any, str]] = [
     ("context", over(LIMITS.max_context_chars), "context"),
     ("context", BIDI, "context"),
     *HIDDEN_AND_SECRETS,
+    *one_line("git_branch"),
+    ("git_commit", "not-a-commit", "git_commit"),
+    ("files", ["f.py"] * (MEMORY_FILES + 1), "files"),
+    ("files", ["../outside/the/repository.py"], "files"),
+    ("files", [ESCAPE], "files"),
 ]
 
 
@@ -199,6 +204,7 @@ OPERATIONS = [
             ("limit", 0, "limit"),
             ("limit", 101, "limit"),
             ("alpha", 1.5, "alpha"),
+            ("scope", "everywhere", "scope"),
         ],
         rest_only=[("min_relevance", -1, "min_relevance")],
         mcp_only=[
@@ -223,6 +229,7 @@ OPERATIONS = [
             ("min_relevance", 101, "min_relevance"),
             ("limit", 0, "limit"),
             ("alpha", -0.5, "alpha"),
+            ("scope", "everywhere", "scope"),
         ],
     ),
     Operation(
@@ -236,6 +243,7 @@ OPERATIONS = [
             ("memory_type", ["Not A Type"], "memory_type"),
             ("tags", [over(LIMITS.max_tag_chars)], "tags"),
             ("cursor", "not-a-cursor", "cursor"),
+            ("scope", "everywhere", "scope"),
         ],
     ),
     Operation(
@@ -334,7 +342,33 @@ OPERATIONS = [
         "/sessions",
         {},
         tool="start_session",
-        bad=[*one_line("source_repo"), *one_line("agent"), *text("task")],
+        bad=[
+            *one_line("source_repo"),
+            *one_line("agent"),
+            *text("task"),
+            *one_line("git_branch"),
+            ("git_commit", "HEAD~1", "git_commit"),
+            ("changed_files", items_over("changed_files", "a.py"), "changed_files"),
+            ("changed_files", ["../elsewhere.py"], "changed_files"),
+        ],
+        mcp_only=[],
+    ),
+    Operation(
+        "sessions",
+        "GET",
+        "/sessions",
+        {},
+        in_query=True,
+        bad=[*one_line("source_repo"), ("limit", 0, "limit"), ("limit", 101, "limit")],
+    ),
+    Operation(
+        "confirm",
+        "POST",
+        "/memories/{memory}/confirm",
+        {},
+        tool="confirm_memory",
+        bad=[("git_commit", "yesterday", "git_commit")],
+        mcp_only=[("memory_id", "not-a-memory", "memory_id")],
     ),
     Operation(
         "session_end",
@@ -510,6 +544,8 @@ def tool_arguments(op: Operation, sent: str, value: Any, ids: dict[str, str]) ->
     arguments = {op.renamed.get(k, k): v for k, v in {**op.base, sent: value}.items()}
     if op.tool == "end_session":
         arguments["session_id"] = ids["session"]
+    if op.tool == "confirm_memory":
+        arguments.setdefault("memory_id", ids["memory"])
     return arguments
 
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 from typing import Any
 
 import httpx
 from mcp import Client
 
+from app.api.responses import MemoryOut
 from app.api.schemas import MemoryIn, MemoryPatch
 from app.domain.fields import CLIENT_FIELDS, EDITABLE_FIELDS, EXPORTED_FIELDS, MEMORY_FIELDS
 from app.domain.inputs import MemoryDraft
 from app.domain.memory import Memory, NewMemory
+from app.domain.transfer import MemoryRecord
 from app.repository.rows import MEMORY_COLUMNS, client_values
-from app.views import MemoryOut, MemoryRecord
 
 ALL = [f.name for f in MEMORY_FIELDS]
 
@@ -57,3 +59,15 @@ async def test_openapi_shows_the_store_body_as_the_table(api: httpx.AsyncClient)
     body = spec["components"]["schemas"]["MemoryIn"]["properties"]
     assert set(body) == set(CLIENT_FIELDS)
     assert inspect.isclass(MemoryIn)
+
+
+async def test_openapi_shows_the_configured_limits(
+    settings: Any, embedder: Any, database_url: str
+) -> None:
+    from app.main import create_app
+
+    strict = settings.model_copy(update={"max_content_chars": 1234, "max_tags": 7})
+    spec = create_app(strict, embedder=embedder, database_url=database_url).openapi()
+    body = spec["components"]["schemas"]["MemoryIn"]["properties"]
+    assert body["content"]["maxLength"] == 1234 and body["tags"]["maxItems"] == 7
+    assert "x-limit" not in json.dumps(spec)

@@ -13,7 +13,8 @@ from app.config import Settings
 from app.db.migrations import downgrade, head_revision, upgrade_head_async
 from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
-from app.main import StartupError, create_app
+from app.main import create_app
+from app.startup import StartupError
 from tests.conftest import running
 
 

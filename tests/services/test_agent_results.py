@@ -137,6 +137,7 @@ async def test_rest_offers_the_compact_form_within_a_budget(
         "id",
         "type",
         "trust",
+        "marks",
         "score",
         "age",
         "tags",

@@ -25,8 +25,9 @@ from app.domain.errors import ConflictError
 from app.domain.memory import embedding_text
 from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
-from app.main import StartupError, create_app
+from app.main import create_app
 from app.services.reembed import Reembedder
+from app.startup import StartupError
 from tests.conftest import running
 
 pytestmark = pytest.mark.single_node  # a re-embed is for one PostgreSQL (docs/operations.md)

@@ -1,4 +1,11 @@
-CREATE OR REPLACE FUNCTION public.memory_vector_candidates(query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[], tags text[], trust text[], min_relevance real, include_archived boolean)
+-- The vector side's candidates, planned on every call for its own values (dynamic SQL):
+-- HNSW with iterative scan, or an exact scan through a b-tree when the filter is
+-- selective. A repository's search takes its rows and, with with_global, the memories of
+-- no repository.
+CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
+    query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
+    tags text[], trust text[], min_relevance real, include_archived boolean,
+    with_global boolean)
  RETURNS TABLE(id uuid, pinned boolean, last_accessed_at timestamp with time zone, created_at timestamp with time zone, access_count integer, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
  LANGUAGE plpgsql
  STABLE
@@ -14,7 +21,8 @@ AS $function$
                  WHERE m.tenant_id = $4
                    AND m.superseded_by IS NULL
                    AND ($10 OR m.archived_at IS NULL)
-                   AND ($5 IS NULL OR m.source_repo = $5)
+                   AND ($5 IS NULL OR m.source_repo = $5
+                        OR ($11 AND m.source_repo IS NULL))
                    AND ($6 IS NULL OR m.memory_type = ANY ($6))
                    AND ($7 IS NULL OR m.tags @> $7)
                    AND ($8 IS NULL OR m.trust_level = ANY ($8))
@@ -23,6 +31,6 @@ AS $function$
                  ORDER BY m.embedding <=> $1
                  LIMIT $2'
             USING query, max_rows, all_terms, tenant, repo, types, tags, trust,
-                  min_relevance, include_archived;
+                  min_relevance, include_archived, with_global;
         END
         $function$;

@@ -1,28 +1,22 @@
-"""What every door renders: the JSON shapes of memories, search results, sessions and
-the rest, and the functions that build them from the services' values. REST returns them
-as response bodies; MCP returns the same objects as tool results."""
+"""The JSON bodies the API answers, built from the services' values. MCP answers the same
+objects for the tools that return rows (search, hints, prune); its short write answers are
+app/mcp/briefs.py."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain.compact import CompactHit, age, pack
-from app.domain.errors import AppError
-from app.domain.inputs import MemoryDraft
+from app.domain.compact import compact_hits, pack
+from app.domain.fields import fields_of
 from app.domain.memory import Memory, StoreOutcome
-from app.domain.transfer import ExportHeader, ImportDraft, MemoryState
-from app.repository.sessions import Session
+from app.domain.sessions import Session
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
     from app.services.learning import Hint, LearnResult, RememberResult
     from app.services.lifecycle import PruneReport
     from app.services.search import SearchResponse
@@ -62,24 +56,21 @@ class MemoryOut(BaseModel):
     version: int = Field(
         description='Bumped by every edit; send it back as If-Match: "v<version>".'
     )
+    git_branch: str | None
+    git_commit: str | None
+    files: list[str]
+    stale_since: datetime | None = Field(
+        description="Set when a file it is about changed since it was written (possibly"
+        " stale: verify before relying on it, then confirm or supersede it)."
+    )
+    stale_reason: dict[str, Any] | None = Field(
+        description='What changed: {"file": ..., "commit": ...}.'
+    )
 
     @classmethod
     def of(cls, memory: Memory) -> MemoryOut:
         state = "ready" if memory.has_embedding else "pending"
         return cls(**fields_of(memory, cls, "embedding_state"), embedding_state=state)
-
-
-def fields_of(memory: Memory, shape: type[BaseModel], *besides: str) -> dict[str, Any]:
-    """The memory's own values for a shape's fields (all but `besides`), by name."""
-    return {name: getattr(memory, name) for name in shape.model_fields if name not in besides}
-
-
-T = TypeVar("T", bound="DataclassInstance")
-
-
-def by_name(kind: type[T], source: Any) -> T:
-    """A `kind` dataclass of `source`'s values for its fields, taken by name."""
-    return kind(**{f.name: getattr(source, f.name) for f in dataclasses.fields(kind)})
 
 
 class StoreOut(BaseModel):
@@ -124,15 +115,6 @@ class SearchOut(BaseModel):
     note: str | None = Field(
         default=None, description='How the results were chosen when not ranked ("most recent").'
     )
-
-
-class Problem(BaseModel):
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str
-    instance: str | None = None
-    errors: list[dict[str, Any]] | None = None
 
 
 class StrategyLearnOut(BaseModel):
@@ -196,6 +178,8 @@ class SessionOut(BaseModel):
     key_changes: list[dict[str, Any]]
     started_at: datetime
     ended_at: datetime | None
+    git_branch: str | None = None
+    git_commit: str | None = None
 
 
 class CaptureSettings(BaseModel):
@@ -209,6 +193,9 @@ class SessionStartOut(BaseModel):
     session: SessionOut
     pruning: PruneOut | None = Field(description="null when pruning failed; the session started")
     capture: CaptureSettings
+    marked_stale: int = Field(
+        default=0, description="Memories about the changed files, now marked possibly stale."
+    )
 
 
 class KeyOut(BaseModel):
@@ -276,69 +263,15 @@ def render_session(session: Session) -> SessionOut:
 
 
 def render_session_start(
-    session: Session, pruning: PruneReport | None, capture: dict[str, Any]
+    session: Session, pruning: PruneReport | None, capture: dict[str, Any], marked_stale: int = 0
 ) -> SessionStartOut:
     return SessionStartOut(
         session_id=session.id,
         session=render_session(session),
         pruning=render_prune(pruning) if pruning else None,
         capture=CaptureSettings(**capture),
+        marked_stale=marked_stale,
     )
-
-
-# What MCP tools answer an agent after a write: the outcome in a line, not the row echoed
-# back (the agent just sent it), so that each call costs tens of tokens, not hundreds.
-
-
-class StoredBrief(BaseModel):
-    status: Literal["stored", "reinforced"]
-    message: str
-    id: UUID
-    observation_count: int
-
-
-def store_message(outcome: StoreOutcome) -> str:
-    memory = outcome.memory
-    label = f"{memory.name or memory.content[:60]} ({memory.category or memory.memory_type})"
-    if outcome.status == "stored":
-        return f"Stored: {label}"
-    return f"Reinforced: {label} — observation count incremented"
-
-
-def render_store_brief(outcome: StoreOutcome) -> StoredBrief:
-    memory = outcome.memory
-    return StoredBrief(
-        status=outcome.status,
-        message=store_message(outcome),
-        id=memory.id,
-        observation_count=memory.observation_count,
-    )
-
-
-class SessionStartBrief(BaseModel):
-    session_id: UUID
-    pruning: str | None = Field(description="What the start's pruning did; null if it failed.")
-    capture: CaptureSettings
-
-
-def render_session_start_brief(
-    session: Session, pruning: PruneReport | None, capture: dict[str, Any]
-) -> SessionStartBrief:
-    return SessionStartBrief(
-        session_id=session.id,
-        pruning=pruning.message if pruning else None,
-        capture=CaptureSettings(**capture),
-    )
-
-
-class SessionEndBrief(BaseModel):
-    session_id: UUID
-    status: str
-    ended_at: datetime | None
-
-
-def render_session_end_brief(session: Session) -> SessionEndBrief:
-    return SessionEndBrief(session_id=session.id, status=session.status, ended_at=session.ended_at)
 
 
 def render_remember(result: RememberResult) -> RememberOut:
@@ -361,65 +294,14 @@ def render_hint(hint: Hint) -> HintOut:
     return HintOut(hint=hint.hint, similarity=hint.similarity, strategy=strategy)
 
 
-def problem_of(error: AppError) -> dict[str, Any]:
-    """RFC 9457 problem details for a typed error (REST adds `type` and `instance`)."""
-    body: dict[str, Any] = {"title": error.title, "status": error.status, "detail": error.detail}
-    if error.field:
-        body["errors"] = [{"field": error.field, "message": error.detail}]
-    return body
-
-
-def invalid_input_problem(errors: Sequence[Any]) -> dict[str, Any]:
-    """A parse failure (pydantic's errors) as one 422 naming every field."""
-    listed = [{"field": _field_of(tuple(e["loc"])), "message": e["msg"]} for e in errors]
-    fields = ", ".join(dict.fromkeys(e["field"] for e in listed))
-    return {
-        "title": "Unprocessable Content",
-        "status": 422,
-        "detail": f"invalid input: {fields}",
-        "errors": listed,
-    }
-
-
-def _field_of(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
-
-
-def compact_hits(response: SearchResponse, now: datetime) -> list[CompactHit]:
-    return [
-        CompactHit(
-            id=str(hit.memory.id),
-            type=hit.memory.memory_type,
-            score=round(hit.score, 3),
-            age=age(hit.memory.created_at, now),
-            tags=tuple(hit.memory.tags),
-            content=hit.memory.content,
-            context=hit.memory.context,
-            trust=hit.memory.trust_level,
-        )
-        for hit in response.hits
-    ]
-
-
-def render_compact_search(response: SearchResponse, now: datetime, max_tokens: int | None) -> str:
-    """The text an agent reads: one header line, then each hit in its compact form."""
-    packed = pack(compact_hits(response, now), max_tokens)
-    notes = [f"{len(packed.lines)} result(s)"]
-    if packed.left_out:
-        notes.append(f"{packed.left_out} more left out to fit max_tokens={max_tokens}")
-    if response.below_floor:
-        notes.append(f"{response.below_floor} weaker match(es) below the relevance floor")
-    for extra in (response.note, response.truncated, response.degraded):
-        if extra:
-            notes.append(extra)
-    return "\n".join(["; ".join(notes), *packed.lines])
-
-
 class CompactHitOut(BaseModel):
     id: str
     type: str
     trust: str = Field(description="Who stands behind it: agent, user or system.")
+    marks: list[str] = Field(
+        description='"global" (filed under no repository), "possibly-stale" (a file it is'
+        " about changed since: verify, then confirm or supersede it)."
+    )
     score: float
     age: str = Field(description='How long ago it was stored: "45m", "3h", "2d", "5mo", "1y".')
     tags: list[str]
@@ -449,6 +331,7 @@ def render_compact_json(
                 id=h.id,
                 type=h.type,
                 trust=h.trust,
+                marks=list(h.marks),
                 score=h.score,
                 age=h.age,
                 tags=list(h.tags),
@@ -463,91 +346,6 @@ def render_compact_json(
         truncated=response.truncated,
         degraded=response.degraded,
     )
-
-
-# Export and import: the same shapes are written by an export and read back by an import.
-
-
-class ExportHeaderLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    format: str
-    version: int
-    tenant_id: str | None = None
-    source_repo: str | None = None
-    count: int | None = Field(default=None, description="Memories in the file.")
-    embedding_model: str | None = Field(
-        default=None, description="The model that made the vectors; null when there are none."
-    )
-    dimensions: int | None = None
-    exported_at: datetime | None = None
-
-    @classmethod
-    def of(cls, header: ExportHeader) -> ExportHeaderLine:
-        return cls(**asdict(header))
-
-    def header(self) -> ExportHeader:
-        return ExportHeader(
-            tenant_id=self.tenant_id or "",
-            source_repo=self.source_repo,
-            count=self.count or 0,
-            embedding_model=self.embedding_model,
-            dimensions=self.dimensions,
-            exported_at=self.exported_at or datetime.now(UTC),
-            format=self.format,
-            version=self.version,
-        )
-
-
-class MemoryRecord(BaseModel):
-    """One memory as a line of an export: what a client may set, plus its history."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: UUID | None = None
-    content: str
-    memory_type: str = "general"
-    category: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    source_repo: str | None = None
-    task_id: str | None = None
-    trust_level: str = "agent"
-    confidence: str = "medium"
-    pinned: bool = False
-    source: str = "import"
-    name: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    context: str | None = None
-    observation_count: int = 1
-    relevance_score: float = 1.0
-    access_count: int = 0
-    last_accessed_at: datetime | None = None
-    archived_at: datetime | None = None
-    quarantined_at: datetime | None = None
-    created_at: datetime | None = None
-    superseded_by: UUID | None = None
-    # The hash the memory's writer stored: an import quarantines a line whose content no
-    # longer matches it (altered in the file, or before the export).
-    content_hash: str | None = None
-    embedding: list[float] | None = None
-
-    @classmethod
-    def of(cls, memory: Memory, embedding: list[float] | None) -> MemoryRecord:
-        return cls(**fields_of(memory, cls, "embedding"), embedding=embedding)
-
-    def line(self) -> str:
-        exclude = None if self.embedding is not None else {"embedding"}
-        return self.model_dump_json(exclude=exclude) + "\n"
-
-    def draft(self) -> ImportDraft:
-        return ImportDraft(
-            by_name(MemoryDraft, self),
-            by_name(MemoryState, self),
-            self.id,
-            self.superseded_by,
-            self.embedding,
-            self.content_hash,
-        )
 
 
 class ImportOut(BaseModel):

@@ -1,0 +1,97 @@
+"""Which repository the work is in, and what git knows of it cheaply: used by the hooks, the
+CLI and the MCP bridge so that all three file memories under the same name.
+
+The name: AGENT_MEMORY_REPO; else the `origin` remote as `owner/name` (ssh or https, with
+or without `.git`, any host; the host is kept only when another remote has the same
+`owner/name` on another host); else the git top level's directory name; outside a work
+tree, None. Every git call is bounded in time, and a failure is "unknown", never an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+GIT_TIMEOUT_S = 0.5
+MAX_CHANGED_FILES = 500
+
+# git@host:owner/name(.git), ssh://git@host[:port]/owner/name(.git),
+# https://host/owner/name(.git), and the same with deeper paths (GitLab groups).
+_SCP = re.compile(r"^[\w.-]+@(?P<host>[^:/]+):(?P<path>.+)$")
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://(?:[^@/]+@)?(?P<host>[^/:]+)(?::\d+)?/(?P<path>.+)$")
+
+
+def normalise_remote(url: str) -> tuple[str, str] | None:
+    """(host, owner/name) of a remote URL, or None for a local path or an unknown form."""
+    url = url.strip()
+    match = _SCP.match(url) or _URL.match(url)
+    if not match:
+        return None
+    path = match.group("path").strip("/")
+    path = path.removesuffix(".git").removesuffix("/")
+    if "/" not in path:
+        return None
+    return match.group("host").lower(), path
+
+
+def _git(cwd: str | Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def repository_name(cwd: str | Path | None) -> str | None:
+    if named := os.environ.get("AGENT_MEMORY_REPO"):
+        return named.strip() or None
+    if not cwd:
+        return None
+    top = _git(cwd, "rev-parse", "--show-toplevel")
+    if not top:
+        return None
+    remotes: dict[str, tuple[str, str]] = {}
+    for line in (_git(top, "remote", "-v") or "").splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and (found := normalise_remote(parts[1])):
+            remotes.setdefault(parts[0], found)
+    if "origin" in remotes:
+        host, path = remotes["origin"]
+        collides = any(p == path and h != host for n, (h, p) in remotes.items() if n != "origin")
+        return f"{host}/{path}" if collides else path
+    return Path(top).name or None
+
+
+@dataclass(frozen=True, slots=True)
+class GitState:
+    repository: str | None
+    commit: str | None  # HEAD; None in a repository with no commit
+    branch: str | None  # None on a detached HEAD
+
+
+def git_state(cwd: str | Path | None) -> GitState:
+    name = repository_name(cwd)
+    if not cwd or _git(cwd, "rev-parse", "--is-inside-work-tree") != "true":
+        return GitState(name, None, None)
+    commit = _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD") or None
+    branch = _git(cwd, "symbolic-ref", "--quiet", "--short", "HEAD") or None
+    return GitState(name, commit, branch)
+
+
+def changed_files(cwd: str | Path, since: str, until: str) -> list[str] | None:
+    """The files changed between two commits (at most MAX_CHANGED_FILES), or None when git
+    cannot tell (an unknown commit: a rewritten history, a shallow clone)."""
+    listed = _git(cwd, "diff", "--name-only", "--no-renames", f"{since}..{until}", "--")
+    if listed is None:
+        return None
+    return [line for line in listed.splitlines() if line][:MAX_CHANGED_FILES]

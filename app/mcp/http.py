@@ -1,0 +1,35 @@
+"""MCP over streamable HTTP at /mcp: the same keys as REST, the tools run for the key's
+tenant and role."""
+
+from __future__ import annotations
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from app.api.deps import get_principal
+from app.api.errors import app_error_response
+from app.domain.errors import AppError
+from app.mcp.server import current_principal
+
+
+class AuthenticatedMcp:
+    """/mcp takes the same keys as REST: the tools run for the key's tenant and role.
+    (An ASGI class, so the router hands it the raw scope.)"""
+
+    def __init__(self, mcp_asgi: StreamableHTTPASGIApp) -> None:
+        self._mcp = mcp_asgi
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        try:
+            principal = await get_principal(request, request.app.state.runtime)
+        except AppError as exc:
+            response = await app_error_response(request, exc)
+            await response(scope, receive, send)
+            return
+        token = current_principal.set(principal)
+        try:
+            await self._mcp(scope, receive, send)
+        finally:
+            current_principal.reset(token)

@@ -1,0 +1,50 @@
+"""add what a memory knows of its code: the branch and commit it was written at, the files
+it is about, and when one of those files changed since (possibly stale)
+
+Revision ID: 0022
+Revises: 0021
+Create Date: 2026-11-25
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0022"
+down_revision: str | None = "0021"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
+
+
+def upgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    # No rewrite: every new column is NULL or a constant default.
+    op.execute(
+        """
+        ALTER TABLE memories
+            ADD COLUMN git_branch text,
+            ADD COLUMN git_commit text,
+            ADD COLUMN files text[] NOT NULL DEFAULT '{}',
+            ADD COLUMN stale_since timestamptz,
+            ADD COLUMN stale_reason jsonb
+        """
+    )
+    # The commit each session started at: the next one's changes are counted from it.
+    op.execute("ALTER TABLE sessions ADD COLUMN git_branch text, ADD COLUMN git_commit text")
+    # A session start marks the memories linked to the files changed since the last one.
+    op.execute(
+        "CREATE INDEX memories_files_key ON memories USING gin (files)"
+        " WHERE files <> '{}' AND stale_since IS NULL"
+    )
+
+
+def downgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    op.execute("DROP INDEX memories_files_key")
+    op.execute("ALTER TABLE sessions DROP COLUMN git_branch, DROP COLUMN git_commit")
+    op.execute(
+        "ALTER TABLE memories DROP COLUMN git_branch, DROP COLUMN git_commit,"
+        " DROP COLUMN files, DROP COLUMN stale_since, DROP COLUMN stale_reason"
+    )

@@ -1,0 +1,130 @@
+"""global memories: a repository's search and snapshot also take the memories filed under no
+repository (a person's or a team's conventions); the index readers take `with_global`
+
+Revision ID: 0023
+Revises: 0022
+Create Date: 2026-11-25
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from alembic import op
+
+revision: str = "0023"
+down_revision: str | None = "0022"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
+APP_ROLE = "agent_memory_app"
+FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
+KEYWORD = "memory_keyword_hits(tsquery, integer, text, text[], text[], text[], real, boolean"
+VECTOR = (
+    "memory_vector_candidates(vector, integer, tsquery, text, text, text[], text[], text[],"
+    " real, boolean"
+)
+# As 0012 and 0014 left them, for the downgrade.
+OLD_KEYWORD = r"""CREATE OR REPLACE FUNCTION public.memory_keyword_hits(query tsquery, max_rows integer, repo text, types text[], tags text[], trust text[], min_relevance real, include_archived boolean)
+ RETURNS TABLE(hit uuid)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public'
+AS $function$
+    (SELECT m.id FROM public.memories m
+     WHERE memory_keyword_hits.repo IS NOT NULL
+       AND m.tenant_id = current_setting('app.tenant_id', true)
+       AND m.source_repo = memory_keyword_hits.repo 
+      AND m.search_vector @@ memory_keyword_hits.query
+      AND m.superseded_by IS NULL
+      AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
+      AND (memory_keyword_hits.types IS NULL
+           OR m.memory_type = ANY (memory_keyword_hits.types))
+      AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
+      AND (memory_keyword_hits.trust IS NULL
+           OR m.trust_level = ANY (memory_keyword_hits.trust))
+      AND (memory_keyword_hits.min_relevance IS NULL
+           OR m.relevance_score >= memory_keyword_hits.min_relevance)
+     LIMIT memory_keyword_hits.max_rows)
+    UNION ALL
+    (SELECT m.id FROM public.memories m
+     WHERE memory_keyword_hits.repo IS NULL
+       AND m.tenant_id = current_setting('app.tenant_id', true) 
+      AND m.search_vector @@ memory_keyword_hits.query
+      AND m.superseded_by IS NULL
+      AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
+      AND (memory_keyword_hits.types IS NULL
+           OR m.memory_type = ANY (memory_keyword_hits.types))
+      AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
+      AND (memory_keyword_hits.trust IS NULL
+           OR m.trust_level = ANY (memory_keyword_hits.trust))
+      AND (memory_keyword_hits.min_relevance IS NULL
+           OR m.relevance_score >= memory_keyword_hits.min_relevance)
+     LIMIT memory_keyword_hits.max_rows)
+$function$;
+"""
+OLD_VECTOR = r"""CREATE OR REPLACE FUNCTION public.memory_vector_candidates(query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[], tags text[], trust text[], min_relevance real, include_archived boolean)
+ RETURNS TABLE(id uuid, pinned boolean, last_accessed_at timestamp with time zone, created_at timestamp with time zone, access_count integer, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'public'
+AS $function$
+        BEGIN
+            RETURN QUERY EXECUTE
+                'SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count,
+                        m.relevance_score,
+                        greatest(0, 1 - (m.embedding <=> $1))::float8,
+                        m.search_vector @@ $3
+                 FROM public.memories m
+                 WHERE m.tenant_id = $4
+                   AND m.superseded_by IS NULL
+                   AND ($10 OR m.archived_at IS NULL)
+                   AND ($5 IS NULL OR m.source_repo = $5)
+                   AND ($6 IS NULL OR m.memory_type = ANY ($6))
+                   AND ($7 IS NULL OR m.tags @> $7)
+                   AND ($8 IS NULL OR m.trust_level = ANY ($8))
+                   AND ($9 IS NULL OR m.relevance_score >= $9)
+                   AND m.embedding IS NOT NULL
+                 ORDER BY m.embedding <=> $1
+                 LIMIT $2'
+            USING query, max_rows, all_terms, tenant, repo, types, tags, trust,
+                  min_relevance, include_archived;
+        END
+        $function$;
+"""
+
+
+def load_function(name: str) -> None:
+    op.execute((FUNCTIONS / f"{name}.sql").read_text())
+
+
+def _grant(signature: str) -> None:
+    op.execute(f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC")
+    op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
+
+
+def upgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    op.execute(f"DROP FUNCTION {KEYWORD})")
+    op.execute(f"DROP FUNCTION {VECTOR})")
+    load_function("memory_keyword_hits")
+    load_function("memory_vector_candidates")
+    _grant(f"{KEYWORD}, boolean)")
+    _grant(f"{VECTOR}, boolean)")
+    # The global memories' keyword hits, by index like a repository's.
+    op.execute(
+        "CREATE INDEX memories_global_search_key ON memories"
+        " USING gin (tenant_id, search_vector) WITH (fastupdate = off)"
+        " WHERE source_repo IS NULL"
+    )
+
+
+def downgrade() -> None:
+    op.execute(LOCK_TIMEOUT)
+    op.execute("DROP INDEX memories_global_search_key")
+    op.execute(f"DROP FUNCTION {KEYWORD}, boolean)")
+    op.execute(f"DROP FUNCTION {VECTOR}, boolean)")
+    op.execute(OLD_KEYWORD)
+    op.execute(OLD_VECTOR)
+    _grant(f"{KEYWORD})")
+    _grant(f"{VECTOR})")
