@@ -74,10 +74,8 @@ def session_start(payload: dict[str, Any], client: MemoryClient) -> dict[str, An
         changed_files=changed,
     )
     snapshot = client.snapshot(repo, SNAPSHOT_CHARS, format="markdown")
-    saved = _state_file(str(payload.get("session_id", "")))
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    saved.write_text(started["session_id"])
     capture = started["capture"]
+    _save(payload, {"session_id": started["session_id"], "capture_mode": capture["capture_mode"]})
     guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
         budget=capture["silent_capture_budget"]
     )
@@ -139,20 +137,73 @@ def last_assistant_text(transcript_path: str | None) -> str | None:
     return None
 
 
+def _save(payload: dict[str, Any], state: dict[str, Any]) -> None:
+    path = _state_file(str(payload.get("session_id", "")))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state))
+
+
+def _load(payload: dict[str, Any]) -> dict[str, Any] | None:
+    path = _state_file(str(payload.get("session_id", "")))
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    try:
+        state = json.loads(text)
+    except ValueError:
+        return {"session_id": text}  # a state file of an earlier version: the id alone
+    return state if isinstance(state, dict) else None
+
+
 def session_end(payload: dict[str, Any], client: MemoryClient) -> dict[str, Any]:
-    state = _state_file(str(payload.get("session_id", "")))
-    if not state.exists():
+    """A run in which the agent said nothing (killed before the model answered, or ended at
+    once) is recorded as abandoned, which no snapshot shows; otherwise completed, with the
+    agent's last words as its summary."""
+    state = _load(payload)
+    if state is None:
         return {}
-    session_id = state.read_text().strip()
-    summary = last_assistant_text(payload.get("transcript_path")) or (
-        f"Claude Code session ended ({payload.get('reason', 'other')})"
-    )
-    client.end_session(session_id, "completed", summary=summary)
-    state.unlink(missing_ok=True)
+    said = last_assistant_text(payload.get("transcript_path"))
+    if said is None:
+        reason = f"ended before the agent answered ({payload.get('reason', 'other')})"
+        client.end_session(state["session_id"], "abandoned", summary=reason)
+    else:
+        client.end_session(state["session_id"], "completed", summary=said)
+    _state_file(str(payload.get("session_id", ""))).unlink(missing_ok=True)
     return {}
 
 
-HANDLERS = {"session-start": session_start, "session-end": session_end}
+CAPTURE_REMINDER = {
+    "ask-first": (
+        "Before you finish: did this session teach something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked)? If so, propose it"
+        " to the user and record it with the `remember` tool once they agree. If not, simply"
+        " finish. Never record secrets."
+    ),
+    "silent": (
+        "Before you finish: if this session taught something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked), record it now"
+        " with the `remember` tool, in a sentence or two. If not, simply finish. Never record"
+        " secrets."
+    ),
+}
+
+
+def stop(payload: dict[str, Any], client: MemoryClient) -> dict[str, Any]:
+    """Once a session, when the agent is about to stop after doing something, remind it to
+    capture what it learned (in the configured capture mode; never with `off`, never twice,
+    never while a Stop hook already holds it)."""
+    state = _load(payload)
+    if state is None or state.get("reminded") or payload.get("stop_hook_active"):
+        return {}
+    reminder = CAPTURE_REMINDER.get(str(state.get("capture_mode")))
+    if reminder is None or last_assistant_text(payload.get("transcript_path")) is None:
+        return {}
+    _save(payload, {**state, "reminded": True})
+    return {"decision": "block", "reason": reminder}
+
+
+HANDLERS = {"session-start": session_start, "session-end": session_end, "stop": stop}
 
 
 def run_hook(event: str, raw: str, url: str | None, api_key: str | None) -> tuple[str, str]:
@@ -174,5 +225,7 @@ def run_hook(event: str, raw: str, url: str | None, api_key: str | None) -> tupl
             return json.dumps({"hookSpecificOutput": context}), f"agent-memory: {note}"
         return "", f"agent-memory: {note}"
     took = time.monotonic() - began
-    done = "memory loaded" if event == "session-start" else "session recorded"
+    done = {"session-start": "memory loaded", "session-end": "session recorded"}.get(
+        event, "capture reminder" if answer else "nothing to remind"
+    )
     return (json.dumps(answer) if answer else ""), f"agent-memory: {done} in {took:.1f} s"

@@ -93,6 +93,10 @@ class Calls:
         return Call("POST", "/sessions", json=_without_none(fields))
 
     @staticmethod
+    def delete_session(session_id: str) -> Call:
+        return Call("DELETE", f"/sessions/{session_id}")
+
+    @staticmethod
     def sessions(**filters: Any) -> Call:
         return Call("GET", "/sessions", params=_without_none(filters))
 
@@ -210,6 +214,9 @@ class MemoryClient:
 
     def sessions(self, **filters: Any) -> Any:
         return self.send(Calls.sessions(**filters))
+
+    def delete_session(self, session_id: str) -> Any:
+        return self.send(Calls.delete_session(session_id))
 
     def snapshot(
         self,

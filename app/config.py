@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     # Audit entries older than this are deleted when a tenant is pruned.
     audit_retention_days: int = Field(default=365, ge=1)
 
+    # Sessions: an active one older than this is closed as abandoned (its agent never said
+    # how it ended; no snapshot shows it).
+    session_abandon_after_hours: float = Field(default=24.0, gt=0)
     # Sessions: how clients should capture learnings.
     capture_mode: Literal["ask-first", "silent", "off"] = "ask-first"
     silent_capture_budget: int = Field(default=5, ge=0)

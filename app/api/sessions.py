@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from fastapi.responses import PlainTextResponse
 
 from app.api.deps import ServicesDep
@@ -38,6 +38,12 @@ async def end_session(
     session_id: SessionId, body: SessionEndIn, services: ServicesDep
 ) -> SessionOut:
     return render_session(await services.sessions.end(session_id, body.draft()))
+
+
+@router.delete("/sessions/{session_id:uuid}", status_code=204, summary="Delete a session (admins)")
+async def delete_session(session_id: SessionId, services: ServicesDep) -> Response:
+    await services.sessions.delete(session_id)
+    return Response(status_code=204)
 
 
 @router.get(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -56,7 +57,13 @@ class Parents:
         self.shown.add_argument("--json", action="store_true", help="print the API's JSON answer")
         self.filters = argparse.ArgumentParser(add_help=False)
         self.filters.add_argument(
-            "--source-repo", dest="source_repo", help="only this repository's"
+            "--source-repo",
+            dest="source_repo",
+            help="this repository's and the global ones (default: the git repository here,"
+            " as owner/name from its origin remote; AGENT_MEMORY_REPO overrides)",
+        )
+        self.filters.add_argument(
+            "--any-repo", action="store_true", help="every repository's, not the one here"
         )
         self.filters.add_argument("--type", help="only memories of this memory_type")
         self.filters.add_argument("--limit", type=int, default=10, help="at most this many")
@@ -65,17 +72,36 @@ class Parents:
 Adder = Callable[[str, str, list[argparse.ArgumentParser]], Any]
 
 
+def repository_here(args: argparse.Namespace) -> str | None:
+    """--source-repo, else (without --any-repo / --global) the git repository here."""
+    from app.git_repository import repository_name
+
+    if getattr(args, "source_repo", None):
+        return str(args.source_repo)
+    if getattr(args, "any_repo", False) or getattr(args, "global_", False):
+        return None
+    return repository_name(os.getcwd())
+
+
 def client_of(args: argparse.Namespace) -> MemoryClient:
     """The one way to a running server (the URL, the key, the errors: app/client.py)."""
     return MemoryClient(args.url, args.api_key)
 
 
 def memory_id(text: str) -> str:
+    return _uuid(text, "memory")
+
+
+def session_id(text: str) -> str:
+    return _uuid(text, "session")
+
+
+def _uuid(text: str, kind: str) -> str:
     try:
         return str(UUID(text))
     except ValueError:
         raise CommandError(
-            f"'{text[:40]}' is not a valid memory id (ids look like"
+            f"'{text[:40]}' is not a valid {kind} id (ids look like"
             " 0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e)"
         ) from None
 

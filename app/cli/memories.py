@@ -8,8 +8,17 @@ import json
 import sys
 from typing import Any
 
-from app.cli.common import Adder, CommandError, Parents, client_of, memory_id, say
-from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
+from app.cli.common import (
+    Adder,
+    CommandError,
+    Parents,
+    client_of,
+    memory_id,
+    repository_here,
+    say,
+    session_id,
+)
+from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT, MAX_SESSION_PAGE
 from app.domain.text import cut, one_line
 from app.services.audit import MAX_AUDIT_PAGE
 
@@ -18,7 +27,18 @@ def register(command: Adder, parents: Parents) -> None:
     client, shown, filters = parents.client, parents.shown, parents.filters
     remember = command("remember", "record a learning in a running server", [client])
     remember.add_argument("text", help="the learning, at least 20 characters")
-    remember.add_argument("--source-repo", dest="source_repo", help="the repository it is about")
+    remember.add_argument(
+        "--source-repo",
+        dest="source_repo",
+        help="the repository it is about (default: the git repository here, as owner/name"
+        " from its origin remote; AGENT_MEMORY_REPO overrides)",
+    )
+    remember.add_argument(
+        "--global",
+        dest="global_",
+        action="store_true",
+        help="file it under no repository: it then reaches every repository's sessions",
+    )
     remember.add_argument("--category", help="filed under (inferred from the text if unset)")
     remember.add_argument("--context", help="the task or situation the learning came from")
     remember.add_argument("--name", help="a title (the first line if unset)")
@@ -47,8 +67,26 @@ def register(command: Adder, parents: Parents) -> None:
     audit.add_argument("--undo", metavar="ENTRY_ID", help="undo this entry instead of listing")
     audit.set_defaults(func=cmd_audit, max_limit=MAX_AUDIT_PAGE)
 
+    sessions = command("sessions", "recent sessions, or end or delete one", [client, shown])
+    sessions.add_argument(
+        "action", nargs="?", choices=["list", "end", "delete"], default="list", help="what to do"
+    )
+    sessions.add_argument("session_id", nargs="?", help="the session (end, delete)")
+    sessions.add_argument("--source-repo", dest="source_repo", help="only this repository's")
+    sessions.add_argument("--limit", type=int, default=20, help="at most this many (1 to 100)")
+    sessions.add_argument(
+        "--status",
+        choices=["completed", "failed", "abandoned"],
+        default="completed",
+        help="how it ended (end)",
+    )
+    sessions.add_argument("--summary", help="what was done (end)")
+    sessions.set_defaults(func=cmd_sessions, max_limit=MAX_SESSION_PAGE)
+
     hook = command("hook", "a Claude Code hook (JSON on stdin); never fails the agent", [client])
-    hook.add_argument("event", choices=["session-start", "session-end"], help="the hook event")
+    hook.add_argument(
+        "event", choices=["session-start", "stop", "session-end"], help="the hook event"
+    )
     hook.set_defaults(func=cmd_hook)
 
 
@@ -64,8 +102,9 @@ def _limit(args: argparse.Namespace) -> int:
 
 def cmd_remember(args: argparse.Namespace) -> int:
     """Record a learning in a running server."""
-    fields = {f: getattr(args, f) for f in ("source_repo", "category", "name", "reasoning")}
+    fields = {f: getattr(args, f) for f in ("category", "name", "reasoning")}
     fields |= {"confidence": args.confidence, "context": args.context}
+    fields["source_repo"] = repository_here(args)
     with client_of(args) as memory:
         answer = memory.remember(args.text, **fields)
     print(answer["message"])
@@ -94,7 +133,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     with client_of(args) as memory:
         types = [args.type] if args.type else None
         answer = memory.search(
-            args.query, source_repo=args.source_repo, memory_type=types, limit=limit
+            args.query, source_repo=repository_here(args), memory_type=types, limit=limit
         )
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
@@ -109,7 +148,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     limit = _limit(args)
     with client_of(args) as memory:
-        page = memory.list(source_repo=args.source_repo, memory_type=args.type, limit=limit)
+        page = memory.list(source_repo=repository_here(args), memory_type=args.type, limit=limit)
     if args.json:
         print(json.dumps(page, indent=2, ensure_ascii=False))
         return 0
@@ -132,6 +171,32 @@ def cmd_show(args: argparse.Namespace) -> int:
     for label in ("context", "observation_count", "access_count", "created_at", "superseded_by"):
         if item.get(label) is not None:
             print(f"{label:>17}: {item[label]}")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    if args.action != "list" and not args.session_id:
+        raise CommandError(f"agent-memory sessions {args.action}: which session? (its id)")
+    with client_of(args) as memory:
+        if args.action == "end":
+            answer = memory.end_session(
+                session_id(args.session_id), args.status, summary=args.summary
+            )
+        elif args.action == "delete":
+            memory.delete_session(session_id(args.session_id))
+            print(f"deleted session {args.session_id}")
+            return 0
+        else:
+            answer = memory.sessions(source_repo=args.source_repo, limit=_limit(args))
+    if args.json or args.action == "end":
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
+    for item in answer:
+        what = " · ".join(p for p in (item.get("agent"), item.get("task")) if p)
+        print(
+            f"{item['started_at'][:16]}  {item['id']}  {item['status']:9}"
+            f"  {item.get('source_repo') or '-'}  {what}"
+        )
     return 0
 
 

@@ -41,7 +41,8 @@ from app.domain.validation import (
 )
 
 CONFIDENCES = ("high", "medium", "low")
-SESSION_STATUSES = ("completed", "failed")
+# How a session ends: "abandoned" when the agent did nothing (no snapshot shows those).
+SESSION_STATUSES = ("completed", "failed", "abandoned")
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
 MAX_SESSION_PAGE = 100

@@ -337,6 +337,18 @@ async def end_session(
     return render_session_end_brief(ended).model_dump(mode="json")
 
 
+async def delete_session(session_id: str) -> dict[str, Any]:
+    """For an admin cleaning up: deletes a session (a run that should not be in the
+    snapshot). Returns the deleted session's id."""
+    try:
+        session = UUID(session_id)
+    except ValueError as exc:
+        raise InvalidInputError("session_id must be a UUID", field="session_id") from exc
+    async with call() as services:
+        await services.sessions.delete(session)
+    return {"deleted": str(session)}
+
+
 async def confirm_memory(memory_id: str, git_commit: str | None = None) -> dict[str, Any]:
     """Call after checking a memory marked possibly-stale (a file it is about changed
     since) against the code as it is now, when it still holds: the mark is cleared (give
@@ -391,6 +403,7 @@ TOOLS: tuple[tuple[Callable[..., Awaitable[Any]], bool], ...] = (
     (start_session, True),
     (end_session, True),
     (confirm_memory, True),
+    (delete_session, True),
     (snapshot, True),
     (run_pruning, True),
     (get_access_stats, True),

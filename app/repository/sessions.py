@@ -144,6 +144,30 @@ class SessionRepository:
         )
         return _session(row) if row else None
 
+    async def abandon_older_than(self, hours: float) -> int:
+        """Close as abandoned the active sessions started more than `hours` ago (their
+        agent never said how they ended)."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            *named(
+                "UPDATE sessions SET status = 'abandoned', ended_at = now()"
+                " WHERE tenant_id = :tenant_id AND status = 'active'"
+                " AND started_at < now() - make_interval(secs => :seconds) RETURNING id",
+                {"tenant_id": self._uow.tenant_id, "seconds": hours * 3600},
+            )
+        )
+        return len(rows)
+
+    async def delete(self, session_id: UUID) -> bool:
+        conn = await self._uow.connection()
+        deleted = await conn.fetchval(
+            *named(
+                "DELETE FROM sessions WHERE tenant_id = :tenant_id AND id = :id RETURNING true",
+                {"tenant_id": self._uow.tenant_id, "id": session_id},
+            )
+        )
+        return bool(deleted)
+
     async def snapshot_rows(
         self, source_repo: str | None, recent_days: int, per_kind: int
     ) -> SnapshotRows:

@@ -91,6 +91,7 @@ class SessionService:
         then open the session in the caller's transaction."""
         checked = self._check_start(draft)
         report = await self._prune(checked.source_repo)
+        await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
         session = await self._repo.start(checked)
         stale = 0
         if checked.source_repo and checked.changed_files:
@@ -124,6 +125,11 @@ class SessionService:
         if await self._repo.get(session_id) is None:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
+
+    async def delete(self, session_id: UUID) -> None:
+        self._actor.require("admin")
+        if not await self._repo.delete(session_id):
+            raise NotFoundError(f"session {session_id} not found")
 
     async def recent(self, source_repo: str | None, limit: int = 50) -> list[Session]:
         self._actor.require("read")

@@ -377,7 +377,7 @@ OPERATIONS = [
         {"status": "completed"},
         tool="end_session",
         bad=[
-            ("status", "abandoned", "status"),
+            ("status", "exploded", "status"),
             *text("summary"),
             ("key_changes", items_over("key_changes", {"file": "a.py"}), "key_changes"),
             ("key_changes", [{"file": field_over("file")}], "file"),
