@@ -22,6 +22,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from app.config import Settings
 from app.db.embedded import EmbeddedPostgres
@@ -252,7 +253,7 @@ async def api(
 
 
 @asynccontextmanager
-async def serving(application: FastAPI) -> AsyncIterator[str]:
+async def serving(application: Starlette) -> AsyncIterator[str]:
     """An app whose lifespan already runs, on a real loopback port, until the block ends."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
