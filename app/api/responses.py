@@ -355,6 +355,7 @@ class ImportOut(BaseModel):
     reembedded: int = Field(description="Lines whose vectors this server's model made.")
     linked: int = Field(description="Supersede links restored.")
     unresolved_links: int = Field(description="Links to a memory neither in the file nor here.")
+    sessions: int = Field(default=0, description="Sessions new here.")
     quarantined: int = Field(
         description="Lines kept quarantined: marked so in the file, or whose content does not"
         " match the content_hash they carry. No agent is handed them."

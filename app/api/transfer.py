@@ -22,6 +22,8 @@ from app.domain.transfer import (
     ExportHeaderLine,
     ImportDraft,
     MemoryRecord,
+    SessionLine,
+    SessionRecord,
 )
 from app.services.scope import services_for
 
@@ -66,6 +68,8 @@ async def export_memories(
             yield ExportHeaderLine.of(export.header).model_dump_json() + "\n"
             async for memory, vector in export.memories:
                 yield MemoryRecord.of(memory, vector).line()
+            async for session in export.sessions:
+                yield SessionRecord.of(session).line()
 
     return StreamingResponse(lines(), media_type=NDJSON)
 
@@ -82,9 +86,12 @@ class NdjsonImport:
             return _parse(ExportHeaderLine, number, text).header()
         raise InvalidInputError("the body is empty: expected an export's header line", field="body")
 
-    async def memories(self) -> AsyncIterator[tuple[int, ImportDraft]]:
+    async def memories(self) -> AsyncIterator[tuple[int, ImportDraft | SessionLine]]:
         async for number, text in self._lines:
-            yield number, _parse(MemoryRecord, number, text).draft()
+            if text.lstrip().startswith(b'{"session"'):
+                yield number, _parse(SessionRecord, number, text).session
+            else:
+                yield number, _parse(MemoryRecord, number, text).draft()
 
 
 M = TypeVar("M", bound=BaseModel)

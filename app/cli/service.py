@@ -159,10 +159,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """MCP over stdio, for clients that spawn the server as a process: in this process,
     or bridged to a running server when it has a URL."""
     if args.url:
+        from app.git_repository import repository_name
         from app.mcp.bridge import bridge
 
+        here = repository_name(os.getcwd())
         with MemoryClient(args.url, args.api_key) as client:
-            return bridge(client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes)
+            return bridge(
+                client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes, here
+            )
 
     from app.domain.errors import AppError
     from app.mcp.server import build_mcp_server, current_principal

@@ -112,6 +112,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"imported {report['memories']} memories: {report['stored']} new,"
         f" {report['reinforced']} reinforced, {report['reembedded']} embedded here,"
         f" {report['linked']} supersede links ({report['unresolved_links']} unresolved),"
+        f" {report['sessions']} sessions,"
         f" {report['quarantined']} quarantined"
     )
     return 0

@@ -15,8 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
 from app.domain.fields import by_name, fields_of
-from app.domain.inputs import MemoryDraft, new_memory
+from app.domain.inputs import (
+    KeyChange,
+    MemoryDraft,
+    SessionDraft,
+    SessionEnd,
+    from_mapping,
+    new_memory,
+    session_draft,
+    session_end,
+)
 from app.domain.memory import Memory, NewMemory
+from app.domain.sessions import Session
 from app.domain.validation import Limits, clean_line, number_in
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -43,6 +53,7 @@ class ExportHeader:
     embedding_model: str | None
     dimensions: int | None
     exported_at: datetime
+    sessions: int = 0
     format: str = EXPORT_FORMAT
     version: int = EXPORT_VERSION
 
@@ -176,6 +187,7 @@ class ExportHeaderLine(BaseModel):
     tenant_id: str | None = None
     source_repo: str | None = None
     count: int | None = Field(default=None, description="Memories in the file.")
+    sessions: int | None = Field(default=None, description="Sessions in the file, after them.")
     embedding_model: str | None = Field(
         default=None, description="The model that made the vectors; null when there are none."
     )
@@ -194,6 +206,7 @@ class ExportHeaderLine(BaseModel):
             embedding_model=self.embedding_model,
             dimensions=self.dimensions,
             exported_at=self.exported_at or datetime.now(UTC),
+            sessions=self.sessions or 0,
             format=self.format,
             version=self.version,
         )
@@ -251,3 +264,63 @@ class MemoryRecord(BaseModel):
             self.embedding,
             self.content_hash,
         )
+
+
+class SessionLine(BaseModel):
+    """One session as a line of an export (after the memories): {"session": {...}}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID
+    source_repo: str | None = None
+    agent: str | None = None
+    task: str | None = None
+    status: str = "completed"
+    summary: str | None = None
+    key_changes: list[dict[str, Any]] = Field(default_factory=list)
+    started_at: datetime
+    ended_at: datetime | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+
+
+class SessionRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session: SessionLine
+
+    @classmethod
+    def of(cls, session: Session) -> SessionRecord:
+        return cls(session=SessionLine(**asdict(session)))
+
+    def line(self) -> str:
+        return self.model_dump_json() + "\n"
+
+
+def imported_session(line: SessionLine) -> Session:
+    """A session line as this server will hold it, or the reason it cannot be imported."""
+    ending = session_end(
+        SessionEnd(
+            status=line.status if line.status != "active" else "abandoned",
+            summary=line.summary,
+            key_changes=[from_mapping(KeyChange, c, "key_changes") for c in line.key_changes],
+        )
+    )
+    start = session_draft(
+        SessionDraft(line.source_repo, line.agent, line.task, line.git_branch, line.git_commit)
+    )
+    return Session(
+        id=line.id,
+        source_repo=start.source_repo,
+        agent=start.agent,
+        task=start.task,
+        status=ending.status,
+        summary=ending.summary,
+        key_changes=[
+            {k: v for k, v in asdict(c).items() if v is not None} for c in ending.key_changes
+        ],
+        started_at=_aware(line.started_at, "started_at") or line.started_at,
+        ended_at=_aware(line.ended_at, "ended_at") or line.started_at,
+        git_branch=start.git_branch,
+        git_commit=start.git_commit,
+    )

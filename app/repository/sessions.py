@@ -12,14 +12,14 @@ from app.domain.sessions import Session
 from app.repository.rows import INTACT
 from app.repository.sql import named
 
-_SESSION_COLUMNS = (
+SESSION_COLUMNS = (
     "id, source_repo, agent, task, status, summary, key_changes, started_at, ended_at,"
     " git_branch, git_commit"
 )
 
 
-def _session(row: Any) -> Session:
-    return Session(**{key: row[key] for key in _SESSION_COLUMNS.split(", ")})
+def session_of(row: Any) -> Session:
+    return Session(**{key: row[key] for key in SESSION_COLUMNS.split(", ")})
 
 
 # Everything the snapshot shows, in one round trip: each part as a JSON array.
@@ -97,33 +97,33 @@ class SessionRepository:
             *named(
                 "INSERT INTO sessions (tenant_id, source_repo, agent, task, git_branch, git_commit)"
                 " VALUES (:tenant_id, :source_repo, :agent, :task, :git_branch, :git_commit)"
-                f" RETURNING {_SESSION_COLUMNS}",
+                f" RETURNING {SESSION_COLUMNS}",
                 values,
             )
         )
-        return _session(row)
+        return session_of(row)
 
     async def recent(self, source_repo: str | None, limit: int) -> list[Session]:
         """Newest first, active ones included."""
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions"
+            f"SELECT {SESSION_COLUMNS} FROM sessions"
             " WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2)"
             " ORDER BY started_at DESC, id DESC LIMIT $3",
             self._uow.tenant_id,
             source_repo,
             limit,
         )
-        return [_session(row) for row in rows]
+        return [session_of(row) for row in rows]
 
     async def get(self, session_id: UUID) -> Session | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2",
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2",
             self._uow.tenant_id,
             session_id,
         )
-        return _session(row) if row else None
+        return session_of(row) if row else None
 
     async def end(
         self, session_id: UUID, status: str, summary: str | None, key_changes: list[dict[str, Any]]
@@ -134,7 +134,7 @@ class SessionRepository:
             f"""
             UPDATE sessions SET status = $3, summary = $4, key_changes = $5, ended_at = now()
             WHERE tenant_id = $1 AND id = $2 AND status = 'active'
-            RETURNING {_SESSION_COLUMNS}
+            RETURNING {SESSION_COLUMNS}
             """,
             self._uow.tenant_id,
             session_id,
@@ -142,7 +142,7 @@ class SessionRepository:
             summary,
             key_changes,
         )
-        return _session(row) if row else None
+        return session_of(row) if row else None
 
     async def abandon_older_than(self, hours: float) -> int:
         """Close as abandoned the active sessions started more than `hours` ago (their

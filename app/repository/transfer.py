@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
 from app.domain.memory import Memory
+from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory
 from app.repository.memories import MERGED_TAGS
 from app.repository.rows import (
@@ -17,6 +19,7 @@ from app.repository.rows import (
     client_values,
     to_memory,
 )
+from app.repository.sessions import SESSION_COLUMNS, session_of
 from app.repository.sql import named
 
 # Oldest first, so that a file reads like the memory's history.
@@ -158,3 +161,50 @@ class TransferRepository:
             _LINK, self.tenant_id, [a for a, _ in links], [b for _, b in links]
         )
         return int(row["resolved"])
+
+
+# Sessions go with their memories: the repository's (or all), oldest first.
+_EXPORT_SESSIONS = f"""
+SELECT {SESSION_COLUMNS} FROM sessions
+WHERE tenant_id = :tenant_id AND (:source_repo::text IS NULL OR source_repo = :source_repo)
+ORDER BY started_at, id
+"""
+
+_IMPORT_SESSION = """
+INSERT INTO sessions (tenant_id, id, source_repo, agent, task, status, summary, key_changes,
+                      started_at, ended_at, git_branch, git_commit)
+VALUES (:tenant_id, :id, :source_repo, :agent, :task, :status, :summary, :key_changes,
+        :started_at, :ended_at, :git_branch, :git_commit)
+ON CONFLICT (tenant_id, id) DO NOTHING
+RETURNING true
+"""
+
+
+class SessionTransferRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def count(self, source_repo: str | None) -> int:
+        conn = await self._uow.connection()
+        counted = await conn.fetchval(
+            *named(
+                "SELECT count(*) FROM sessions WHERE tenant_id = :tenant_id"
+                " AND (:source_repo::text IS NULL OR source_repo = :source_repo)",
+                {"tenant_id": self._uow.tenant_id, "source_repo": source_repo},
+            )
+        )
+        return int(counted)
+
+    async def stream(self, source_repo: str | None) -> AsyncIterator[Session]:
+        conn = await self._uow.connection()
+        text, *args = named(
+            _EXPORT_SESSIONS, {"tenant_id": self._uow.tenant_id, "source_repo": source_repo}
+        )
+        async for row in conn.cursor(text, *args, prefetch=256):
+            yield session_of(row)
+
+    async def insert(self, session: Session) -> bool:
+        """False: this tenant already has a session with that id (imported before)."""
+        conn = await self._uow.connection()
+        values = {"tenant_id": self._uow.tenant_id, **asdict(session)}
+        return bool(await conn.fetchval(*named(_IMPORT_SESSION, values)))

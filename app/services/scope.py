@@ -14,7 +14,7 @@ from functools import cached_property
 from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain.errors import RateLimitedError
 from app.domain.principal import Principal
-from app.repository.transfer import TransferRepository
+from app.repository.transfer import SessionTransferRepository, TransferRepository
 from app.runtime import Runtime
 from app.services.audit import AuditService, AuditTrail
 from app.services.backfill import backfill_embeddings
@@ -84,7 +84,10 @@ class Services:
     @cached_property
     def transfer(self) -> TransferService:
         return TransferService(
-            self.memories, TransferRepository(self.uow), AuditTrail(self.uow, self.principal)
+            self.memories,
+            TransferRepository(self.uow),
+            SessionTransferRepository(self.uow),
+            AuditTrail(self.uow, self.principal),
         )
 
     @cached_property

@@ -11,18 +11,22 @@ from uuid import UUID
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
+from app.domain.secrets import screen, screen_json
+from app.domain.sessions import Session
 from app.domain.transfer import (
     ExportDraft,
     ExportHeader,
     ImportDraft,
     ImportedMemory,
+    SessionLine,
     at_line,
     export_draft,
     import_header,
     imported_memory,
+    imported_session,
     usable_vectors,
 )
-from app.repository.transfer import TransferRepository
+from app.repository.transfer import SessionTransferRepository, TransferRepository
 from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
 
@@ -31,17 +35,19 @@ IMPORT_CHUNK = 64
 
 
 class ImportSource(Protocol):
-    """An import file as a door reads it: its header, then its numbered memory lines."""
+    """An import file as a door reads it: its header, then its numbered lines: memories,
+    then sessions."""
 
     async def header(self) -> ExportHeader: ...
 
-    def memories(self) -> AsyncIterator[tuple[int, ImportDraft]]: ...
+    def memories(self) -> AsyncIterator[tuple[int, ImportDraft | SessionLine]]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Export:
     header: ExportHeader
     memories: AsyncIterator[tuple[Memory, list[float] | None]]
+    sessions: AsyncIterator[Session]
 
 
 @dataclass(slots=True)
@@ -53,6 +59,7 @@ class ImportReport:
     linked: int = 0
     unresolved_links: int = 0
     quarantined: int = 0
+    sessions: int = 0  # sessions new here (one imported before is left as it is)
 
 
 async def _marked(
@@ -68,10 +75,15 @@ async def _marked(
 
 class TransferService:
     def __init__(
-        self, memories: MemoryService, repo: TransferRepository, audit: AuditTrail
+        self,
+        memories: MemoryService,
+        repo: TransferRepository,
+        sessions: SessionTransferRepository,
+        audit: AuditTrail,
     ) -> None:
         self._memories = memories
         self._repo = repo
+        self._sessions = sessions
         self._audit = audit
 
     async def export(self, draft: ExportDraft) -> Export:
@@ -87,8 +99,13 @@ class TransferService:
             embedding_model=embedder.name if query.embeddings else None,
             dimensions=embedder.dim if query.embeddings else None,
             exported_at=datetime.now(UTC),
+            sessions=await self._sessions.count(query.source_repo),
         )
-        return Export(header, _marked(self._repo.stream(query.source_repo, query.embeddings)))
+        return Export(
+            header,
+            _marked(self._repo.stream(query.source_repo, query.embeddings)),
+            self._sessions.stream(query.source_repo),
+        )
 
     async def import_memories(self, source: ImportSource) -> ImportReport:
         """All or nothing, in the caller's transaction: a bad line (named by its number)
@@ -103,7 +120,23 @@ class TransferService:
         here: dict[UUID, UUID] = {}  # the file's id -> the id in this tenant
         links: list[tuple[UUID, UUID]] = []  # (id here, the file's id of its successor)
         chunk: list[ImportedMemory] = []
+        sessions: list[Session] = []
         async for number, draft in source.memories():
+            if isinstance(draft, SessionLine):
+                try:
+                    session = imported_session(draft)
+                    policy = self._memories.limits.secrets_policy
+                    session = dataclasses.replace(
+                        session,
+                        summary=None
+                        if session.summary is None
+                        else screen(session.summary, "summary", policy),
+                        key_changes=screen_json(session.key_changes, "key_changes", policy),
+                    )
+                except InvalidInputError as exc:
+                    raise at_line(number, exc) from exc
+                sessions.append(session)
+                continue
             try:
                 item = imported_memory(draft, self._memories.limits, kept)
                 (screened,) = await self._memories.screened([item.new])
@@ -117,6 +150,8 @@ class TransferService:
         resolved = [(memory, here.get(successor, successor)) for memory, successor in links]
         report.linked = await self._repo.link(resolved)
         report.unresolved_links = len(links) - report.linked
+        for session in sessions:
+            report.sessions += await self._sessions.insert(session)
         await self._audit.record("import", detail=dataclasses.asdict(report), memory_ids=[])
         return report
 

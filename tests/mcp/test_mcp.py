@@ -236,7 +236,7 @@ async def test_stdio_bridge_reaches_a_running_server_with_its_key(
     bridge = StdioServerParameters(
         command=sys.executable,
         args=["-m", "app.cli", "mcp", "--url", served],
-        env={**os.environ, "AGENT_MEMORY_API_KEY": key},
+        env={**os.environ, "AGENT_MEMORY_API_KEY": key, "AGENT_MEMORY_REPO": "acme/api"},
     )
     async with Client(bridge) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} >= TOOLS
@@ -245,9 +245,32 @@ async def test_stdio_bridge_reaches_a_running_server_with_its_key(
         )
         refused = await client.call_tool("store_memory", {"content": "x", "colour": "red"})
     assert refused.is_error and "Extra inputs are not permitted" in text_of(refused)
-    row = await db.fetchrow("SELECT tenant_id, content FROM memories WHERE id = $1",
+    row = await db.fetchrow("SELECT tenant_id, content, source_repo FROM memories WHERE id = $1",
                             UUID(stored["id"]))  # fmt: skip
     assert (row["tenant_id"], row["content"]) == ("team-a", "Bridged writes land in team-a")
+    # The repository the bridge runs in, for a call that names none.
+    assert row["source_repo"] == "acme/api"
+
+
+async def test_stdio_bridge_is_quiet_unless_asked(served: str) -> None:
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    lines = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    for flags, quiet in (((), True), (("--verbose",), False)):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "app.cli", "mcp", "--url", served, *flags,
+            env={**os.environ, "LOG_FORMAT": "json"},
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(lines), 60)
+        assert len(out.decode().strip().splitlines()) == 2  # initialize, tools/list
+        assert (err == b"") is quiet, err
 
 
 async def test_stdio_bridge_answers_an_error_when_the_server_is_down() -> None:

@@ -102,6 +102,16 @@ async def populate(base: str) -> None:
         assert superseded.status_code == 201, superseded.text
         hit = await http.get("/search", params={"q": "keyset paging"})  # an access counted
         assert hit.json()["results"]
+        started = await http.post(
+            "/sessions", json={"source_repo": "acme/api", "agent": "claude-code",
+                               "git_commit": "3f9a2c1d8e7b"},
+        )  # fmt: skip
+        ended = await http.post(
+            f"/sessions/{started.json()['session_id']}/end",
+            json={"status": "completed", "summary": "Fixed the flaky upload test",
+                  "key_changes": [{"file": "tests/test_upload.py", "action": "edit"}]},
+        )  # fmt: skip
+        assert ended.status_code == 200, ended.text
 
 
 def cli(*args: str) -> int:
@@ -121,11 +131,19 @@ async def test_round_trip_between_two_servers_loses_nothing(
                                    "-o", str(exported)) == 0  # fmt: skip
     lines = exported.read_text().splitlines()
     header = json.loads(lines[0])
-    assert header["count"] == len(lines) - 1 == 5
+    assert header["count"] == len(lines) - 2 == 5 and header["sessions"] == 1
+    assert json.loads(lines[-1])["session"]["summary"] == "Fixed the flaky upload test"
     assert header["embedding_model"].startswith("local:") and header["dimensions"] == 384
 
     assert await asyncio.to_thread(cli, "import", "--url", there, "--json", str(exported)) == 0
     assert await kept(there_db) == await kept(db)
+    # Sessions (with their key changes) came along: the next snapshot there shows them.
+    session = (
+        "SELECT id, source_repo, status, summary, key_changes, git_commit, ended_at FROM sessions"
+    )
+    assert [dict(r) for r in await there_db.fetch(session)] == [
+        dict(r) for r in await db.fetch(session)
+    ]
     # the same model: the file's vectors are kept as they are
     vectors = "SELECT content, embedding FROM memories ORDER BY content"
     here_vectors = [(r[0], r[1].to_list()) for r in await db.fetch(vectors)]
@@ -141,7 +159,7 @@ async def test_round_trip_between_two_servers_loses_nothing(
     assert again.status_code == 200, again.text
     assert again.json() == {
         "memories": 5, "stored": 0, "reinforced": 5, "reembedded": 0, "linked": 1,
-        "unresolved_links": 0, "quarantined": 0,
+        "unresolved_links": 0, "quarantined": 0, "sessions": 0,
     }  # fmt: skip
     assert await there_db.fetchval("SELECT count(*) FROM memories") == 5
     counts = await there_db.fetch("SELECT observation_count FROM memories ORDER BY content")
