@@ -30,7 +30,7 @@ from app.console.signin import (
 from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.compact import age
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
-from app.domain.inputs import ListDraft, SearchDraft
+from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft, SessionEnd
 from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.problems import problem_of
@@ -100,6 +100,7 @@ def page(
         "principal": principal,
         # Buttons are shown by the same capability table the services enforce.
         "is_admin": principal is not None and principal.can("admin"),
+        "can_write": principal is not None and principal.can("write"),
         "open_mode": principal is not None and principal.key_id is None,
         "csrf_field": CSRF_FIELD,
         "csrf": csrf_token(request),
@@ -250,7 +251,50 @@ async def memory_page(request: Request, runtime: RuntimeDep, memory_id: UUID) ->
     )
 
 
-ACTIONS = ("archive", "restore", "pin", "unpin", "delete")
+ACTIONS = ("archive", "restore", "pin", "unpin", "delete", "confirm")
+
+
+# The specific memory actions first: the generic one below would take their paths.
+
+
+@router.post("/console/memories/{memory_id:uuid}/edit")
+async def memory_edit(
+    request: Request,
+    runtime: RuntimeDep,
+    memory_id: UUID,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+    tags: Annotated[str, Form(max_length=4000)] = "",
+    category: Annotated[str, Form(max_length=1000)] = "",
+    pinned: Annotated[str, Form(max_length=10)] = "",
+) -> Response:
+    """Tags (comma-separated), category and pinned, as the caller's role allows."""
+    check_csrf(request, csrf_token)
+    changes = {
+        "tags": [t.strip() for t in tags.split(",") if t.strip()],
+        "category": category.strip() or None,
+        "pinned": pinned == "on",
+    }
+    async with services_of(request, runtime) as services:
+        await services.lifecycle.edit(memory_id, changes)
+    return back_to(f"/console/memories/{memory_id}")
+
+
+@router.post("/console/memories/{memory_id:uuid}/supersede")
+async def memory_supersede(
+    request: Request,
+    runtime: RuntimeDep,
+    memory_id: UUID,
+    content: Annotated[str, Form(max_length=100_000)],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    """Replace the memory with corrected content (the old one stays, linked, in history)."""
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        old = await services.memories.get(memory_id)
+        draft = MemoryDraft(content=content, memory_type=old.memory_type, tags=old.tags,
+                            category=old.category, source="console")  # fmt: skip
+        _, outcome = await services.lifecycle.supersede(memory_id, draft)
+    return back_to(f"/console/memories/{outcome.memory.id}")
 
 
 @router.post("/console/memories/{memory_id:uuid}/{action}")
@@ -272,10 +316,70 @@ async def memory_action(
         elif action in ("pin", "unpin"):
             changes = {"pinned": action == "pin"}
             await services.lifecycle.edit(memory_id, changes)
+        elif action == "confirm":
+            await services.lifecycle.confirm(memory_id)
         else:
             await services.memories.delete(memory_id)
             return back_to("/console/browse")
     return back_to(f"/console/memories/{memory_id}")
+
+
+@router.post("/console/sessions/{session_id:uuid}/{action}")
+async def session_action(
+    request: Request,
+    runtime: RuntimeDep,
+    session_id: UUID,
+    action: str,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    if action not in ("end", "delete"):
+        raise NotFoundError(f"no action {action[:40]!r}")
+    async with services_of(request, runtime) as services:
+        if action == "end":
+            ended = SessionEnd(status="completed", summary="ended from the console")
+            await services.sessions.end(session_id, ended)
+        else:
+            await services.sessions.delete(session_id)
+    return back_to("/console/sessions")
+
+
+@router.get("/console/keys")
+async def keys_page(request: Request, runtime: RuntimeDep) -> Response:
+    """This tenant's keys (admins): create one (shown once), revoke one."""
+    async with services_of(request, runtime) as services:
+        keys = await services.keys.list(services.principal.tenant_id)
+    return page(request, "keys.html", {"nav": "keys", "keys": keys, "created": None})
+
+
+@router.post("/console/keys")
+async def key_create(
+    request: Request,
+    runtime: RuntimeDep,
+    name: Annotated[str, Form(max_length=1000)],
+    role: Annotated[str, Form(max_length=20)],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        created = await services.keys.create(services.principal.tenant_id, name, role)
+        keys = await services.keys.list(services.principal.tenant_id)
+    # Shown once, on this answer only (no-store): it is never stored but as a hash.
+    return page(request, "keys.html", {"nav": "keys", "keys": keys, "created": created}, 201)
+
+
+@router.post("/console/keys/{key_id:uuid}/revoke")
+async def key_revoke(
+    request: Request,
+    runtime: RuntimeDep,
+    key_id: UUID,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+    force: Annotated[str, Form(max_length=10)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.keys.revoke(services.principal.tenant_id, key_id, force == "on")
+    return back_to("/console/keys")
 
 
 @router.get("/console/stats")

@@ -170,3 +170,87 @@ async def test_admin_and_reader_in_a_real_browser(
                             memory_id)  # fmt: skip
     assert row["archived_at"] is None  # archived, then restored
     assert row["access_count"] == 0  # an owner looking is not an agent using it
+
+
+def agent_journey(driver: Any, base: str, agent_key: str, memory_id: str, system_id: str) -> None:
+    """An agent's key edits and supersedes its own memory; the operator's it may not."""
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    sign_in(driver, base, agent_key)
+    driver.get(f"{base}/console/memories/{memory_id}")
+    assert driver.title.startswith("Flaky upload test")  # titled by its content
+    tags = driver.find_element(By.ID, "edit-tags")
+    tags.clear()
+    tags.send_keys("ci, flaky")
+    driver.find_element(By.ID, "edit-category").send_keys("testing")
+    follow(driver, driver.find_element(By.ID, "save"))
+    assert "ci, flaky" in driver.find_element(By.TAG_NAME, "dl").text
+    driver.find_element(By.ID, "supersede-content").send_keys(
+        "Flaky upload test: tests shared a temp dir; each now takes tmp_path"
+    )
+    follow(driver, driver.find_element(By.ID, "supersede"))
+    assert "each now takes tmp_path" in driver.find_element(By.ID, "content").text
+    assert "replaced: " in driver.find_element(By.ID, "lineage").text
+    # The operator's memory: the form is there, the service refuses the change.
+    driver.get(f"{base}/console/memories/{system_id}")
+    driver.find_element(By.ID, "edit-category").send_keys("hijacked")
+    follow(driver, driver.find_element(By.ID, "save"))
+    assert "may not" in driver.find_element(By.TAG_NAME, "main").text
+    driver.get(f"{base}/console/keys")  # keys are an admin's
+    assert "may not" in driver.find_element(By.TAG_NAME, "main").text
+
+
+def admin_keys_journey(driver: Any, base: str, admin_key: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    sign_in(driver, base, admin_key)
+    driver.get(f"{base}/console/keys")
+    driver.find_element(By.ID, "key-name").send_keys("ci bot")
+    follow(driver, driver.find_element(By.ID, "create"))
+    shown: str = driver.find_element(By.ID, "new-key-value").text
+    assert shown.startswith("am_")
+    driver.get(f"{base}/console/keys")  # shown once: a reload shows only its prefix
+    assert shown not in driver.page_source
+    revoke = next(
+        b for b in driver.find_elements(By.CSS_SELECTOR, "#keys button")
+        if "ci bot" in b.find_element(By.XPATH, "./ancestor::tr").text
+    )  # fmt: skip
+    follow(driver, revoke)
+    row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#keys tr") if "ci bot" in r.text)
+    assert "revoked" in row.text
+    return shown
+
+
+async def test_console_actions_by_role_in_a_real_browser(
+    served: str, db: asyncpg.Connection, browser: Any
+) -> None:
+    keys = KeyService(db)
+    admin = (await keys.create("team", "owner", "admin")).key
+    agent = (await keys.create("team", "bot", "agent")).key
+    async with httpx.AsyncClient(base_url=served) as api:
+        mine = await api.post(
+            "/memories",
+            json={"content": "Flaky upload test: a temp dir shared between tests",
+                  "memory_type": "error_pattern"},
+            headers={"Authorization": f"Bearer {agent}"},
+        )  # fmt: skip
+        rule = await api.post(
+            "/memories",
+            json={"content": "Releases are cut from main only", "trust_level": "system"},
+            headers={"Authorization": f"Bearer {admin}"},
+        )
+    await asyncio.to_thread(
+        agent_journey, browser, served, agent, mine.json()["memory"]["id"],
+        rule.json()["memory"]["id"],
+    )  # fmt: skip
+    shown = await asyncio.to_thread(admin_keys_journey, browser, served, admin)
+    assert await db.fetchval("SELECT revoked_at IS NOT NULL FROM api_keys WHERE name = 'ci bot'")
+    assert shown not in {r["key_hash"] for r in await db.fetch("SELECT key_hash FROM api_keys")}
+    assert (
+        await db.fetchval(
+            "SELECT category FROM memories WHERE content = 'Releases are cut from main only'"
+        )
+        is None
+    )
