@@ -62,6 +62,17 @@ class Settings(BaseSettings):
     auth_max_failures: int = Field(default=20, ge=0)
     auth_failure_window_s: float = Field(default=60.0, gt=0)
 
+    # No connection held for free (app/http_server.py): a request's headers within this
+    # many seconds of the connection (or its previous response); a body at this many bytes
+    # a second after a grace; idle keep-alive closed after this many seconds; at most this
+    # many connections per client address, and in all (0: what the descriptor limit allows).
+    http_header_timeout_s: float = Field(default=10.0, gt=0)
+    http_body_grace_s: float = Field(default=10.0, gt=0)
+    http_min_body_rate: float = Field(default=1024.0, gt=0)
+    http_keepalive_timeout_s: float = Field(default=5.0, ge=1)
+    http_max_connections_per_client: int = Field(default=64, ge=1)
+    http_max_connections: int = Field(default=0, ge=0)
+
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=1, le=65535)
     log_level: str = "INFO"

@@ -121,6 +121,7 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.http_server import server_config
     from app.main import create_app
 
     settings = settings_of(args)
@@ -144,9 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # turning it into SystemExit lets the block end and stop the embedded server.
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, _exit_cleanly)
-        server = uvicorn.Server(
-            uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False)
-        )
+        server = uvicorn.Server(server_config(app, settings, host, port))
         with contextlib.suppress(SystemExit):
             server.run()
         if not server.started:  # uvicorn logged why (the port is taken, say) and gave up
