@@ -1,5 +1,5 @@
 """The FastAPI application: wiring only (the runtime is app/startup.py's, the schedule
-app/services/scheduler.py's, /mcp's authentication app/mcp/http.py's)."""
+app/services/scheduler.py's, /mcp's authentication app/api/mcp_http.py's)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from app.config import Settings, get_settings, limits_of
 from app.console import routes as console
 from app.domain.problems import Problem
 from app.embeddings.base import Embedder
-from app.mcp.http import AuthenticatedMcp
+from app.api.mcp_http import AuthenticatedMcp
 from app.mcp.server import build_mcp_server
 from app.services.scheduler import background_pruning
 from app.startup import open_runtime

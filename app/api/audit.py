@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import ServicesDep
 from app.api.examples import AUDIT_ID, KEY_ID, MEMORY_ID, AuditId, answers
-from app.api.responses import MemoryOut
 from app.domain.audit import AuditQuery
+from app.shapes import MemoryOut
 
 router = APIRouter(prefix="/audit", tags=["audit"])
 

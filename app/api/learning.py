@@ -8,17 +8,9 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
 from app.api.examples import REPO, MemoryId
-from app.api.responses import (
-    HintOut,
-    MemoryOut,
-    RememberOut,
-    RetryContextOut,
-    StrategyLearnOut,
-    render_hint,
-    render_learned,
-    render_remember,
-)
+from app.api.responses import RememberOut, RetryContextOut, render_remember
 from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
+from app.shapes import HintOut, MemoryOut, StrategyLearnOut, render_hint, render_learned
 
 router = APIRouter(tags=["learning"])
 

@@ -8,9 +8,10 @@ from fastapi import APIRouter, Body, Depends, Response
 
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo, answers
-from app.api.responses import MemoryOut, PruneOut, SupersedeOut, render_prune, render_store
+from app.api.responses import SupersedeOut
 from app.api.schemas import ConfirmIn, MemoryIn, MemoryPatch, PruneIn
 from app.api.versions import etag, expected_version
+from app.shapes import MemoryOut, PruneOut, render_prune, render_store
 
 router = APIRouter(tags=["lifecycle"])
 

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo
-from app.api.responses import BatchOut, MemoryOut, MemoryPage, StoreOut, render_store
+from app.api.responses import BatchOut, MemoryPage
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
 from app.domain.inputs import ListDraft
+from app.shapes import MemoryOut, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
 

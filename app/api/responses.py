@@ -1,6 +1,5 @@
-"""The JSON bodies the API answers, built from the services' values. MCP answers the same
-objects for the tools that return rows (search, hints, prune); its short write answers are
-app/mcp/briefs.py."""
+"""The JSON bodies only the API answers, built from the services' values. The shapes MCP
+answers too (a memory, search results, hints, prune reports) are app/shapes.py's."""
 
 from __future__ import annotations
 
@@ -12,70 +11,14 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.compact import compact_hits, pack
-from app.domain.fields import fields_of
-from app.domain.memory import Memory, StoreOutcome
 from app.domain.sessions import Session
+from app.shapes import CaptureSettings, MemoryOut, PruneOut, StoreOut, render_prune
 
 if TYPE_CHECKING:
-    from app.services.learning import Hint, LearnResult, RememberResult
+    from app.services.learning import RememberResult
     from app.services.lifecycle import PruneReport
     from app.services.search import SearchResponse
     from app.services.transfer import ImportReport
-
-
-class MemoryOut(BaseModel):
-    id: UUID
-    tenant_id: str
-    content: str
-    content_hash: str
-    memory_type: str
-    category: str | None
-    tags: list[str]
-    source_repo: str | None
-    task_id: str | None
-    trust_level: str
-    confidence: str
-    pinned: bool
-    source: str
-    name: str | None
-    metadata: dict[str, Any]
-    context: str | None
-    observation_count: int
-    relevance_score: float
-    access_count: int
-    embedding_state: Literal["ready", "pending"]
-    superseded_by: UUID | None
-    created_at: datetime
-    updated_at: datetime
-    last_accessed_at: datetime | None
-    archived_at: datetime | None
-    quarantined_at: datetime | None = Field(
-        description="Set when the content was found altered behind the API's back."
-    )
-    created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
-    version: int = Field(
-        description='Bumped by every edit; send it back as If-Match: "v<version>".'
-    )
-    git_branch: str | None
-    git_commit: str | None
-    files: list[str]
-    stale_since: datetime | None = Field(
-        description="Set when a file it is about changed since it was written (possibly"
-        " stale: verify before relying on it, then confirm or supersede it)."
-    )
-    stale_reason: dict[str, Any] | None = Field(
-        description='What changed: {"file": ..., "commit": ...}.'
-    )
-
-    @classmethod
-    def of(cls, memory: Memory) -> MemoryOut:
-        state = "ready" if memory.has_embedding else "pending"
-        return cls(**fields_of(memory, cls, "embedding_state"), embedding_state=state)
-
-
-class StoreOut(BaseModel):
-    status: Literal["stored", "reinforced"]
-    memory: MemoryOut
 
 
 class BatchOut(BaseModel):
@@ -87,46 +30,6 @@ class MemoryPage(BaseModel):
     next_cursor: str | None = Field(
         description="Pass as `cursor` for the next page; null on the last page."
     )
-
-
-class SearchResultOut(BaseModel):
-    memory: MemoryOut
-    score: float = Field(description="Rank order: similarity adjusted by decay.")
-    similarity: float = Field(description="alpha * vector_similarity + (1 - alpha) * keyword")
-    vector_similarity: float = Field(description="Cosine similarity, 0 if not a vector hit.")
-    keyword_score: float = Field(description="BM25-style keyword rank / best in this query.")
-    decayed_score: float = Field(description="similarity * retention (forgetting curve).")
-
-
-class SearchOut(BaseModel):
-    results: list[SearchResultOut]
-    alpha: float = Field(description="The alpha used (0 when degraded to keyword-only).")
-    took_ms: float
-    degraded: str | None = Field(
-        default=None, description="Set when the search ran with one side only, and why."
-    )
-    truncated: str | None = Field(
-        default=None, description="Set when only the query's first distinct words were searched."
-    )
-    below_floor: int = Field(
-        default=0,
-        description="Matches left out for scoring far below the best (floor=false keeps them).",
-    )
-    note: str | None = Field(
-        default=None, description='How the results were chosen when not ranked ("most recent").'
-    )
-
-
-class StrategyLearnOut(BaseModel):
-    status: Literal["stored", "reinforced", "skipped"]
-    reason: str | None = None
-    memory: MemoryOut | None = None
-
-
-class HintOut(BaseModel):
-    hint: str
-    similarity: float
-    strategy: MemoryOut | None
 
 
 class RememberOut(BaseModel):
@@ -153,14 +56,6 @@ class RetryContextOut(BaseModel):
     saved_percent: float
 
 
-class PruneOut(BaseModel):
-    archived: dict[str, int]
-    total_archived: int
-    message: str
-    dry_run: bool = False
-    would_archive_ids: list[UUID] | None = None
-
-
 class SupersedeOut(BaseModel):
     superseded: MemoryOut
     replacement: StoreOut
@@ -180,12 +75,6 @@ class SessionOut(BaseModel):
     ended_at: datetime | None
     git_branch: str | None = None
     git_commit: str | None = None
-
-
-class CaptureSettings(BaseModel):
-    capture_mode: str
-    silent_capture_budget: int
-    tip: str
 
 
 class SessionStartOut(BaseModel):
@@ -222,42 +111,6 @@ class NewKeyOut(KeyOut):
     key: str = Field(description="Shown once; only its hash is stored.")
 
 
-def render_store(outcome: StoreOutcome) -> StoreOut:
-    return StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory))
-
-
-def render_search(response: SearchResponse) -> SearchOut:
-    return SearchOut(
-        results=[
-            SearchResultOut(
-                memory=MemoryOut.of(hit.memory),
-                score=hit.score,
-                similarity=hit.similarity,
-                vector_similarity=hit.vector_similarity,
-                keyword_score=hit.keyword_score,
-                decayed_score=hit.decayed_score,
-            )
-            for hit in response.hits
-        ],
-        alpha=response.alpha,
-        took_ms=response.took_ms,
-        degraded=response.degraded,
-        truncated=response.truncated,
-        below_floor=response.below_floor,
-        note=response.note,
-    )
-
-
-def render_prune(report: PruneReport) -> PruneOut:
-    return PruneOut(
-        archived=report.archived,
-        total_archived=report.total_archived,
-        message=report.message,
-        dry_run=report.dry_run,
-        would_archive_ids=report.ids if report.dry_run else None,
-    )
-
-
 def render_session(session: Session) -> SessionOut:
     return SessionOut.model_validate(session)
 
@@ -282,16 +135,6 @@ def render_remember(result: RememberResult) -> RememberOut:
         observation_count=result.outcome.memory.observation_count if reinforced else None,
         memory=MemoryOut.of(result.outcome.memory),
     )
-
-
-def render_learned(result: LearnResult) -> StrategyLearnOut:
-    memory = MemoryOut.of(result.memory) if result.memory else None
-    return StrategyLearnOut(status=result.status, reason=result.reason, memory=memory)
-
-
-def render_hint(hint: Hint) -> HintOut:
-    strategy = MemoryOut.of(hint.strategy) if hint.strategy else None
-    return HintOut(hint=hint.hint, similarity=hint.similarity, strategy=strategy)
 
 
 class CompactHitOut(BaseModel):

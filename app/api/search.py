@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
-from app.api.responses import CompactSearchOut, SearchOut, render_compact_json, render_search
+from app.api.responses import CompactSearchOut, render_compact_json
 from app.api.schemas import SearchIn
 from app.domain.inputs import presentation
+from app.shapes import SearchOut, render_search
 
 router = APIRouter(tags=["search"])
 

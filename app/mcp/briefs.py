@@ -9,9 +9,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from app.api.responses import CaptureSettings
 from app.domain.memory import StoreOutcome
 from app.domain.sessions import Session
+from app.shapes import CaptureSettings
 
 if TYPE_CHECKING:
     from app.services.lifecycle import PruneReport

@@ -21,7 +21,6 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from app import __version__
-from app.api.responses import render_hint, render_learned, render_prune, render_search
 from app.domain.compact import render_compact_search
 from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
 from app.domain.inputs import (
@@ -44,6 +43,7 @@ from app.domain.snapshot import render_markdown
 from app.mcp.briefs import render_session_end_brief, render_session_start_brief, render_store_brief
 from app.runtime import Runtime
 from app.services.scope import Services, services_for
+from app.shapes import render_hint, render_learned, render_prune, render_search
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
 # `agent-memory mcp` for the process.
@@ -338,8 +338,9 @@ async def end_session(
 
 
 async def delete_session(session_id: str) -> dict[str, Any]:
-    """For an admin cleaning up: deletes a session (a run that should not be in the
-    snapshot). Returns the deleted session's id."""
+    """For an admin cleaning up after a run that should not be remembered: deletes a session
+    of the tenant, so no later snapshot shows it (its memories stay). Returns the deleted
+    session's id."""
     try:
         session = UUID(session_id)
     except ValueError as exc:

@@ -19,7 +19,7 @@ FORBIDDEN = {
     "app.runtime": (*DOORS, "app.services", "app.repository", "app.startup", "app.main"),
     "app.db": (*DOORS, "app.services", "app.repository", "app.runtime", "app.main"),
     "app.api": ("app.repository", "app.db", "app.console", "app.cli", "app.main"),
-    "app.mcp": ("app.repository", "app.db", "app.console", "app.cli", "app.main"),
+    "app.mcp": ("app.repository", "app.db", "app.api", "app.console", "app.cli", "app.main"),
     "app.console": ("app.repository", "app.db", "app.api", "app.mcp", "app.cli", "app.main"),
 }  # fmt: skip
 

@@ -11,13 +11,13 @@ from typing import Any
 import httpx
 from mcp import Client
 
-from app.api.responses import MemoryOut
 from app.api.schemas import MemoryIn, MemoryPatch
 from app.domain.fields import CLIENT_FIELDS, EDITABLE_FIELDS, EXPORTED_FIELDS, MEMORY_FIELDS
 from app.domain.inputs import MemoryDraft
 from app.domain.memory import Memory, NewMemory
 from app.domain.transfer import MemoryRecord
 from app.repository.rows import MEMORY_COLUMNS, client_values
+from app.shapes import MemoryOut
 
 ALL = [f.name for f in MEMORY_FIELDS]
 

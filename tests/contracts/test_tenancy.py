@@ -341,7 +341,7 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     await db.execute("ANALYZE memories")
     call = (
         "SELECT count(*) FROM memory_keyword_hits('zebra'::tsquery, 1000,"
-        " NULL, NULL, NULL, NULL, NULL, false)"
+        " NULL, NULL, NULL, NULL, NULL, false, true)"
     )
     conn = await asyncpg.connect(database_url)
     try:
