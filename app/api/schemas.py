@@ -78,7 +78,9 @@ def documented(
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a boolean is a JSON boolean and a number a JSON number; "1" or 0 for true is
+    # refused, not guessed (`{"dry_run": 0}` must not run a real prune).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class MemoryIn(Body):

@@ -45,7 +45,14 @@ class EmbeddedPostgres:
         fresh = not (self.pgdata / "PG_VERSION").exists()
         self._server = postgres_server.get_server(self.pgdata, cleanup_mode="stop")
         with self._server._lock:
-            forget_dead_handles(self._server.global_process_id_list)
+            dead = forget_dead_handles(self._server.global_process_id_list)
+        if dead:
+            # A server whose process was killed (-9) left PostgreSQL running on its own:
+            # this start takes it over, and says so.
+            logger.warning(
+                "took over the embedded PostgreSQL left running by a process that died",
+                extra={"pgdata": str(self.pgdata), "pids": dead},
+            )
         if fresh:
             settings = "".join(
                 f"ALTER SYSTEM SET {name} = '{value}';\n"
@@ -85,17 +92,17 @@ class EmbeddedPostgres:
         server.global_process_id_list.get_and_remove(os.getpid())
 
 
-def forget_dead_handles(handles: Any) -> None:
+def forget_dead_handles(handles: Any) -> list[int]:
     """The wheel stops the server only when the process releasing the last handle is the
     only pid in its handle file. A process killed with -9 never removes its pid, and from
-    then on no clean shutdown would stop PostgreSQL: drop the pids of dead processes."""
+    then on no clean shutdown would stop PostgreSQL: drop the pids of dead processes (and
+    return them)."""
     pids = handles.get()
     alive = [pid for pid in pids if pid == os.getpid() or _running(pid)]
-    if alive != pids:
-        logger.info(
-            "forgetting handles of dead processes", extra={"pids": sorted(set(pids) - set(alive))}
-        )
+    dead = sorted(set(pids) - set(alive))
+    if dead:
         handles.put(alive)
+    return dead
 
 
 def _running(pid: int) -> bool:

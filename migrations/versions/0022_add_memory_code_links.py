@@ -34,9 +34,11 @@ def upgrade() -> None:
     # The commit each session started at: the next one's changes are counted from it.
     op.execute("ALTER TABLE sessions ADD COLUMN git_branch text, ADD COLUMN git_commit text")
     # A run in which the agent did nothing ends abandoned (and no snapshot shows it).
+    # (Two statements: Citus takes no ADD CONSTRAINT beside another subcommand.)
+    op.execute("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check")
     op.execute(
-        "ALTER TABLE sessions DROP CONSTRAINT sessions_status_check, ADD CONSTRAINT"
-        " sessions_status_check CHECK (status IN ('active', 'completed', 'failed', 'abandoned'))"
+        "ALTER TABLE sessions ADD CONSTRAINT sessions_status_check"
+        " CHECK (status IN ('active', 'completed', 'failed', 'abandoned'))"
     )
     # A session start marks the memories linked to the files changed since the last one.
     op.execute(
@@ -49,9 +51,10 @@ def downgrade() -> None:
     op.execute(LOCK_TIMEOUT)
     op.execute("DROP INDEX memories_files_key")
     op.execute("UPDATE sessions SET status = 'failed' WHERE status = 'abandoned'")
+    op.execute("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check")
     op.execute(
-        "ALTER TABLE sessions DROP CONSTRAINT sessions_status_check, ADD CONSTRAINT"
-        " sessions_status_check CHECK (status IN ('active', 'completed', 'failed'))"
+        "ALTER TABLE sessions ADD CONSTRAINT sessions_status_check"
+        " CHECK (status IN ('active', 'completed', 'failed'))"
     )
     op.execute("ALTER TABLE sessions DROP COLUMN git_branch, DROP COLUMN git_commit")
     op.execute(

@@ -139,7 +139,7 @@ OPERATIONS = [
         tool="store_memory",
         bad=[*MEMORY_FIELDS, ("metadata", nested(LIMITS.max_metadata_depth + 1), "metadata")],
         # Nested 500 deep: more than MCP's argument parser takes as a tool call at all.
-        rest_only=[("metadata", nested(500), "metadata")],
+        rest_only=[("metadata", nested(500), "metadata"), ("pinned", "true", "pinned")],
     ),
     Operation(
         "batch",
@@ -414,6 +414,8 @@ OPERATIONS = [
         {"dry_run": True},
         tool="run_pruning",
         bad=one_line("source_repo"),
+        # A boolean is a JSON boolean: 0 must not run a real prune.
+        rest_only=[("dry_run", 0, "dry_run"), ("dry_run", "false", "dry_run")],
     ),
     Operation(
         "stats",
