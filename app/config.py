@@ -111,6 +111,8 @@ class Settings(BaseSettings):
     # searches only: docs/benchmarks.md.
     relevance_floor_ratio: float = Field(default=0.3, ge=0.0, le=1.0)
     relevance_floor_min: float = Field(default=0.0, ge=0.0, le=1.0)
+    # A search that names the agent's branch ranks that branch's memories this much higher.
+    branch_boost: float = Field(default=1.2, ge=1.0, le=3.0)
     # A search statement running longer is cancelled in the server (503, Retry-After).
     search_timeout_ms: int = Field(default=2_000, ge=100)
 

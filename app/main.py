@@ -29,13 +29,13 @@ from app.api import (
 from app.api.body_limit import BodyLimitMiddleware
 from app.api.errors import PROBLEM_RESPONSES, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
+from app.api.mcp_http import AuthenticatedMcp
 from app.api.options import OptionsMiddleware
 from app.api.schemas import with_configured_limits
 from app.config import Settings, get_settings, limits_of
 from app.console import routes as console
 from app.domain.problems import Problem
 from app.embeddings.base import Embedder
-from app.api.mcp_http import AuthenticatedMcp
 from app.mcp.server import build_mcp_server
 from app.services.scheduler import background_pruning
 from app.startup import open_runtime

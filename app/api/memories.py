@@ -11,7 +11,7 @@ from app.api.examples import MemoryId, SourceRepo
 from app.api.responses import BatchOut, MemoryPage
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
-from app.domain.inputs import ListDraft
+from app.domain.inputs import MAX_LIST_LIMIT, ListDraft
 from app.shapes import MemoryOut, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -52,7 +52,9 @@ async def list_memories(
     source_repo: SourceRepo = None,
     tags: Annotated[list[str] | None, Query()] = None,
     include_archived: bool = False,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Annotated[
+        int, Query(description=f"1 to {MAX_LIST_LIMIT} (the domain's rule, refused with 422)")
+    ] = 50,
     cursor: str | None = None,
     include_quarantined: IncludeQuarantined = False,
     scope: str | None = None,

@@ -28,7 +28,7 @@ from app.domain.inputs import (
     forbid_content_change,
 )
 from app.domain.keys import ROLES
-from app.domain.memory import KNOWN_MEMORY_TYPES, TRUST_ORDER
+from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
 from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
 
 _DEFAULTS = Limits()
@@ -106,7 +106,7 @@ class MemoryIn(Body):
     memory_type: str = Field(
         default="general",
         description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
-        json_schema_extra={"pattern": "^[a-z][a-z0-9_]{0,39}$"},
+        json_schema_extra={"pattern": MEMORY_TYPE_PATTERN},
     )
     category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
     tags: list[str] = Field(default_factory=list, json_schema_extra=documented(items="max_tags"))
@@ -197,6 +197,12 @@ class SearchIn(Body):
         description='With source_repo: "all" (default) also finds the global memories (filed'
         ' under no repository), "repo" only the repository\'s.',
         json_schema_extra=documented(choices=SCOPES),
+    )
+    git_branch: str | None = Field(
+        default=None,
+        description="The branch you work on: its memories rank a little higher (BRANCH_BOOST);"
+        " none is left out.",
+        json_schema_extra=documented(chars="git_branch"),
     )
 
     def draft(self) -> SearchDraft:

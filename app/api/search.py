@@ -41,6 +41,7 @@ async def search_get(
     track_access: bool = True,
     floor: bool = True,
     scope: str | None = None,
+    git_branch: str | None = None,
     format: Literal["full", "compact"] = "full",
     max_tokens: int | None = None,
 ) -> Any:
@@ -59,6 +60,7 @@ async def search_get(
         track_access=track_access,
         floor=floor,
         scope=scope,
+        git_branch=git_branch,
     )
     return await search_and_render(services, body, format, max_tokens)
 

@@ -45,6 +45,13 @@ CONFIDENCES = ("high", "medium", "low")
 SESSION_STATUSES = ("completed", "failed", "abandoned")
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
+FEEDBACK_OUTCOMES = ("helpful", "unhelpful")
+
+
+def feedback_outcome(outcome: str) -> str:
+    return one_of(outcome, "outcome", FEEDBACK_OUTCOMES, "")
+
+
 MAX_SESSION_PAGE = 100
 
 
@@ -361,6 +368,8 @@ class SearchDraft:
     # False: every match up to `limit`, however far below the best.
     floor: bool = True
     scope: str | None = None  # "all" (the default: with global memories) or "repo"
+    # The branch the agent works on: its memories rank a little higher, none is left out.
+    git_branch: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +382,7 @@ class SearchQuery:
     limit: int
     alpha: float | None
     track_access: bool
+    git_branch: str | None = None
     dropped_terms: int = 0
     floor: bool = True
 
@@ -416,6 +426,7 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
         limit=limit,
         alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", 0.0, 1.0),
         track_access=bool(draft.track_access),
+        git_branch=clean_line(draft.git_branch, "git_branch"),
         dropped_terms=dropped,
         floor=bool(draft.floor),
     )

@@ -187,6 +187,7 @@ async def search_memories(
     floor: bool = True,
     format: str = "compact",
     scope: str | None = None,
+    git_branch: str | None = None,
 ) -> str:
     """Search long-term memory before planning or when stuck: decisions, error
     patterns, code patterns and learnings from earlier sessions, best match first
@@ -195,7 +196,8 @@ async def search_memories(
     below the best are left out (floor=false keeps them); max_tokens packs the best
     that fit and says how many were left out. An empty query lists the newest.
     With source_repo, the global memories (filed under no repository: conventions that
-    hold everywhere) come too, marked "global"; scope="repo" leaves them out.
+    hold everywhere) come too, marked "global"; scope="repo" leaves them out. git_branch
+    ranks the memories written on your branch a little higher.
     format="full" answers the full rows as JSON."""
     draft = SearchDraft(
         q=query,
@@ -207,6 +209,7 @@ async def search_memories(
         min_trust=min_trust,
         floor=floor,
         scope=scope,
+        git_branch=git_branch,
     )
     shown, budget = presentation(format, max_tokens)
     async with call() as services:

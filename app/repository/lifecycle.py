@@ -169,20 +169,22 @@ class LifecycleRepository:
 
 
 # A file a memory is about changed between the repository's last session and this one:
-# the memory is possibly stale (until reinforced, edited or confirmed). The files named
-# are those of both lists.
-_MARK_STALE = """
-UPDATE memories AS m SET
-    stale_since = now(),
-    stale_reason = jsonb_build_object(
-        'files', to_jsonb(ARRAY(SELECT f FROM unnest(m.files) AS f
-                                WHERE f = ANY(:changed::text[]) ORDER BY f)),
-        'commit', :git_commit::text),
-    version = m.version + 1
+# the memory is possibly stale (until reinforced, edited or confirmed). Two statements, the
+# rows first and then their marks (Citus takes no stable function of a column in an
+# UPDATE); the reasons (which of its files changed, at which commit) are made between.
+_STALE_CANDIDATES = """
+SELECT m.id, m.files FROM memories m
 WHERE m.tenant_id = :tenant_id AND m.source_repo = :source_repo
   AND m.files && :changed::text[] AND m.stale_since IS NULL
   AND m.superseded_by IS NULL AND m.archived_at IS NULL
-RETURNING m.id
+ORDER BY m.id
+FOR NO KEY UPDATE
+"""
+
+_MARK_STALE = """
+UPDATE memories AS m SET stale_since = now(), stale_reason = r.reason, version = m.version + 1
+FROM unnest(:ids::uuid[], :reasons::jsonb[]) AS r(id, reason)
+WHERE m.tenant_id = :tenant_id AND m.id = r.id
 """
 
 _CONFIRM = f"""
@@ -203,13 +205,24 @@ class StalenessRepository:
 
     async def mark(self, source_repo: str, changed: Sequence[str], git_commit: str | None) -> int:
         conn = await self._uow.connection()
-        values = {
-            "tenant_id": self._uow.tenant_id,
-            "source_repo": source_repo,
-            "changed": list(changed),
-            "git_commit": git_commit,
-        }
-        return len(await conn.fetch(*named(_MARK_STALE, values)))
+        tenant = self._uow.tenant_id
+        found = await conn.fetch(
+            *named(
+                _STALE_CANDIDATES,
+                {"tenant_id": tenant, "source_repo": source_repo, "changed": list(changed)},
+            )
+        )
+        if not found:
+            return 0
+        changed_set = set(changed)
+        reasons = [
+            {"files": sorted(set(row["files"]) & changed_set), "commit": git_commit}
+            for row in found
+        ]
+        ids = [row["id"] for row in found]
+        values = {"tenant_id": tenant, "ids": ids, "reasons": reasons}
+        await conn.execute(*named(_MARK_STALE, values))
+        return len(found)
 
     async def confirm(
         self, memory_id: UUID, git_commit: str | None, writable: Sequence[str]

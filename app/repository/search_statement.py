@@ -83,6 +83,9 @@ class SearchParams:
     # 0 and 0: no floor.
     floor_ratio: float = 0.0
     floor_min: float = 0.0
+    # Memories written on this branch score `branch_boost` times higher (None: no branch).
+    git_branch: str | None = None
+    branch_boost: float = 1.0
 
     @property
     def uses_vectors(self) -> bool:
@@ -341,7 +344,11 @@ def _fuse() -> list[str]:
     -- A quarantined row, or one edited behind the API's back (it no longer matches its
     -- hash), is never served. Checked here, on the few rows that could be returned, not
     -- on every candidate.
-    SELECT t.*, m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
+    -- The current branch's memories rank a little higher (none is left out).
+    SELECT t.id, t.vector_similarity, t.keyword_score, t.similarity, t.decayed_score,
+           t.score * CASE WHEN m.git_branch = :git_branch THEN :branch_boost::float8
+                          ELSE 1 END AS score,
+           m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
     FROM top t JOIN memories m ON m.tenant_id = :tenant_id AND m.id = t.id
 )""",
         """limited AS (
@@ -434,6 +441,8 @@ def search_statement(
         ("track_access", p.track_access),
         ("floor_ratio", p.floor_ratio),
         ("floor_min", p.floor_min),
+        ("git_branch", p.git_branch),
+        ("branch_boost", p.branch_boost),
     ):
         s.bind(value, name)
     # Whether the query vector's model is the stored vectors' (only a server left on the

@@ -17,6 +17,7 @@ from app.domain.inputs import (
     RememberDraft,
     RetryDraft,
     StrategyAttempt,
+    feedback_outcome,
     hint_query,
     learning,
     retry_draft,
@@ -31,7 +32,7 @@ from app.domain.tasks import (
     extract_successful_steps,
     strategy_content,
 )
-from app.domain.validation import clean_content, one_of
+from app.domain.validation import clean_content
 from app.repository.memories import FeedbackRepository, MemoryRepository
 from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
@@ -41,7 +42,6 @@ logger = logging.getLogger("agent_memory.learning")
 
 HINT_OPEN = "[STRATEGY HINT — previously successful approach for similar tasks]"
 HINT_CLOSE = "[END STRATEGY HINT — use as inspiration, not as instruction]"
-FEEDBACK_OUTCOMES = ("helpful", "unhelpful")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ class FeedbackService:
 
     async def record(self, memory_id: UUID, outcome: str) -> Memory:
         self._actor.require("write")
-        outcome = one_of(outcome, "outcome", FEEDBACK_OUTCOMES, "")
+        outcome = feedback_outcome(outcome)
         s = self._settings
         delta = s.feedback_helpful_step if outcome == "helpful" else -s.feedback_unhelpful_step
         bounds = (0.0, s.feedback_trusted_floor, s.relevance_ceiling)

@@ -91,6 +91,8 @@ class SearchService:
             decay_weight=self._settings.decay_weight,
             strength_days=self._settings.decay_strength_days,
             track_access=query.track_access,
+            git_branch=query.git_branch,
+            branch_boost=self._settings.branch_boost,
             **self._floor(query, alpha),
         )
         return params, degraded

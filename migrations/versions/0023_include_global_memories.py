@@ -17,6 +17,19 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
+
+
+def begin() -> None:
+    """The lock timeout; on Citus, one connection per node for the whole migration (it
+    refuses a function command after a parallel operation on a distributed table)."""
+    op.execute(LOCK_TIMEOUT)
+    on_citus = (
+        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
+    )
+    if on_citus:
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+
+
 APP_ROLE = "agent_memory_app"
 FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
 KEYWORD = "memory_keyword_hits(tsquery, integer, text, text[], text[], text[], real, boolean"
@@ -104,7 +117,7 @@ def _grant(signature: str) -> None:
 
 
 def upgrade() -> None:
-    op.execute(LOCK_TIMEOUT)
+    begin()
     op.execute(f"DROP FUNCTION {KEYWORD})")
     op.execute(f"DROP FUNCTION {VECTOR})")
     load_function("memory_keyword_hits")
@@ -120,7 +133,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute(LOCK_TIMEOUT)
+    begin()
     op.execute("DROP INDEX memories_global_search_key")
     op.execute(f"DROP FUNCTION {KEYWORD}, boolean)")
     op.execute(f"DROP FUNCTION {VECTOR}, boolean)")

@@ -205,6 +205,7 @@ OPERATIONS = [
             ("limit", 101, "limit"),
             ("alpha", 1.5, "alpha"),
             ("scope", "everywhere", "scope"),
+            *one_line("git_branch"),
         ],
         rest_only=[("min_relevance", -1, "min_relevance")],
         mcp_only=[
@@ -230,6 +231,7 @@ OPERATIONS = [
             ("limit", 0, "limit"),
             ("alpha", -0.5, "alpha"),
             ("scope", "everywhere", "scope"),
+            *one_line("git_branch"),
         ],
     ),
     Operation(

@@ -133,3 +133,20 @@ async def test_global_memories_reach_every_repository(api: httpx.AsyncClient, se
     lines = result.content[0].text.splitlines()  # type: ignore[union-attr]
     at = lines.index("Always write commit messages in the imperative mood")
     assert " global]" in lines[at - 1]  # its head line: rank, score, type, trust, age, marks
+
+
+async def test_a_search_prefers_the_current_branch_without_filtering(
+    api: httpx.AsyncClient,
+) -> None:
+    for branch in ("main", "feature/pagination"):
+        stored = await api.post(
+            "/memories",
+            json={"content": f"Keyset pagination for the orders list ({branch} notes)",
+                  "source_repo": "acme/api", "git_branch": branch},
+        )  # fmt: skip
+        assert stored.status_code == 201
+    params = {"q": "keyset pagination orders", "source_repo": "acme/api", "floor": "false"}
+    for branch in ("main", "feature/pagination"):
+        found = await api.get("/search", params={**params, "git_branch": branch})
+        results = [r["memory"]["git_branch"] for r in found.json()["results"]]
+        assert results[0] == branch and set(results) == {"main", "feature/pagination"}
