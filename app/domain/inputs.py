@@ -7,9 +7,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -86,6 +87,7 @@ class MemoryDraft:
 
 
 D = TypeVar("D")
+T = TypeVar("T")
 
 
 def from_mapping(cls: type[D], value: Any, field: str) -> D:
@@ -453,22 +455,37 @@ class RetryDraft:
 DIAGNOSIS_FIELDS = ("root_cause", "reason", "suggested_action")
 
 
+def as_sent(field: str, rule: Callable[[], T]) -> T:
+    """A rule's answer, its refusal naming the field as the client sent it (a rule's own
+    name is its limit's: `file_content` is `current_files.3.content` in a request)."""
+    try:
+        return rule()
+    except InvalidInputError as exc:
+        detail = exc.detail.replace(exc.field, field, 1) if exc.field else exc.detail
+        raise InvalidInputError(detail, field=field) from exc
+
+
 def retry_draft(draft: RetryDraft) -> RetryDraft:
     def files(items: Sequence[FileState], name: str) -> list[FileState]:
-        return [
-            FileState(
-                path=clean_line(f.path, "path") or "",
-                content=clean_text(
-                    f.content, "file_content", max_chars=FIELD_CHARS["file_content"]
-                ),
-            )
-            for f in bounded_list(items, "files", LIST_ITEMS["files"])
-        ]
+        listed = as_sent(name, lambda: bounded_list(items, "files", LIST_ITEMS["files"]))
+        cleaned = []
+        for i, state in enumerate(listed):
+            path: str | None = as_sent(f"{name}.{i}.path", partial(clean_line, state.path, "path"))
+            content: str = as_sent(
+                f"{name}.{i}.content",
+                partial(clean_text, state.content, "file_content",
+                        max_chars=FIELD_CHARS["file_content"]),
+            )  # fmt: skip
+            cleaned.append(FileState(path=path or "", content=content))
+        return cleaned
 
     diagnosis = None
     if draft.diagnosis is not None:
         forbid_unknown(draft.diagnosis, DIAGNOSIS_FIELDS, "diagnosis")
-        diagnosis = {k: clean_optional_text(v, "description") for k, v in draft.diagnosis.items()}
+        diagnosis = {
+            key: as_sent(f"diagnosis.{key}", partial(clean_optional_text, value, "description"))
+            for key, value in draft.diagnosis.items()
+        }
     if isinstance(draft.attempt_number, bool) or not isinstance(draft.attempt_number, int):
         raise InvalidInputError("attempt_number must be a whole number", field="attempt_number")
     number_in(draft.attempt_number, "attempt_number", 1, 1_000_000)
