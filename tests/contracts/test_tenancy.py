@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -23,22 +22,10 @@ from app.domain.errors import RateLimitedError
 from app.embeddings.base import Embedder
 from app.main import create_app
 from app.services.auth import RateLimiter
-from app.services.keys import KeyService
 from tests.conftest import running
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
-
-
-@pytest.fixture
-async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[dict[str, str]]:
-    service = KeyService(db)
-    made = {}
-    for tenant in ("a", "b"):
-        for role in ("agent", "reader", "admin"):
-            made[f"{tenant}-{role}"] = (await service.create(tenant, f"{tenant} {role}", role)).key
-    yield made
-    await db.execute("TRUNCATE api_keys")
 
 
 def auth(key: str) -> dict[str, str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -31,16 +30,6 @@ GITHUB_TOKEN = "ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
 
 def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-@pytest.fixture
-async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[dict[str, str]]:
-    service = KeyService(db)
-    made = {}
-    for tenant in ("a", "b"):
-        for role in ("agent", "reader", "admin"):
-            made[f"{tenant}-{role}"] = (await service.create(tenant, f"{tenant} {role}", role)).key
-    yield made
 
 
 # Never fail open.
