@@ -14,21 +14,18 @@ from app.domain.filters import SCOPES
 from app.domain.inputs import (
     ATTEMPT_RESULTS,
     CONFIDENCES,
-    SESSION_STATUSES,
     Attempt,
     FileState,
-    KeyChange,
     MemoryDraft,
     RememberDraft,
     RetryDraft,
     SearchDraft,
-    SessionDraft,
-    SessionEnd,
     StrategyAttempt,
     forbid_content_change,
 )
 from app.domain.keys import ROLES
 from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
+from app.domain.sessions import SESSION_STATUSES, KeyChange, SessionDraft, SessionEnd
 from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
 
 _DEFAULTS = Limits()

@@ -30,10 +30,11 @@ from app.console.signin import (
 from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.compact import age
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
-from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft, SessionEnd
+from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft
 from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.problems import problem_of
+from app.domain.sessions import SessionEnd
 from app.domain.snapshot import render_markdown
 from app.http_headers import page_headers
 from app.runtime import Runtime

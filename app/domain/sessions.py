@@ -1,11 +1,23 @@
-"""A session: what an agent worked on in a repository, and how it ended."""
+"""A session: what an agent worked on in a repository, and how it ended; and the rules a
+session's start and end must pass."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
+
+from app.domain.errors import InvalidInputError
+from app.domain.validation import (
+    bounded_list,
+    clean_commit,
+    clean_line,
+    clean_optional_text,
+    clean_paths,
+    one_of,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,3 +33,86 @@ class Session:
     ended_at: datetime | None
     git_branch: str | None = None
     git_commit: str | None = None
+
+
+# How a session ends: "abandoned" when the agent did nothing (no snapshot shows those).
+SESSION_STATUSES = ("completed", "failed", "abandoned")
+
+
+MAX_SESSION_PAGE = 100
+
+
+def session_page(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SESSION_PAGE:
+        raise InvalidInputError(f"limit must be 1 to {MAX_SESSION_PAGE}", field="limit")
+    return limit
+
+
+# Changed files a session start may name (a larger change marks what it names).
+CHANGED_FILES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDraft:
+    source_repo: str | None = None
+    agent: str | None = None
+    task: str | None = None
+    # Where the work starts (HEAD), and the files changed since the repository's last
+    # session: memories linked to them are marked possibly stale.
+    git_branch: str | None = None
+    git_commit: str | None = None
+    changed_files: Sequence[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStartRequest:
+    """A session start that passed the rules (only session_draft makes one)."""
+
+    source_repo: str | None
+    agent: str | None
+    task: str | None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    changed_files: tuple[str, ...] = ()
+
+
+def session_draft(draft: SessionDraft) -> SessionStartRequest:
+    return SessionStartRequest(
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        agent=clean_line(draft.agent, "agent"),
+        task=clean_optional_text(draft.task, "task"),
+        git_branch=clean_line(draft.git_branch, "git_branch"),
+        git_commit=clean_commit(draft.git_commit),
+        changed_files=clean_paths(draft.changed_files, "changed_files", CHANGED_FILES),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChange:
+    file: str
+    action: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    status: str
+    summary: str | None = None
+    key_changes: Sequence[KeyChange] = ()
+
+
+def session_end(draft: SessionEnd) -> SessionEnd:
+    changes = []
+    for change in bounded_list(draft.key_changes, "key_changes"):
+        changes.append(
+            KeyChange(
+                file=clean_line(change.file, "file") or "",
+                action=clean_line(change.action, "action"),
+                description=clean_optional_text(change.description, "description"),
+            )
+        )
+    return SessionEnd(
+        status=one_of(draft.status, "status", SESSION_STATUSES, "completed"),
+        summary=clean_optional_text(draft.summary, "summary"),
+        key_changes=changes,
+    )

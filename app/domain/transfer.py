@@ -15,18 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
 from app.domain.fields import by_name, fields_of
-from app.domain.inputs import (
+from app.domain.inputs import MemoryDraft, from_mapping, new_memory
+from app.domain.memory import Memory, NewMemory
+from app.domain.sessions import (
     KeyChange,
-    MemoryDraft,
+    Session,
     SessionDraft,
     SessionEnd,
-    from_mapping,
-    new_memory,
     session_draft,
     session_end,
 )
-from app.domain.memory import Memory, NewMemory
-from app.domain.sessions import Session
 from app.domain.validation import Limits, clean_line, number_in
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")

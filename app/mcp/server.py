@@ -26,19 +26,17 @@ from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
 from app.domain.inputs import (
     Attempt,
     FileState,
-    KeyChange,
     MemoryDraft,
     RememberDraft,
     RetryDraft,
     SearchDraft,
-    SessionDraft,
-    SessionEnd,
     StrategyAttempt,
     from_mapping,
     presentation,
 )
 from app.domain.principal import Principal
 from app.domain.problems import invalid_input_problem, problem_of
+from app.domain.sessions import KeyChange, SessionDraft, SessionEnd
 from app.domain.snapshot import render_markdown
 from app.mcp.briefs import render_session_end_brief, render_session_start_brief, render_store_brief
 from app.runtime import Runtime

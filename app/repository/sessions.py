@@ -7,8 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.inputs import SessionStartRequest
-from app.domain.sessions import Session
+from app.domain.sessions import Session, SessionStartRequest
 from app.repository.rows import INTACT
 from app.repository.sql import named
 

@@ -14,19 +14,18 @@ from app.config import Settings
 from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
 from app.domain.errors import ConflictError, NotFoundError
-from app.domain.inputs import (
+from app.domain.inputs import snapshot_budget, source_repo_filter
+from app.domain.principal import Principal, system_principal
+from app.domain.secrets import screen, screen_json
+from app.domain.sessions import (
+    Session,
     SessionDraft,
     SessionEnd,
     SessionStartRequest,
     session_draft,
     session_end,
     session_page,
-    snapshot_budget,
-    source_repo_filter,
 )
-from app.domain.principal import Principal, system_principal
-from app.domain.secrets import screen, screen_json
-from app.domain.sessions import Session
 from app.repository.lifecycle import StalenessRepository
 from app.repository.sessions import SessionRepository
 from app.services.lifecycle import LifecycleService, PruneReport
