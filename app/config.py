@@ -44,11 +44,6 @@ class Settings(BaseSettings):
     # 429 with Retry-After. Bounds its share of the event loop, the model and the database.
     tenant_max_requests: int = Field(default=0, ge=0)
     tenant_queue_timeout_s: float = Field(default=10.0, gt=0)
-    # Requests running at once across tenants (0: twice the cores, at least 4). Past it a
-    # request waits, and a freed slot goes to the tenant whose requests have cost least
-    # lately (their time held, halved every ADMISSION_HALF_LIFE_S): cost-based fairness.
-    admission_capacity: int = Field(default=0, ge=0)
-    admission_half_life_s: float = Field(default=10.0, gt=0)
     # Pooled connections one tenant may hold at once (0: half the pool, at least 1); its
     # further requests wait for one of its own, up to DB_ACQUIRE_TIMEOUT_S, then 503.
     tenant_max_connections: int = Field(default=0, ge=0)
@@ -192,7 +187,3 @@ def limits_of(settings: Settings) -> Limits:
         if f.name in Settings.model_fields
     }
     return Limits(**configured)
-
-
-def admission_capacity(settings: Settings) -> int:
-    return settings.admission_capacity or max(4, 2 * (os.cpu_count() or 1))

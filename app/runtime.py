@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.concurrency import CostFairAdmission
-from app.config import Settings, admission_capacity, limits_of, tenant_request_share
+from app.concurrency import TenantShares
+from app.config import Settings, limits_of, tenant_request_share
 from app.db.unit_of_work import Database
 from app.domain.principal import Authenticates
 from app.domain.validation import Limits
@@ -22,13 +22,10 @@ class Runtime:
     schema_head: str
     authenticator: Authenticates
     # Requests in flight per tenant (see Settings.tenant_max_requests).
-    admission: CostFairAdmission = field(init=False)
+    admission: TenantShares = field(init=False)
 
     def __post_init__(self) -> None:
-        s = self.settings
-        self.admission = CostFairAdmission(
-            admission_capacity(s), tenant_request_share(s), s.admission_half_life_s
-        )
+        self.admission = TenantShares(tenant_request_share(self.settings))
 
     @property
     def limits(self) -> Limits:

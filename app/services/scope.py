@@ -108,8 +108,8 @@ async def services_for(runtime: Runtime, principal: Principal) -> AsyncIterator[
     (their own tenant's, no other's), so one tenant's burst cannot take the whole
     service."""
     refusal = RateLimitedError(
-        "this tenant's share of the service is in use (its requests in progress, or its"
-        " recent cost while the service is full); retry shortly",
+        f"this tenant already has {runtime.admission.per_tenant} requests in progress;"
+        " retry shortly",
         retry_after_s=1,
     )
     settings = runtime.settings
