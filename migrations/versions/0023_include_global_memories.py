@@ -1,3 +1,4 @@
+# ruff: noqa: E501, W291 - the downgrade holds the functions verbatim, as the database printed them
 """global memories: a repository's search and snapshot also take the memories filed under no
 repository (a person's or a team's conventions); the index readers take `with_global`
 
