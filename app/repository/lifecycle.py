@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
 from app.repository.rows import MEMORY_COLUMNS, to_memory
 from app.repository.sql import named
@@ -149,22 +150,25 @@ class LifecycleRepository:
         memory whose trust level is one of `trust_levels`; None when the memory is missing,
         of another trust level, or, with If-Match, no longer at that version."""
         conn = await self._uow.connection()
-        allowed = ("tags", "pinned", "confidence", "category", "metadata")
-        names = [name for name in allowed if name in fields]
-        assignments = "".join(f"{name} = ${i + 5}, " for i, name in enumerate(names))
-        row = await conn.fetchrow(
+        names = [name for name in EDITABLE_FIELDS if name in fields]
+        assignments = "".join(f"{name} = :{name}, " for name in names)
+        sql = (
             # An edit is a look at the memory: no longer possibly stale.
             f"UPDATE memories AS m SET {assignments}stale_since = NULL, stale_reason = NULL,"
-            f" version = m.version + 1, updated_at = now()"
-            f" WHERE m.tenant_id = $1 AND m.id = $2 AND ($3::int IS NULL OR m.version = $3)"
-            f" AND m.trust_level = ANY($4::text[])"
-            f" RETURNING {MEMORY_COLUMNS}",
-            self.tenant_id,
-            memory_id,
-            expected_version,
-            list(trust_levels),
-            *(fields[name] for name in names),
+            " version = m.version + 1, updated_at = now()"
+            " WHERE m.tenant_id = :tenant_id AND m.id = :memory_id"
+            " AND (:expected_version::int IS NULL OR m.version = :expected_version)"
+            " AND m.trust_level = ANY(:trust_levels::text[])"
+            f" RETURNING {MEMORY_COLUMNS}"
         )
+        values = {
+            "tenant_id": self.tenant_id,
+            "memory_id": memory_id,
+            "expected_version": expected_version,
+            "trust_levels": list(trust_levels),
+            **{name: fields[name] for name in names},
+        }
+        row = await conn.fetchrow(*named(sql, values))
         return to_memory(row) if row else None
 
 

@@ -206,21 +206,27 @@ class MemoryRepository:
     ) -> Memory | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            "UPDATE memories AS m SET embedding = memory_vector_if_fits($3, $4)"
-            f" WHERE m.tenant_id = $1 AND m.id = $2 RETURNING {MEMORY_COLUMNS}",
-            self.tenant_id,
-            memory_id,
-            embedding,
-            self._uow.embedding_model,
+            *named(
+                "UPDATE memories AS m SET embedding = memory_vector_if_fits(:embedding, :model)"
+                f" WHERE m.tenant_id = :tenant_id AND m.id = :memory_id RETURNING {MEMORY_COLUMNS}",
+                {
+                    "tenant_id": self.tenant_id,
+                    "memory_id": memory_id,
+                    "embedding": embedding,
+                    "model": self._uow.embedding_model,
+                },
+            )
         )
         return to_memory(row) if row else None
 
     async def get(self, memory_id: UUID) -> Memory | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = $1 AND m.id = $2",
-            self.tenant_id,
-            memory_id,
+            *named(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m"
+                " WHERE m.tenant_id = :tenant_id AND m.id = :memory_id",
+                {"tenant_id": self.tenant_id, "memory_id": memory_id},
+            )
         )
         return to_memory(row) if row else None
 
