@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -32,7 +33,7 @@ from app.domain.tasks import (
     extract_successful_steps,
     strategy_content,
 )
-from app.domain.validation import clean_content
+from app.domain.validation import MEMORY_FILES, clean_content, clean_paths
 from app.repository.memories import FeedbackRepository, MemoryRepository
 from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
@@ -69,6 +70,13 @@ class RememberResult:
         if self.outcome.status == "stored":
             return f"Stored: {self.name} ({self.category})"
         return f"Reinforced: {self.name} ({self.category}) — observation count incremented"
+
+
+def strategy_files(changed: Sequence[str] | None) -> tuple[str, ...]:
+    """The repository's files a strategy changed, as a memory links them (the first
+    MEMORY_FILES; a path outside the repository is left out, not refused)."""
+    inside = [path for path in changed or [] if not path.replace("\\", "/").startswith("../")]
+    return clean_paths(inside[:MEMORY_FILES], "files_changed")
 
 
 class LearningService:
@@ -121,6 +129,9 @@ class LearningService:
                 },
                 # The task it was learned in: a hint for a similar task finds it.
                 context=attempt.task_description,
+                # The files it changed: when one changes later, the strategy is marked
+                # possibly stale at the next session start.
+                files=strategy_files(attempt.files_changed),
             )
         )
         return LearnResult(outcome.status, None, outcome.memory)

@@ -150,3 +150,26 @@ async def test_a_search_prefers_the_current_branch_without_filtering(
         found = await api.get("/search", params={**params, "git_branch": branch})
         results = [r["memory"]["git_branch"] for r in found.json()["results"]]
         assert results[0] == branch and set(results) == {"main", "feature/pagination"}
+
+
+async def test_a_learned_strategy_links_the_files_it_changed(api: httpx.AsyncClient) -> None:
+    learned = await api.post(
+        "/strategies/learn",
+        json={
+            "task_description": "add keyset pagination to the orders endpoint",
+            "total_attempts": 1,
+            "quality_score": 9,
+            "plan_summary": "1. add a cursor\\n2. test it",
+            "source_repo": "acme/api",
+            "files_changed": ["./app/api/orders.py", "tests/test_orders.py", "../elsewhere.py"],
+        },
+    )
+    assert learned.status_code in (200, 201), learned.text
+    memory = learned.json()["memory"]
+    assert memory["files"] == ["app/api/orders.py", "tests/test_orders.py"]
+    started = await api.post(
+        "/sessions",
+        json={"source_repo": "acme/api", "git_commit": COMMIT_B,
+              "changed_files": ["app/api/orders.py"]},
+    )  # fmt: skip
+    assert started.json()["marked_stale"] == 1
