@@ -23,8 +23,11 @@ class KeyRepository:
 
     async def authenticate(self, key_hash: str) -> ApiKey | None:
         row = await self._conn.fetchrow(
-            f"SELECT {_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
-            key_hash,
+            *named(
+                f"SELECT {_COLUMNS} FROM api_keys"
+                " WHERE key_hash = :key_hash AND revoked_at IS NULL",
+                {"key_hash": key_hash},
+            )
         )
         return _key(row) if row else None
 
@@ -61,22 +64,30 @@ class KeyRepository:
     async def create(
         self, tenant_id: str, name: str, role: str, key_hash: str, prefix: str
     ) -> ApiKey:
+        values = {
+            "tenant_id": tenant_id,
+            "name": name,
+            "role": role,
+            "key_hash": key_hash,
+            "prefix": prefix,
+        }
         row = await self._conn.fetchrow(
-            f"INSERT INTO api_keys (tenant_id, name, role, key_hash, prefix)"
-            f" VALUES ($1, $2, $3, $4, $5) RETURNING {_COLUMNS}",
-            tenant_id,
-            name,
-            role,
-            key_hash,
-            prefix,
+            *named(
+                "INSERT INTO api_keys (tenant_id, name, role, key_hash, prefix)"
+                f" VALUES (:tenant_id, :name, :role, :key_hash, :prefix) RETURNING {_COLUMNS}",
+                values,
+            )
         )
         return _key(row)
 
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
         rows = await self._conn.fetch(
-            f"SELECT {_COLUMNS} FROM api_keys WHERE $1::text IS NULL OR tenant_id = $1"
-            " ORDER BY tenant_id, created_at",
-            tenant_id,
+            *named(
+                f"SELECT {_COLUMNS} FROM api_keys"
+                " WHERE :tenant_id::text IS NULL OR tenant_id = :tenant_id"
+                " ORDER BY tenant_id, created_at",
+                {"tenant_id": tenant_id},
+            )
         )
         return [_key(r) for r in rows]
 
@@ -84,9 +95,11 @@ class KeyRepository:
         row = await self._conn.fetchrow(
             # least(): the first revocation's time stays (and NULL is ignored); Citus takes
             # no now() inside coalesce in an UPDATE.
-            f"UPDATE api_keys SET revoked_at = least(revoked_at, now())"
-            f" WHERE id = $2 AND ($1::text IS NULL OR tenant_id = $1) RETURNING {_COLUMNS}",
-            tenant_id,
-            key_id,
+            *named(
+                "UPDATE api_keys SET revoked_at = least(revoked_at, now())"
+                " WHERE id = :key_id AND (:tenant_id::text IS NULL OR tenant_id = :tenant_id)"
+                f" RETURNING {_COLUMNS}",
+                {"tenant_id": tenant_id, "key_id": key_id},
+            )
         )
         return _key(row) if row else None

@@ -34,16 +34,18 @@ _PRUNE = """
 WITH candidates AS (
     SELECT m.id, m.memory_type, m.version
     FROM memories m
-    WHERE m.tenant_id = $1
+    WHERE m.tenant_id = :tenant_id
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-      AND ($2::text IS NULL OR m.source_repo = $2)
-      AND (   (m.created_at < now() - make_interval(days => $3) AND m.access_count = 0)
-           OR (m.created_at < now() - make_interval(days => $4) AND m.access_count < $5))
+      AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)
+      AND (   (m.created_at < now() - make_interval(days => :unused_days)
+               AND m.access_count = 0)
+           OR (m.created_at < now() - make_interval(days => :stale_days)
+               AND m.access_count < :stale_min_accesses))
 ),
 archived AS (
     UPDATE memories m SET archived_at = now(), updated_at = now(), version = m.version + 1
     FROM candidates c
-    WHERE NOT $6 AND m.tenant_id = $1 AND m.id = c.id
+    WHERE NOT :dry_run AND m.tenant_id = :tenant_id AND m.id = c.id
     RETURNING m.id, m.version
 )
 SELECT c.id, c.memory_type, coalesce(a.version, c.version) AS version
@@ -64,8 +66,11 @@ class LifecycleRepository:
         """Held until the transaction ends: two processes never prune one tenant at once."""
         conn = await self._uow.connection()
         got: bool = await conn.fetchval(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended('agent-memory:prune:' || $1, 0))",
-            self.tenant_id,
+            *named(
+                "SELECT pg_try_advisory_xact_lock("
+                "hashtextextended('agent-memory:prune:' || :tenant_id, 0))",
+                {"tenant_id": self.tenant_id},
+            )
         )
         return got
 
@@ -73,15 +78,15 @@ class LifecycleRepository:
         self, rules: PruneRules, source_repo: str | None, dry_run: bool
     ) -> list[PruneCandidate]:
         conn = await self._uow.connection()
-        rows = await conn.fetch(
-            _PRUNE,
-            self.tenant_id,
-            source_repo,
-            rules.unused_days,
-            rules.stale_days,
-            rules.stale_min_accesses,
-            dry_run,
-        )
+        values = {
+            "tenant_id": self.tenant_id,
+            "source_repo": source_repo,
+            "unused_days": rules.unused_days,
+            "stale_days": rules.stale_days,
+            "stale_min_accesses": rules.stale_min_accesses,
+            "dry_run": dry_run,
+        }
+        rows = await conn.fetch(*named(_PRUNE, values))
         return [PruneCandidate(r["id"], r["memory_type"], r["version"]) for r in rows]
 
     async def archive(self, memory_id: UUID) -> Memory | None:
@@ -108,17 +113,22 @@ class LifecycleRepository:
         inside CASE or coalesce in an UPDATE.) A concurrent identical change waits on the
         row lock, finds it made, and reads the row afterwards."""
         conn = await self._uow.connection()
+        which = {"tenant_id": self.tenant_id, "memory_id": memory_id}
         row = await conn.fetchrow(
-            f"UPDATE memories AS m SET {assignments}"
-            f" WHERE m.tenant_id = $1 AND m.id = $2 AND {applies} RETURNING {MEMORY_COLUMNS}",
-            self.tenant_id,
-            memory_id,
+            *named(
+                f"UPDATE memories AS m SET {assignments}"
+                f" WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {applies}"
+                f" RETURNING {MEMORY_COLUMNS}",
+                which,
+            )
         )
         if row is None:
             row = await conn.fetchrow(
-                f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.tenant_id = $1 AND m.id = $2",
-                self.tenant_id,
-                memory_id,
+                *named(
+                    f"SELECT {MEMORY_COLUMNS} FROM memories m"
+                    " WHERE m.tenant_id = :tenant_id AND m.id = :memory_id",
+                    which,
+                )
             )
         return to_memory(row) if row else None
 
@@ -129,13 +139,19 @@ class LifecycleRepository:
         version) can be; False otherwise."""
         conn = await self._uow.connection()
         done = await conn.fetchval(
-            "UPDATE memories SET superseded_by = $3, version = version + 1, updated_at = now()"
-            " WHERE tenant_id = $1 AND id = $2 AND superseded_by IS NULL"
-            " AND ($4::int IS NULL OR version = $4) RETURNING true",
-            self.tenant_id,
-            old_id,
-            new_id,
-            expected_version,
+            *named(
+                "UPDATE memories SET superseded_by = :new_id, version = version + 1,"
+                " updated_at = now()"
+                " WHERE tenant_id = :tenant_id AND id = :old_id AND superseded_by IS NULL"
+                " AND (:expected_version::int IS NULL OR version = :expected_version)"
+                " RETURNING true",
+                {
+                    "tenant_id": self.tenant_id,
+                    "old_id": old_id,
+                    "new_id": new_id,
+                    "expected_version": expected_version,
+                },
+            )
         )
         return bool(done)
 

@@ -96,20 +96,20 @@ _LINEAGE = f"""
 WITH RECURSIVE newer AS (
     SELECT m.superseded_by AS id, 1 AS depth
     FROM memories m
-    WHERE m.tenant_id = $1 AND m.id = $2 AND m.superseded_by IS NOT NULL
+    WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.superseded_by IS NOT NULL
   UNION ALL
     SELECT m.superseded_by, n.depth + 1
-    FROM newer n JOIN memories m ON m.tenant_id = $1 AND m.id = n.id
-    WHERE m.superseded_by IS NOT NULL AND n.depth < $3
+    FROM newer n JOIN memories m ON m.tenant_id = :tenant_id AND m.id = n.id
+    WHERE m.superseded_by IS NOT NULL AND n.depth < :max_depth
 ),
 older AS (
     SELECT m.id, 1 AS depth
     FROM memories m
-    WHERE m.tenant_id = $1 AND m.superseded_by = $2
+    WHERE m.tenant_id = :tenant_id AND m.superseded_by = :memory_id
   UNION ALL
     SELECT m.id, o.depth + 1
-    FROM older o JOIN memories m ON m.tenant_id = $1 AND m.superseded_by = o.id
-    WHERE o.depth < $3
+    FROM older o JOIN memories m ON m.tenant_id = :tenant_id AND m.superseded_by = o.id
+    WHERE o.depth < :max_depth
 ),
 chain AS (
     SELECT id, depth, 'newer' AS side FROM newer
@@ -117,7 +117,7 @@ chain AS (
     SELECT id, depth, 'older' FROM older
 )
 SELECT {MEMORY_COLUMNS}, c.side
-FROM chain c JOIN memories m ON m.tenant_id = $1 AND m.id = c.id
+FROM chain c JOIN memories m ON m.tenant_id = :tenant_id AND m.id = c.id
 ORDER BY c.side, c.depth
 """
 
@@ -127,10 +127,10 @@ ORDER BY c.side, c.depth
 _DELETE = """
 WITH unlinked AS (
     UPDATE memories m SET superseded_by = NULL, version = m.version + 1, updated_at = now()
-    WHERE m.tenant_id = $1 AND m.superseded_by = $2
+    WHERE m.tenant_id = :tenant_id AND m.superseded_by = :memory_id
     RETURNING m.id
 )
-DELETE FROM memories m WHERE m.tenant_id = $1 AND m.id = $2 RETURNING true
+DELETE FROM memories m WHERE m.tenant_id = :tenant_id AND m.id = :memory_id RETURNING true
 """
 
 
@@ -234,10 +234,11 @@ class MemoryRepository:
         """In the order asked for; unknown ids left out."""
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            f"SELECT {MEMORY_COLUMNS} FROM unnest($2::uuid[]) WITH ORDINALITY AS w(id, n)"
-            " JOIN memories m ON m.tenant_id = $1 AND m.id = w.id ORDER BY w.n",
-            self.tenant_id,
-            list(memory_ids),
+            *named(
+                f"SELECT {MEMORY_COLUMNS} FROM unnest(:ids::uuid[]) WITH ORDINALITY AS w(id, n)"
+                " JOIN memories m ON m.tenant_id = :tenant_id AND m.id = w.id ORDER BY w.n",
+                {"tenant_id": self.tenant_id, "ids": list(memory_ids)},
+            )
         )
         return [to_memory(row) for row in rows]
 
@@ -245,14 +246,17 @@ class MemoryRepository:
         """The memories this one replaced (older, nearest first) and those that replaced it
         (newer, nearest first), at most `max_depth` links each way."""
         conn = await self._uow.connection()
-        rows = await conn.fetch(_LINEAGE, self.tenant_id, memory_id, max_depth)
+        values = {"tenant_id": self.tenant_id, "memory_id": memory_id, "max_depth": max_depth}
+        rows = await conn.fetch(*named(_LINEAGE, values))
         older = [to_memory(r) for r in rows if r["side"] == "older"]
         newer = [to_memory(r) for r in rows if r["side"] == "newer"]
         return older, newer
 
     async def delete(self, memory_id: UUID) -> bool:
         conn = await self._uow.connection()
-        deleted = await conn.fetchval(_DELETE, self.tenant_id, memory_id)
+        deleted = await conn.fetchval(
+            *named(_DELETE, {"tenant_id": self.tenant_id, "memory_id": memory_id})
+        )
         return bool(deleted)
 
     async def list(
@@ -260,13 +264,14 @@ class MemoryRepository:
     ) -> list[Memory]:
         """Newest first, keyset-paginated on (created_at, id)."""
         conn = await self._uow.connection()
-        args: list[Any] = [self.tenant_id]
+        values: dict[str, Any] = {"tenant_id": self.tenant_id}
 
         def bind(value: Any) -> str:
-            args.append(value)
-            return f"${len(args)}"
+            name = f"v{len(values)}"
+            values[name] = value
+            return f":{name}"
 
-        clauses = [filter_sql(filters, bind, tenant="$1")]
+        clauses = [filter_sql(filters, bind, tenant=":tenant_id")]
         if not filters.include_quarantined:
             clauses.append(INTACT)
         if after is not None:
@@ -276,7 +281,7 @@ class MemoryRepository:
             f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {' AND '.join(clauses)}"
             f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit)}"
         )
-        return [to_memory(row) for row in await conn.fetch(sql, *args)]
+        return [to_memory(row) for row in await conn.fetch(*named(sql, values))]
 
 
 class FeedbackRepository:
@@ -340,10 +345,12 @@ class PendingEmbeddingRepository:
     async def pending(self, limit: int) -> list[PendingEmbedding]:
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            "SELECT id, content, name, category, context FROM memories"
-            " WHERE tenant_id = $1 AND embedding IS NULL ORDER BY created_at LIMIT $2",
-            self._uow.tenant_id,
-            limit,
+            *named(
+                "SELECT id, content, name, category, context FROM memories"
+                " WHERE tenant_id = :tenant_id AND embedding IS NULL ORDER BY created_at"
+                " LIMIT :limit",
+                {"tenant_id": self._uow.tenant_id, "limit": limit},
+            )
         )
         return [
             PendingEmbedding(r["id"], r["content"], r["name"], r["category"], r["context"])
@@ -352,21 +359,22 @@ class PendingEmbeddingRepository:
 
     async def fill(self, vectors: Sequence[tuple[UUID, Sequence[float]]]) -> int:
         conn = await self._uow.connection()
-        filled = await conn.fetchval(
-            """
+        sql = """
             WITH filled AS (
                 UPDATE memories m SET embedding = v.embedding::vector
-                FROM unnest($2::uuid[], $3::text[]) AS v(id, embedding)
-                WHERE m.tenant_id = $1 AND m.id = v.id AND m.embedding IS NULL
-                  AND memory_vector_fits($4)
+                FROM unnest(:ids::uuid[], :vectors::text[]) AS v(id, embedding)
+                WHERE m.tenant_id = :tenant_id AND m.id = v.id AND m.embedding IS NULL
+                  AND memory_vector_fits(:model)
                 RETURNING 1
             )
             SELECT count(*) FROM filled
-            """,
-            self._uow.tenant_id,
-            [memory_id for memory_id, _ in vectors],
+            """
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "ids": [memory_id for memory_id, _ in vectors],
             # As text: the pgvector codec encodes one vector, not an array of them.
-            ["[" + ",".join(map(repr, map(float, vector))) + "]" for _, vector in vectors],
-            self._uow.embedding_model,
-        )
+            "vectors": ["[" + ",".join(map(repr, map(float, v))) + "]" for _, v in vectors],
+            "model": self._uow.embedding_model,
+        }
+        filled = await conn.fetchval(*named(sql, values))
         return int(filled)

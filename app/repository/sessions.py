@@ -32,7 +32,8 @@ WITH scope AS (
            (m.pinned AND m.trust_level <> 'agent') AS guardrail
     FROM memories m
     -- A repository's snapshot holds its memories and the global ones (filed under none).
-    WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2 OR m.source_repo IS NULL)
+    WHERE m.tenant_id = :tenant_id
+      AND (:source_repo::text IS NULL OR m.source_repo = :source_repo OR m.source_repo IS NULL)
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
 ),
 recent AS (
@@ -50,7 +51,8 @@ recent AS (
 SELECT
     (SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ended_at DESC), '[]'::jsonb) FROM (
         SELECT id, agent, task, summary, key_changes, ended_at FROM sessions
-        WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2) AND status = 'completed'
+        WHERE tenant_id = :tenant_id AND status = 'completed'
+          AND (:source_repo::text IS NULL OR source_repo = :source_repo)
         ORDER BY ended_at DESC LIMIT 10) x) AS sessions,
     (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.created_at DESC), '[]'::jsonb) FROM (
         SELECT id, memory_type, category, name, content, metadata, trust_level, global,
@@ -61,11 +63,12 @@ SELECT
         SELECT kind, nth, id, memory_type, category, name, content, metadata, trust_level,
                global, stale_reason, created_at
         FROM recent m
-        WHERE nth <= $4 AND created_at >= now() - make_interval(days => $3) AND {INTACT}) r)
+        WHERE nth <= :per_kind AND created_at >= now() - make_interval(days => :recent_days)
+          AND {INTACT}) r)
         AS recent,
     (SELECT coalesce(jsonb_object_agg(kind, n), '{{}}'::jsonb) FROM (
         SELECT kind, count(*) AS n FROM recent
-        WHERE nth > $4 OR created_at < now() - make_interval(days => $3)
+        WHERE nth > :per_kind OR created_at < now() - make_interval(days => :recent_days)
         GROUP BY kind) o) AS older
 """
 
@@ -106,21 +109,22 @@ class SessionRepository:
         """Newest first, active ones included."""
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            f"SELECT {SESSION_COLUMNS} FROM sessions"
-            " WHERE tenant_id = $1 AND ($2::text IS NULL OR source_repo = $2)"
-            " ORDER BY started_at DESC, id DESC LIMIT $3",
-            self._uow.tenant_id,
-            source_repo,
-            limit,
+            *named(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = :tenant_id"
+                " AND (:source_repo::text IS NULL OR source_repo = :source_repo)"
+                " ORDER BY started_at DESC, id DESC LIMIT :limit",
+                {"tenant_id": self._uow.tenant_id, "source_repo": source_repo, "limit": limit},
+            )
         )
         return [session_of(row) for row in rows]
 
     async def get(self, session_id: UUID) -> Session | None:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2",
-            self._uow.tenant_id,
-            session_id,
+            *named(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = :tenant_id AND id = :id",
+                {"tenant_id": self._uow.tenant_id, "id": session_id},
+            )
         )
         return session_of(row) if row else None
 
@@ -129,18 +133,20 @@ class SessionRepository:
     ) -> Session | None:
         """Ends an active session; None when it is unknown or already ended."""
         conn = await self._uow.connection()
-        row = await conn.fetchrow(
-            f"""
-            UPDATE sessions SET status = $3, summary = $4, key_changes = $5, ended_at = now()
-            WHERE tenant_id = $1 AND id = $2 AND status = 'active'
+        sql = f"""
+            UPDATE sessions SET status = :status, summary = :summary,
+                                key_changes = :key_changes, ended_at = now()
+            WHERE tenant_id = :tenant_id AND id = :id AND status = 'active'
             RETURNING {SESSION_COLUMNS}
-            """,
-            self._uow.tenant_id,
-            session_id,
-            status,
-            summary,
-            key_changes,
-        )
+            """
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "id": session_id,
+            "status": status,
+            "summary": summary,
+            "key_changes": key_changes,
+        }
+        row = await conn.fetchrow(*named(sql, values))
         return session_of(row) if row else None
 
     async def abandon_older_than(self, hours: float) -> int:
@@ -171,9 +177,13 @@ class SessionRepository:
         self, source_repo: str | None, recent_days: int, per_kind: int
     ) -> SnapshotRows:
         conn = await self._uow.connection()
-        row = await conn.fetchrow(
-            _SNAPSHOT, self._uow.tenant_id, source_repo, recent_days, per_kind
-        )
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "source_repo": source_repo,
+            "recent_days": recent_days,
+            "per_kind": per_kind,
+        }
+        row = await conn.fetchrow(*named(_SNAPSHOT, values))
         return SnapshotRows(
             sessions=row["sessions"],
             guardrails=row["guardrails"],
