@@ -12,7 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -253,24 +253,33 @@ async def api(
 
 
 @asynccontextmanager
-async def serving(application: Starlette) -> AsyncIterator[str]:
-    """An app whose lifespan already runs, on a real loopback port, until the block ends."""
+async def on_loopback(make_config: Callable[[int], uvicorn.Config]) -> AsyncIterator[int]:
+    """A uvicorn server on a loopback port that listens before the block starts, so nothing
+    waits for start-up: a connection made early queues until the server accepts it."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
+        sock.listen()
         port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, lifespan="off", log_config=None
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    try:
+        server = uvicorn.Server(make_config(port))
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            yield port
+        finally:
+            server.should_exit = True
+            await task
+
+
+@asynccontextmanager
+async def serving(application: Starlette) -> AsyncIterator[str]:
+    """An app whose lifespan already runs, on a real loopback port, until the block ends."""
+
+    def config(port: int) -> uvicorn.Config:
+        return uvicorn.Config(
+            application, host="127.0.0.1", port=port, lifespan="off", log_config=None
+        )
+
+    async with on_loopback(config) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ connection observed closed by the server (the waits are for that event, with roo
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -13,6 +12,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.http_server import server_config
+from tests.conftest import on_loopback
 
 CLOSED_WITHIN_S = 30  # room for a busy machine; the server's own bounds are far shorter
 
@@ -20,22 +20,14 @@ CLOSED_WITHIN_S = 30  # room for a busy machine; the server's own bounds are far
 @asynccontextmanager
 async def guarded(app: FastAPI, settings: Settings, **rules: float) -> AsyncIterator[int]:
     """The test app behind the service's own server rules (`rules` override them)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = server_config(
-        app, settings.model_copy(update=rules), "127.0.0.1", port, lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    try:
+
+    def config(port: int) -> uvicorn.Config:
+        return server_config(
+            app, settings.model_copy(update=rules), "127.0.0.1", port, lifespan="off"
+        )
+
+    async with on_loopback(config) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def closed_by_server(reader: asyncio.StreamReader) -> bytes:
