@@ -7,7 +7,8 @@ where throughput peaks and from how few clients it is within 5% of that peak.
 With --noisy N, a noisy-neighbour step follows: the quiet tenant runs the same mix at
 --quiet-clients, first alone, then while another tenant's N clients send maximum-cost
 searches (2,000 characters of about 300 distinct words the corpus holds); it reports the
-quiet tenant's p99 and errors side by side, and what the noisy tenant was answered.
+quiet tenant's p99 and errors side by side, and what the noisy tenant was answered. With
+--noisy-kind ingest, the noisy clients store 2,000-character memories instead.
 
 Only 127.0.0.1 is ever contacted; every loop is bounded.
 
@@ -118,19 +119,34 @@ def worst_query(rng: random.Random) -> str:
 
 
 async def noisy_loop(
-    client: aiohttp.ClientSession, seed: int, deadline: float, answers: dict[str, int]
+    client: aiohttp.ClientSession,
+    seed: int,
+    deadline: float,
+    answers: dict[str, int],
+    kind: str = "search",
 ) -> None:
+    """`search`: the costliest queries; `ingest`: stores of 2,000-character memories, each
+    a long model call."""
     rng = random.Random(seed)
     while time.monotonic() < deadline:
+        text = worst_query(rng)
         try:
-            status = await send(client, "POST", "/search", json={"q": worst_query(rng)})
+            if kind == "ingest":
+                status = await send(client, "POST", "/memories", json={"content": text})
+            else:
+                status = await send(client, "POST", "/search", json={"q": text})
             answers[str(status)] += 1
         except (aiohttp.ClientError, TimeoutError) as exc:
             answers[type(exc).__name__] += 1
 
 
 async def noisy_neighbour(
-    base_url: str, keys: dict[str, str], quiet_clients: int, noisy_clients: int, seconds: float
+    base_url: str,
+    keys: dict[str, str],
+    quiet_clients: int,
+    noisy_clients: int,
+    seconds: float,
+    kind: str = "search",
 ) -> None:
     print(
         "\n| run | quiet req/s | quiet errors | quiet search p99 | quiet store p99 |"
@@ -159,7 +175,7 @@ async def noisy_neighbour(
                     client_loop(quiet, 7000 + i, deadline, results, errors, known)
                     for i in range(quiet_clients)
                 ),
-                *(noisy_loop(noisy, 9000 + i, deadline, answers) for i in range(noise)),
+                *(noisy_loop(noisy, 9000 + i, deadline, answers, kind) for i in range(noise)),
             )
             elapsed = time.monotonic() - began
             done = sum(len(v) for v in results.values())
@@ -186,7 +202,7 @@ async def make_keys(url: str) -> dict[str, str]:
     try:
         service = KeyService(conn)
         quiet = await service.create("default", "bench quiet", "agent")
-        noisy = await service.create("noisy", "bench noisy", "reader")
+        noisy = await service.create("noisy", "bench noisy", "agent")
     finally:
         await conn.close()
     return {"quiet": quiet.key, "noisy": noisy.key}
@@ -199,6 +215,7 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--noisy", type=int, default=0, help="noisy tenant's clients (0: skip)")
     parser.add_argument("--quiet-clients", type=int, default=4)
+    parser.add_argument("--noisy-kind", choices=("search", "ingest"), default="search")
     args = parser.parse_args()
     async with fresh_database("agent_memory_bench_load") as url:
         await bulk_load(url, 0, 10_000, 100)
@@ -277,7 +294,9 @@ async def main() -> None:
                 if failures:
                     print("\nerrors: " + ", ".join(f"{k}: {n}" for k, n in failures.items()))
             if args.noisy:
-                await noisy_neighbour(base_url, keys, args.quiet_clients, args.noisy, args.seconds)
+                await noisy_neighbour(
+                    base_url, keys, args.quiet_clients, args.noisy, args.seconds, args.noisy_kind
+                )
         finally:
             server.terminate()
             server.wait(30)

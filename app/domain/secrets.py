@@ -291,9 +291,16 @@ def strings_of(value: Any) -> Iterator[str]:
             yield from strings_of(v)
 
 
-def redact_for_log(text: str) -> str:
-    """What a log line may say of a query: any secret in it replaced."""
-    return redacted(text, find_secrets(text))
+# A secret that begins in the part of a text a log line keeps is found whole when it is at
+# most this long; the rest of a long text is not scanned (a log line is no place for it).
+LOG_SCAN_MARGIN = 400
+
+
+def redact_for_log(text: str, keep: int) -> str:
+    """The first `keep` characters of a text, for a log line, with any secret replaced.
+    Redacted before it is cut: a cut secret would pass the detector."""
+    window = text[: keep + LOG_SCAN_MARGIN]
+    return redacted(window, find_secrets(window))[:keep]
 
 
 def screen_memory(new: NewMemory, policy: SecretsPolicy, prefix: str = "") -> NewMemory:

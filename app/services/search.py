@@ -16,7 +16,7 @@ from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository
-from app.repository.search import SearchRepository
+from app.repository.search import SearchOutcome, SearchRepository
 from app.repository.search_statement import SearchParams, SearchStatement
 from app.services.audit import AuditTrail
 from app.telemetry import Telemetry
@@ -124,18 +124,8 @@ class SearchService:
             )
         took_ms = (time.perf_counter() - started) * 1000
         self._telemetry.searched(len(outcome.hits))
-        logger.info(
-            "search",
-            extra={
-                # Redacted before it is cut: a cut secret would pass the detector.
-                "query": redact_for_log(query.text)[:100],
-                "alpha": alpha,
-                "keyword_candidates": outcome.keyword_candidates,
-                "vector_candidates": outcome.vector_candidates,
-                "results": len(outcome.hits),
-                "took_ms": round(took_ms, 2),
-            },
-        )
+        if logger.isEnabledFor(logging.INFO):
+            self._log(query, outcome, alpha, took_ms)
         if params.embedding is not None and not outcome.vectors_fit:
             alpha, degraded = (
                 0.0,
@@ -152,6 +142,19 @@ class SearchService:
                 f" searched; {query.dropped_terms} more were left out"
             )
         return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below)
+
+    def _log(self, query: SearchQuery, outcome: SearchOutcome, alpha: float, took: float) -> None:
+        logger.info(
+            "search",
+            extra={
+                "query": redact_for_log(query.text, keep=100),
+                "alpha": alpha,
+                "keyword_candidates": outcome.keyword_candidates,
+                "vector_candidates": outcome.vector_candidates,
+                "results": len(outcome.hits),
+                "took_ms": round(took, 2),
+            },
+        )
 
     def _floor(self, query: SearchQuery, alpha: float) -> dict[str, float]:
         """The relevance floor the statement applies (bench/floor.py replays it offline).

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.domain.errors import InvalidInputError, RateLimitedError
-from app.domain.secrets import screen
+from app.domain.secrets import redact_for_log, screen
 from app.embeddings.base import Embedder
 from app.main import create_app
 from app.services.auth import FailedAuthLimiter, decide_open_mode
@@ -272,6 +272,13 @@ async def test_a_secret_used_as_a_query_is_not_logged(
     logged = [r for r in caplog.records if r.getMessage() == "search"]
     assert logged and all(GITHUB_TOKEN not in str(r.__dict__) for r in logged)
     assert "[REDACTED:GitHub Token]" in str(logged[0].__dict__["query"])
+
+
+def test_a_logged_query_is_cut_after_redaction_and_its_tail_is_not_scanned() -> None:
+    text = "x " * 45 + GITHUB_TOKEN + " y" * 5000  # the token straddles the cut at 100
+    line = redact_for_log(text, keep=100)
+    assert len(line) <= 100 and GITHUB_TOKEN[:10] not in line
+    assert line.endswith("[REDACTED:GitHub Token] y y y"[: 100 - 90])
 
 
 # Slow down guessing.
