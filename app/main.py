@@ -31,7 +31,7 @@ from app.api.errors import PROBLEM_RESPONSES, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.mcp_http import AuthenticatedMcp
 from app.api.options import OptionsMiddleware
-from app.api.schemas import with_configured_limits
+from app.api.rules import with_configured_limits
 from app.config import Settings, get_settings, limits_of
 from app.console import routes as console
 from app.domain.problems import Problem

@@ -89,6 +89,7 @@ async def open_runtime(
             settings.db_command_timeout_s,
             settings.hnsw_ef_search,
             settings.db_app_role or None,
+            settings.vector_exact_below,
         )
         database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
@@ -98,7 +99,9 @@ async def open_runtime(
                 if await on_citus(conn):
                     database.distributed = True
                     # The workers' sessions are Citus's own: each transaction carries these.
-                    database.transaction_settings = search_settings(settings.hnsw_ef_search)
+                    database.transaction_settings = search_settings(
+                        settings.hnsw_ef_search, settings.vector_exact_below
+                    )
             head = head_revision()
             await check_schema(database, the_embedder, head)
             authenticator = Authenticator(

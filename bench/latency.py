@@ -33,13 +33,27 @@ from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from bench.support import fresh_database
 from bench.synthetic import QUERIES, memory_text
+from bench.vector_cache import VectorCache
 
-MODES = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": 0.6}
+# None: the server's default (HYBRID_ALPHA).
+MODES: dict[str, float | None] = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": None}
+RARE_EVERY = 1000  # RARE_REPO holds 0.1% of the rows
 
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+RARE_REPO = "repo-rare"
+
+
+def repo_of(n: int, tenants: int, repos: int, rare_every: int) -> str:
+    """Row n's repository: one of `repos` evenly, or with `rare_every`, every that many
+    rows in RARE_REPO instead (a repository holding 1/rare_every of the rows)."""
+    if rare_every and n % rare_every == rare_every - 1:
+        return RARE_REPO
+    return f"repo-{n // max(tenants, 1) % repos}"
 
 
 async def bulk_load(
@@ -49,11 +63,14 @@ async def bulk_load(
     repos: int,
     tenants: int = 0,
     embedder: Embedder | None = None,
+    vectors: VectorCache | None = None,
+    rare_every: int = 0,
 ) -> tuple[float, float]:
     """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
     seconds it all took, and of them the HNSW build's. With `tenants`, the rows are spread
     over tenants `tenant-0` .. `tenant-{tenants - 1}`; else all are the default tenant's.
-    Their vectors come from the `hash` provider unless `embedder` is given."""
+    Their vectors come from the `hash` provider unless `embedder` is given, or `vectors`
+    (the real model's, embedded once: bench/vector_cache.py, for rows from 0)."""
     rng = random.Random(start)
     embedder = embedder or HashEmbedder(int(os.environ.get("EMBEDDING_DIM", "384")))
     conn = await asyncpg.connect(url)
@@ -63,17 +80,20 @@ async def bulk_load(
     chunk = 5000
     for offset in range(0, count, chunk):
         texts = [memory_text(rng) for _ in range(min(chunk, count - offset))]
-        vectors = await embedder.embed([t for t, _ in texts])
+        if vectors is not None:
+            embedded: Any = vectors.vectors(start + offset, len(texts))
+        else:
+            embedded = await embedder.embed([t for t, _ in texts])
         rows = [
             (
                 f"tenant-{n % tenants}" if tenants else "default",
                 f"{t} (#{n})",
                 kind,
-                f"repo-{n // max(tenants, 1) % repos}",
+                repo_of(n, tenants, repos, rare_every),
                 v,
             )
             for n, ((t, kind), v) in enumerate(
-                zip(texts, vectors, strict=True), start=start + offset
+                zip(texts, embedded, strict=True), start=start + offset
             )
         ]
         await conn.executemany(
@@ -92,6 +112,14 @@ async def bulk_load(
     await conn.execute("VACUUM ANALYZE memories")
     await conn.close()
     return time.perf_counter() - began, built
+
+
+async def count_rows(url: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM memories"))
+    finally:
+        await conn.close()
 
 
 async def disk_use(url: str) -> str:
@@ -140,16 +168,22 @@ async def measure_search(
     plan = []
     for i in range(n):
         q = QUERIES[i % len(QUERIES)]
-        # A third of the queries are filtered to one repository (1% of the rows).
-        repo = f"repo-{rng.randrange(repos)}" if i % 3 == 0 else None
+        # A tenth of the queries are filtered to a repository of 0.1% of the rows, and
+        # about a third to one of 1%.
+        repo = None
+        if i % 10 == 0:
+            repo = RARE_REPO
+        elif i % 3 == 1:
+            repo = f"repo-{rng.randrange(repos)}"
         plan.append((q, repo))
     out: dict[str, dict[str, float]] = {}
     for mode, alpha in MODES.items():
         server, client_ms, counts = [], [], []
+        shown = {} if alpha is None else {"alpha": alpha}
         for q, _ in plan[:20]:  # warm-up
-            await client.get("/search", params={"q": q, "alpha": alpha, "track_access": False})
+            await client.get("/search", params={"q": q, "track_access": False, **shown})
         for q, repo in plan:
-            params: dict[str, Any] = {"q": q, "alpha": alpha, "limit": 10}
+            params: dict[str, Any] = {"q": q, "limit": 10, **shown}
             if repo:
                 params["source_repo"] = repo
             began = time.perf_counter()
@@ -223,6 +257,14 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument(
+        "--real-vectors",
+        action="store_true",
+        help="bulk rows with the model's vectors from bench/vector_cache.py (fill it first)",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the database and load only what is missing"
+    )
+    parser.add_argument(
         "--model",
         default="minilm-l6",
         choices=["minilm-l6", "minilm-l3", "minilm-l6+l3"],
@@ -234,13 +276,19 @@ async def main() -> None:
     os.environ["EMBEDDING_DIM"] = "768" if "+" in args.model else "384"
     sizes = [int(s) for s in args.sizes.split(",")]
     repos = 100
-    async with fresh_database("agent_memory_bench_latency") as url:
-        loaded = 0
+    cache = VectorCache(args.model) if args.real_vectors else None
+    if cache is not None and not cache.holds(max(sizes)):
+        raise SystemExit(f"no cached vectors for {max(sizes)} rows: run bench.vector_cache first")
+    async with fresh_database("agent_memory_bench_latency", reuse=args.keep) as url:
+        loaded = await count_rows(url)
         report = []
         for size in sizes:
-            took, built = await bulk_load(url, loaded, size - loaded, repos)
-            loaded = size
-            print(f"loaded {size} memories in {took:.0f}s (HNSW build {built:.0f}s)", flush=True)
+            if loaded < size:
+                took, built = await bulk_load(
+                    url, loaded, size - loaded, repos, vectors=cache, rare_every=RARE_EVERY
+                )
+                loaded = size
+                print(f"loaded {size} memories in {took:.0f}s (HNSW {built:.0f}s)", flush=True)
             print(await disk_use(url), flush=True)
             port = free_port()
             env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}

@@ -11,8 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import ServicesDep
 from app.api.examples import AUDIT_ID, KEY_ID, MEMORY_ID, AuditId, answers
-from app.domain.audit import AuditQuery
+from app.api.rules import documented
+from app.domain.audit import ACTIONS, MAX_AUDIT_PAGE, AuditQuery
+from app.domain.validation import INSTANT_PATTERN, instant
 from app.shapes import MemoryOut
+
+# Parsed by the domain's rule, so that only what the schema calls a date-time passes.
+Instant = Annotated[
+    str | None, Query(json_schema_extra={"format": "date-time", "pattern": INSTANT_PATTERN})
+]
 
 router = APIRouter(prefix="/audit", tags=["audit"])
 
@@ -61,14 +68,16 @@ _EXAMPLE = {
 )
 async def list_audit(
     services: ServicesDep,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Instant = None,
+    until: Instant = None,
     actor_key: UUID | None = None,
     memory_id: UUID | None = None,
-    action: str | None = None,
-    limit: Annotated[int, Query(description="At most 500")] = 100,
+    action: Annotated[str | None, Query(json_schema_extra=documented(choices=ACTIONS))] = None,
+    limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_AUDIT_PAGE)))] = 100,
 ) -> list[AuditEntryOut]:
-    query = AuditQuery(since, until, actor_key, memory_id, action, limit)
+    query = AuditQuery(
+        instant(since, "since"), instant(until, "until"), actor_key, memory_id, action, limit
+    )
     return [AuditEntryOut.model_validate(e) for e in await services.audit.entries(query)]
 
 

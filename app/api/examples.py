@@ -7,6 +7,9 @@ from uuid import UUID
 
 from fastapi import Path, Query
 
+from app.api.rules import documented, line_rules
+from app.domain.inputs import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
+
 MEMORY_ID = "0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e"
 SESSION_ID = "0193c0df-0b1a-7c2d-8e3f-5a6b7c8d9e0f"
 KEY_ID = "0193c0e0-1c2b-7d3e-9f4a-6b7c8d9e0f1a"
@@ -18,7 +21,19 @@ KeyId = Annotated[UUID, Path(description="The key's id (not the key).", examples
 AUDIT_ID = "0193c0e1-2d3c-7e4f-8a5b-7c8d9e0f1a2b"
 AuditId = Annotated[UUID, Path(description="The audit entry's id.", examples=[AUDIT_ID])]
 SourceRepo = Annotated[
-    str | None, Query(description="Only this repository's memories.", examples=[REPO])
+    str | None,
+    Query(
+        description="Only this repository's memories.",
+        examples=[REPO],
+        json_schema_extra=line_rules("source_repo"),
+    ),
+]
+MaxTokens = Annotated[
+    int | None,
+    Query(
+        description="The answer's budget, in tokens",
+        json_schema_extra=documented(between=(MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS)),
+    ),
 ]
 
 

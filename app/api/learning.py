@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 from app.api.deps import ServicesDep
 from app.api.examples import REPO, MemoryId
 from app.api.responses import RememberOut, RetryContextOut, render_remember
+from app.api.rules import line_rules, text_rules
 from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
 from app.shapes import HintOut, MemoryOut, StrategyLearnOut, render_hint, render_learned
 
@@ -32,8 +33,15 @@ async def learn_strategy(
 
 @router.get("/strategies/hint", response_model=HintOut, summary="A strategy hint before planning")
 async def get_strategy_hint(
-    task: Annotated[str, Query(examples=["Add a column with a backfill"])],
-    source_repo: Annotated[str, Query(examples=[REPO])],
+    task: Annotated[
+        str,
+        Query(
+            examples=["Add a column with a backfill"], json_schema_extra=text_rules(required=True)
+        ),
+    ],
+    source_repo: Annotated[
+        str, Query(examples=[REPO], json_schema_extra=line_rules("source_repo", required=True))
+    ],
     services: ServicesDep,
 ) -> HintOut:
     return render_hint(await services.learning.hint(task, source_repo))

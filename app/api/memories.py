@@ -9,9 +9,11 @@ from fastapi import APIRouter, Query, Response, status
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo
 from app.api.responses import BatchOut, MemoryPage
+from app.api.rules import MEMORY_TYPES, TAGS, documented
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
-from app.domain.inputs import MAX_LIST_LIMIT, ListDraft
+from app.domain.filters import SCOPES
+from app.domain.inputs import CURSOR_PATTERN, MAX_LIST_LIMIT, ListDraft
 from app.shapes import MemoryOut, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -48,16 +50,16 @@ async def store_batch(body: BatchIn, services: ServicesDep) -> BatchOut:
 @router.get("", response_model=MemoryPage, summary="List memories, newest first")
 async def list_memories(
     services: ServicesDep,
-    memory_type: Annotated[list[str] | None, Query()] = None,
+    memory_type: Annotated[list[str] | None, Query(json_schema_extra=MEMORY_TYPES)] = None,
     source_repo: SourceRepo = None,
-    tags: Annotated[list[str] | None, Query()] = None,
+    tags: Annotated[list[str] | None, Query(json_schema_extra=TAGS)] = None,
     include_archived: bool = False,
-    limit: Annotated[
-        int, Query(description=f"1 to {MAX_LIST_LIMIT} (the domain's rule, refused with 422)")
-    ] = 50,
-    cursor: str | None = None,
+    limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_LIST_LIMIT)))] = 50,
+    cursor: Annotated[
+        str | None, Query(json_schema_extra=documented(pattern=CURSOR_PATTERN))
+    ] = None,
     include_quarantined: IncludeQuarantined = False,
-    scope: str | None = None,
+    scope: Annotated[str | None, Query(json_schema_extra=documented(choices=SCOPES))] = None,
 ) -> MemoryPage:
     draft = ListDraft(
         memory_type,

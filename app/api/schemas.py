@@ -4,16 +4,30 @@ shown in OpenAPI are read from the domain's table, so the docs cannot drift from
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from app.api.examples import REPO, body
-from app.domain.filters import SCOPES
+from app.api.rules import (
+    COMMIT,
+    DEFAULT_LIMITS,
+    MEMORY_TYPES,
+    METADATA,
+    TAGS,
+    documented,
+    line_rules,
+    text_rules,
+)
+from app.domain.filters import MAX_MIN_RELEVANCE, SCOPES
 from app.domain.inputs import (
+    ATTEMPT_NUMBER,
     ATTEMPT_RESULTS,
     CONFIDENCES,
+    FULL_CONTEXT_TOKENS,
+    MAX_SEARCH_LIMIT,
+    QUALITY_SCORE,
+    TOTAL_ATTEMPTS,
     Attempt,
     FileState,
     MemoryDraft,
@@ -24,54 +38,21 @@ from app.domain.inputs import (
     forbid_content_change,
 )
 from app.domain.keys import ROLES
+from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
 from app.domain.sessions import SESSION_STATUSES, KeyChange, SessionDraft, SessionEnd
-from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
-
-_DEFAULTS = Limits()
-# The limits Settings may change (LIMIT_* in docs/configuration.md).
-CONFIGURED = frozenset(f.name for f in dataclasses.fields(Limits))
+from app.domain.validation import MEMORY_FILES
 
 
-def with_configured_limits(schema: Any, limits: Limits) -> Any:
-    """The OpenAPI document with each configured limit as this server enforces it."""
-    if isinstance(schema, dict):
-        name = schema.pop("x-limit", None)
-        if name is not None:
-            keyword = "maxItems" if "maxItems" in schema else "maxLength"
-            schema[keyword] = getattr(limits, name)
-        for value in schema.values():
-            with_configured_limits(value, limits)
-    elif isinstance(schema, list):
-        for value in schema:
-            with_configured_limits(value, limits)
-    return schema
+def _json_integer(value: Any) -> Any:
+    """JSON Schema's integer: a number with no fraction (2.0 is 2); never a boolean."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
-def documented(
-    *,
-    chars: str | int | None = None,
-    items: str | int | None = None,
-    choices: tuple[str, ...] | None = None,
-) -> dict[str, Any]:
-    """OpenAPI keywords for a rule the domain enforces (for clients and docs only). A name
-    is a field of FIELD_CHARS / LIST_ITEMS, or of Limits: a configured limit, which the
-    served document shows as configured (`x-limit`, filled by `with_configured_limits`)."""
-    extra: dict[str, Any] = {}
-    for keyword, value, table in (
-        ("maxLength", chars, FIELD_CHARS),
-        ("maxItems", items, LIST_ITEMS),
-    ):
-        if isinstance(value, int):
-            extra[keyword] = value
-        elif value in CONFIGURED:
-            extra[keyword] = getattr(_DEFAULTS, value)
-            extra["x-limit"] = value
-        elif value is not None:
-            extra[keyword] = table[value]
-    if choices is not None:
-        extra["enum"] = list(choices)
-    return extra
+# An integer as JSON Schema has it (the models are strict: "2" and true stay refused).
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 
 
 class Body(BaseModel):
@@ -98,26 +79,27 @@ class MemoryIn(Body):
 
     content: str = Field(
         description="The memory itself; required and non-empty.",
-        json_schema_extra=documented(chars="max_content_chars"),
+        json_schema_extra=text_rules("max_content_chars", required=True),
     )
     memory_type: str = Field(
         default="general",
         description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
         json_schema_extra={"pattern": MEMORY_TYPE_PATTERN},
     )
-    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
-    tags: list[str] = Field(default_factory=list, json_schema_extra=documented(items="max_tags"))
-    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
-    task_id: str | None = Field(default=None, json_schema_extra=documented(chars="task_id"))
+    category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
+    tags: list[str] = Field(default_factory=list, json_schema_extra=TAGS)
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
     trust_level: str = Field(default="agent", json_schema_extra=documented(choices=TRUST_ORDER))
     confidence: str = Field(default="medium", json_schema_extra=documented(choices=CONFIDENCES))
     pinned: bool = False
-    source: str = Field(default="api", json_schema_extra=documented(chars="source"))
-    name: str | None = Field(default=None, json_schema_extra=documented(chars="name"))
+    source: str = Field(default="api", json_schema_extra=line_rules("source"))
+    name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
     metadata: dict[str, Any] = Field(
         default_factory=dict,
-        description=f"Any JSON object up to {_DEFAULTS.max_metadata_bytes} bytes,"
-        f" {_DEFAULTS.max_metadata_depth} levels deep.",
+        json_schema_extra=METADATA,
+        description=f"Any JSON object up to {DEFAULT_LIMITS.max_metadata_bytes} bytes,"
+        f" {DEFAULT_LIMITS.max_metadata_depth} levels deep.",
     )
     context: str | None = Field(
         default=None,
@@ -125,21 +107,23 @@ class MemoryIn(Body):
         " the turn before it): searched with the memory, at a lower weight than its content,"
         " and returned with it. Not part of its identity: the same content in another context"
         " reinforces the stored memory, whose context stays.",
-        json_schema_extra=documented(chars="max_context_chars"),
+        json_schema_extra=text_rules("max_context_chars"),
     )
     git_branch: str | None = Field(
         default=None,
         description="The branch it was written on (a search may prefer the current one).",
-        json_schema_extra=documented(chars="git_branch"),
+        json_schema_extra=line_rules("git_branch"),
     )
     git_commit: str | None = Field(
-        default=None, description="The commit it was written at (7 to 64 hex digits)."
+        default=None,
+        description="The commit it was written at (7 to 64 hex digits).",
+        json_schema_extra=COMMIT,
     )
     files: list[str] = Field(
         default_factory=list,
         description="Repository-relative paths of the files it is about: when one changes,"
         " the memory is marked possibly stale until reinforced, edited or confirmed.",
-        json_schema_extra=documented(items=MEMORY_FILES),
+        json_schema_extra=line_rules("path", items=MEMORY_FILES),
     )
 
     def draft(self) -> MemoryDraft:
@@ -159,7 +143,9 @@ class BatchIn(Body):
         ),
     )
 
-    memories: list[MemoryIn] = Field(json_schema_extra=documented(items="max_batch"))
+    memories: list[MemoryIn] = Field(
+        json_schema_extra={**documented(items="max_batch"), "minItems": 1}
+    )
 
 
 class SearchIn(Body):
@@ -169,21 +155,20 @@ class SearchIn(Body):
     )
 
     q: str = Field(
+        examples=["flaky test temp dir"],
         description="What to look for. Past its first "
-        f"{_DEFAULTS.max_query_terms} distinct words a query is cut (and the answer says so).",
-        json_schema_extra=documented(chars="max_query_chars"),
+        f"{DEFAULT_LIMITS.max_query_terms} distinct words a query is cut (and the answer says so).",
+        json_schema_extra=text_rules("max_query_chars"),
     )
-    source_repo: str | None = None
-    memory_type: list[str] | None = Field(
-        default=None, json_schema_extra=documented(items="memory_type")
-    )
-    tags: list[str] | None = None
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    memory_type: list[str] | None = Field(default=None, json_schema_extra=MEMORY_TYPES)
+    tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
     min_trust: str | None = Field(default=None, json_schema_extra=documented(choices=TRUST_ORDER))
     min_relevance: float | None = Field(
-        default=None, json_schema_extra={"minimum": 0, "maximum": 100}
+        default=None, json_schema_extra=documented(between=(0, MAX_MIN_RELEVANCE))
     )
-    limit: int = Field(default=10, json_schema_extra={"minimum": 1, "maximum": 100})
-    alpha: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
+    limit: JsonInt = Field(default=10, json_schema_extra=documented(between=(1, MAX_SEARCH_LIMIT)))
+    alpha: float | None = Field(default=None, json_schema_extra=documented(between=(0, 1)))
     include_archived: bool = False
     track_access: bool = True
     floor: bool = Field(
@@ -199,18 +184,29 @@ class SearchIn(Body):
         default=None,
         description="The branch you work on: its memories rank a little higher (BRANCH_BOOST);"
         " none is left out.",
-        json_schema_extra=documented(chars="git_branch"),
+        json_schema_extra=line_rules("git_branch"),
     )
 
     def draft(self) -> SearchDraft:
         return SearchDraft(**self.model_dump())
 
 
+class SearchQueryIn(SearchIn):
+    """SearchIn read from a query string (GET /search): the same fields and rules; values
+    arrive as text, so they are converted, and other parameters (format) are not its."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        strict=False,
+        json_schema_extra=body({"q": "flaky test temp dir", "source_repo": REPO, "limit": 5}),
+    )
+
+
 class AttemptIn(Body):
-    step_index: int | None = None
-    action: str | None = Field(default=None, json_schema_extra=documented(chars="action"))
+    step_index: JsonInt | None = None
+    action: str | None = Field(default=None, json_schema_extra=text_rules("action"))
     result: str = Field(json_schema_extra=documented(choices=ATTEMPT_RESULTS))
-    error: str | None = Field(default=None, json_schema_extra=documented(chars="error"))
+    error: str | None = Field(default=None, json_schema_extra=text_rules("error"))
 
 
 class StrategyLearnIn(Body):
@@ -231,24 +227,24 @@ class StrategyLearnIn(Body):
         ),
     )
 
-    task_description: str = Field(json_schema_extra=documented(chars="task_description"))
+    task_description: str = Field(
+        json_schema_extra=text_rules("task_description", required=True)
+    )
     plan_steps: list[str] | None = Field(
-        default=None, json_schema_extra=documented(items="plan_steps")
+        default=None, json_schema_extra=text_rules("plan_steps", items="plan_steps")
     )
-    plan_summary: str | None = Field(
-        default=None, json_schema_extra=documented(chars="plan_summary")
-    )
+    plan_summary: str | None = Field(default=None, json_schema_extra=text_rules("plan_summary"))
     attempt_history: list[AttemptIn] = Field(
         default_factory=list, json_schema_extra=documented(items="attempt_history")
     )
-    total_attempts: int
-    quality_score: float
+    total_attempts: JsonInt = Field(json_schema_extra=documented(between=TOTAL_ATTEMPTS))
+    quality_score: float = Field(json_schema_extra=documented(between=QUALITY_SCORE))
     files_changed: list[str] = Field(
-        default_factory=list, json_schema_extra=documented(items="files_changed")
+        default_factory=list, json_schema_extra=line_rules("files_changed", items="files_changed")
     )
-    model: str | None = Field(default=None, json_schema_extra=documented(chars="model"))
-    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
-    task_id: str | None = Field(default=None, json_schema_extra=documented(chars="task_id"))
+    model: str | None = Field(default=None, json_schema_extra=line_rules("model"))
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
 
     def draft(self) -> StrategyAttempt:
         fields = self.model_dump(exclude={"attempt_history"})
@@ -274,19 +270,21 @@ class RememberIn(Body):
         ),
     )
 
-    text: str = Field(json_schema_extra=documented(chars="max_content_chars"))
-    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
-    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
-    name: str | None = Field(default=None, json_schema_extra=documented(chars="name"))
-    reasoning: str | None = Field(default=None, json_schema_extra=documented(chars="reasoning"))
+    text: str = Field(
+        json_schema_extra=text_rules("max_content_chars", min_chars=MIN_LEARNING_CHARS)
+    )
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
+    name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
+    reasoning: str | None = Field(default=None, json_schema_extra=text_rules("reasoning"))
     confidence: str | None = Field(default=None, json_schema_extra=documented(choices=CONFIDENCES))
     references: list[str] = Field(
-        default_factory=list, json_schema_extra=documented(items="references")
+        default_factory=list, json_schema_extra=line_rules("references", items="references")
     )
     context: str | None = Field(
         default=None,
         description="The task or situation the learning came from; searched.",
-        json_schema_extra=documented(chars="max_context_chars"),
+        json_schema_extra=text_rules("max_context_chars"),
     )
 
     def draft(self) -> RememberDraft:
@@ -294,14 +292,14 @@ class RememberIn(Body):
 
 
 class FileIn(Body):
-    path: str = Field(json_schema_extra=documented(chars="path"))
-    content: str = Field(default="", json_schema_extra=documented(chars="file_content"))
+    path: str = Field(json_schema_extra=line_rules("path"))
+    content: str = Field(default="", json_schema_extra=text_rules("file_content"))
 
 
 class DiagnosisIn(Body):
-    root_cause: str | None = None
-    reason: str | None = None
-    suggested_action: str | None = None
+    root_cause: str | None = Field(default=None, json_schema_extra=text_rules("description"))
+    reason: str | None = Field(default=None, json_schema_extra=text_rules("description"))
+    suggested_action: str | None = Field(default=None, json_schema_extra=text_rules("description"))
 
 
 class RetryContextIn(Body):
@@ -322,20 +320,20 @@ class RetryContextIn(Body):
         ),
     )
 
-    task_description: str = Field(json_schema_extra=documented(chars="retry_text"))
-    plan_summary: str = Field(default="", json_schema_extra=documented(chars="retry_text"))
+    task_description: str = Field(json_schema_extra=text_rules("retry_text"))
+    plan_summary: str = Field(default="", json_schema_extra=text_rules("retry_text"))
     current_files: list[FileIn] = Field(
         default_factory=list, json_schema_extra=documented(items="files")
     )
     previous_files: list[FileIn] = Field(
         default_factory=list, json_schema_extra=documented(items="files")
     )
-    validation_output: str = Field(
-        default="", json_schema_extra=documented(chars="validation_output")
-    )
+    validation_output: str = Field(default="", json_schema_extra=text_rules("validation_output"))
     diagnosis: DiagnosisIn | None = None
-    attempt_number: int = 1
-    full_context_tokens: int | None = None
+    attempt_number: JsonInt = Field(default=1, json_schema_extra=documented(between=ATTEMPT_NUMBER))
+    full_context_tokens: JsonInt | None = Field(
+        default=None, json_schema_extra=documented(between=FULL_CONTEXT_TOKENS)
+    )
 
     def draft(self) -> RetryDraft:
         return RetryDraft(
@@ -356,7 +354,7 @@ class PruneIn(Body):
     )
 
     dry_run: bool = False
-    source_repo: str | None = None
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
 
 
 class MemoryPatch(Body):
@@ -366,11 +364,11 @@ class MemoryPatch(Body):
         extra="forbid", json_schema_extra=body({"tags": ["deploy"], "pinned": True})
     )
 
-    tags: list[str] | None = None
+    tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
     pinned: bool | None = None
     confidence: str | None = Field(default=None, json_schema_extra=documented(choices=CONFIDENCES))
-    category: str | None = Field(default=None, json_schema_extra=documented(chars="category"))
-    metadata: dict[str, Any] | None = None
+    category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
+    metadata: dict[str, Any] | None = Field(default=None, json_schema_extra=METADATA)
 
     @model_validator(mode="before")
     @classmethod
@@ -384,7 +382,9 @@ class MemoryPatch(Body):
 
 class ConfirmIn(Body):
     git_commit: str | None = Field(
-        default=None, description="The commit it was checked against (7 to 64 hex digits)."
+        default=None,
+        description="The commit it was checked against (7 to 64 hex digits).",
+        json_schema_extra=COMMIT,
     )
 
 
@@ -396,16 +396,18 @@ class SessionIn(Body):
         ),
     )
 
-    source_repo: str | None = Field(default=None, json_schema_extra=documented(chars="source_repo"))
-    agent: str | None = Field(default=None, json_schema_extra=documented(chars="agent"))
-    task: str | None = Field(default=None, json_schema_extra=documented(chars="task"))
-    git_branch: str | None = Field(default=None, json_schema_extra=documented(chars="git_branch"))
-    git_commit: str | None = Field(default=None, description="HEAD (7 to 64 hex digits).")
+    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    agent: str | None = Field(default=None, json_schema_extra=line_rules("agent"))
+    task: str | None = Field(default=None, json_schema_extra=text_rules("task"))
+    git_branch: str | None = Field(default=None, json_schema_extra=line_rules("git_branch"))
+    git_commit: str | None = Field(
+        default=None, description="HEAD (7 to 64 hex digits).", json_schema_extra=COMMIT
+    )
     changed_files: list[str] = Field(
         default_factory=list,
         description="Files changed since the repository's last session: memories about them"
         " are marked possibly stale.",
-        json_schema_extra=documented(items="changed_files"),
+        json_schema_extra=line_rules("path", items="changed_files"),
     )
 
     def draft(self) -> SessionDraft:
@@ -413,9 +415,9 @@ class SessionIn(Body):
 
 
 class KeyChangeIn(Body):
-    file: str = Field(json_schema_extra=documented(chars="file"))
-    action: str | None = Field(default=None, json_schema_extra=documented(chars="action"))
-    description: str | None = Field(default=None, json_schema_extra=documented(chars="description"))
+    file: str = Field(json_schema_extra=line_rules("file"))
+    action: str | None = Field(default=None, json_schema_extra=line_rules("action"))
+    description: str | None = Field(default=None, json_schema_extra=text_rules("description"))
 
 
 class SessionEndIn(Body):
@@ -437,7 +439,7 @@ class SessionEndIn(Body):
     )
 
     status: str = Field(json_schema_extra=documented(choices=SESSION_STATUSES))
-    summary: str | None = Field(default=None, json_schema_extra=documented(chars="summary"))
+    summary: str | None = Field(default=None, json_schema_extra=text_rules("summary"))
     key_changes: list[KeyChangeIn] = Field(
         default_factory=list, json_schema_extra=documented(items="key_changes")
     )
@@ -452,5 +454,5 @@ class KeyIn(Body):
         extra="forbid", json_schema_extra=body({"name": "ci-bot", "role": "agent"})
     )
 
-    name: str = Field(json_schema_extra=documented(chars="key_name"))
+    name: str = Field(json_schema_extra=line_rules("key_name", required=True))
     role: str = Field(json_schema_extra=documented(choices=ROLES))

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
+from app.api.examples import MaxTokens
 from app.api.responses import CompactSearchOut, render_compact_json
-from app.api.schemas import SearchIn
+from app.api.schemas import SearchIn, SearchQueryIn
 from app.domain.inputs import presentation
 from app.shapes import SearchOut, render_search
 
@@ -29,40 +30,13 @@ async def search_and_render(
 @router.get("/search", response_model=SearchOut | CompactSearchOut, summary="Search (hybrid)")
 async def search_get(
     services: ServicesDep,
-    q: Annotated[str, Query(examples=["flaky test temp dir"])],
-    source_repo: str | None = None,
-    memory_type: Annotated[list[str] | None, Query()] = None,
-    tags: Annotated[list[str] | None, Query()] = None,
-    min_trust: str | None = None,
-    min_relevance: float | None = None,
-    limit: int = 10,
-    alpha: float | None = None,
-    include_archived: bool = False,
-    track_access: bool = True,
-    floor: bool = True,
-    scope: str | None = None,
-    git_branch: str | None = None,
+    query: Annotated[SearchQueryIn, Query()],
     format: Literal["full", "compact"] = "full",
-    max_tokens: int | None = None,
+    max_tokens: MaxTokens = None,
 ) -> Any:
     """Hybrid search. format=compact answers each hit in a few fields (id, type, score,
     age, tags, content, a cut context), packed best-first within max_tokens."""
-    body = SearchIn(
-        q=q,
-        source_repo=source_repo,
-        memory_type=memory_type,
-        tags=tags,
-        min_trust=min_trust,
-        min_relevance=min_relevance,
-        limit=limit,
-        alpha=alpha,
-        include_archived=include_archived,
-        track_access=track_access,
-        floor=floor,
-        scope=scope,
-        git_branch=git_branch,
-    )
-    return await search_and_render(services, body, format, max_tokens)
+    return await search_and_render(services, query, format, max_tokens)
 
 
 @router.post(
@@ -72,6 +46,6 @@ async def search_post(
     body: SearchIn,
     services: ServicesDep,
     format: Literal["full", "compact"] = "full",
-    max_tokens: int | None = None,
+    max_tokens: MaxTokens = None,
 ) -> Any:
     return await search_and_render(services, body, format, max_tokens)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import PlainTextResponse
 
 from app.api.deps import ServicesDep
-from app.api.examples import SessionId, SourceRepo
+from app.api.examples import MaxTokens, SessionId, SourceRepo
 from app.api.responses import SessionOut, SessionStartOut, render_session, render_session_start
+from app.api.rules import documented
 from app.api.schemas import SessionEndIn, SessionIn
+from app.domain.inputs import MAX_SNAPSHOT_CHARS, MIN_SNAPSHOT_CHARS
+from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.snapshot import render_json, render_markdown
 
 router = APIRouter(tags=["sessions"])
@@ -28,7 +31,9 @@ async def start(body: SessionIn, services: ServicesDep) -> SessionStartOut:
 
 @router.get("/sessions", response_model=list[SessionOut], summary="Recent sessions, newest first")
 async def recent(
-    services: ServicesDep, source_repo: SourceRepo = None, limit: int = 20
+    services: ServicesDep,
+    source_repo: SourceRepo = None,
+    limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_SESSION_PAGE)))] = 20,
 ) -> list[SessionOut]:
     return [render_session(s) for s in await services.sessions.recent(source_repo, limit)]
 
@@ -61,8 +66,11 @@ async def snapshot(
     services: ServicesDep,
     source_repo: SourceRepo = None,
     format: Literal["markdown", "json"] = "markdown",
-    max_chars: int | None = None,
-    max_tokens: int | None = None,
+    max_chars: Annotated[
+        int | None,
+        Query(json_schema_extra=documented(between=(MIN_SNAPSHOT_CHARS, MAX_SNAPSHOT_CHARS))),
+    ] = None,
+    max_tokens: MaxTokens = None,
 ) -> PlainTextResponse | dict[str, Any]:
     built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
     if format == "json":

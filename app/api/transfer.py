@@ -14,6 +14,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
 from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
+from app.api.examples import SourceRepo
 from app.api.responses import ImportOut, render_import
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.transfer import (
@@ -51,7 +52,7 @@ _EXPORT_EXAMPLE = (
 async def export_memories(
     runtime: RuntimeDep,
     principal: PrincipalDep,
-    source_repo: str | None = None,
+    source_repo: SourceRepo = None,
     embeddings: bool = False,
 ) -> StreamingResponse:
     # The transaction outlives this function: the body streams from it after the return.

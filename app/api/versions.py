@@ -15,18 +15,26 @@ def etag(memory: Memory) -> str:
     return f'"v{memory.version}"'
 
 
+# "*", or an ETag this server issued ("v3", weak or not), around white space. A version
+# is ASCII digits ("v²" is a digit to str.isdigit), no more than a version holds.
+IF_MATCH_PATTERN = r'^\s*(?:\*|(?:W/)?"*v([0-9]{1,9})"*)\s*$'
+
+
 async def expected_version(
-    if_match: Annotated[str | None, Header(alias="If-Match")] = None,
+    if_match: Annotated[
+        str | None,
+        # Optional, but never null: a header is text or absent.
+        Header(
+            alias="If-Match",
+            json_schema_extra={"anyOf": [{"type": "string", "pattern": IF_MATCH_PATTERN}]},
+        ),
+    ] = None,
 ) -> int | None:
-    if if_match is None or if_match.strip() == "*":
+    if if_match is None:
         return None
-    tag = if_match.strip().removeprefix("W/").strip('"')
-    # ASCII digits only ("v²" is a digit to str.isdigit), and no more than a version holds.
-    if not _VERSION_TAG.fullmatch(tag):
+    matched = re.fullmatch(IF_MATCH_PATTERN, if_match)
+    if matched is None:
         raise InvalidInputError(
             'If-Match must be an ETag this server issued, like "v3"', field="If-Match"
         )
-    return int(tag[1:])
-
-
-_VERSION_TAG = re.compile(r"v[0-9]{1,9}")
+    return int(matched.group(1)) if matched.group(1) else None

@@ -18,10 +18,10 @@ from app.cli.common import (
     say,
     session_id,
 )
+from app.domain.audit import MAX_AUDIT_PAGE
 from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.text import cut, one_line
-from app.services.audit import MAX_AUDIT_PAGE
 
 
 def register(command: Adder, parents: Parents) -> None:

@@ -10,6 +10,7 @@ from uuid import UUID
 from app.domain.memory import Memory
 
 # Every state-changing operation but a plain store or reinforcement.
+MAX_AUDIT_PAGE = 500  # entries one page of the trail holds at most
 ACTIONS = (
     "edit",
     "pin",

@@ -4,12 +4,10 @@ parsing and hands them to a service, which validates them here: one rule per fie
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 from uuid import UUID
@@ -44,6 +42,11 @@ from app.domain.validation import (
 CONFIDENCES = ("high", "medium", "low")
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
+# Inclusive ranges of the numbers a learning or retry request carries.
+TOTAL_ATTEMPTS = (0, 1_000_000)
+QUALITY_SCORE = (-1_000_000, 1_000_000)
+ATTEMPT_NUMBER = (1, 1_000_000)
+FULL_CONTEXT_TOKENS = (0, 10**12)
 FEEDBACK_OUTCOMES = ("helpful", "unhelpful")
 
 
@@ -240,8 +243,8 @@ def strategy_attempt(draft: StrategyAttempt) -> StrategyAttempt:
         raise InvalidInputError("task_description must not be empty", field="task_description")
     if isinstance(draft.total_attempts, bool) or not isinstance(draft.total_attempts, int):
         raise InvalidInputError("total_attempts must be a whole number", field="total_attempts")
-    number_in(draft.total_attempts, "total_attempts", 0, 1_000_000)
-    number_in(draft.quality_score, "quality_score", -1e6, 1e6)
+    number_in(draft.total_attempts, "total_attempts", *TOTAL_ATTEMPTS)
+    number_in(draft.quality_score, "quality_score", *QUALITY_SCORE)
     history = []
     for attempt in bounded_list(draft.attempt_history, "attempt_history"):
         if attempt.step_index is not None and (
@@ -407,9 +410,9 @@ def retry_draft(draft: RetryDraft) -> RetryDraft:
         }
     if isinstance(draft.attempt_number, bool) or not isinstance(draft.attempt_number, int):
         raise InvalidInputError("attempt_number must be a whole number", field="attempt_number")
-    number_in(draft.attempt_number, "attempt_number", 1, 1_000_000)
+    number_in(draft.attempt_number, "attempt_number", *ATTEMPT_NUMBER)
     if draft.full_context_tokens is not None:
-        number_in(draft.full_context_tokens, "full_context_tokens", 0, 10**12)
+        number_in(draft.full_context_tokens, "full_context_tokens", *FULL_CONTEXT_TOKENS)
     return RetryDraft(
         task_description=clean_text(
             draft.task_description, "task_description", max_chars=FIELD_CHARS["retry_text"]
@@ -477,20 +480,26 @@ class ListQuery:
 MAX_LIST_LIMIT = 200
 
 
+# A page's position: the last row's creation time (microseconds since the epoch) and id;
+# empty for the first page. Every string of this form is a position (a page after it,
+# maybe empty), so the pattern is the whole rule.
+CURSOR_PATTERN = r"^(?:([0-9]{1,17})\.([0-9a-f]{32}))?$"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def encode_cursor(created_at: datetime, memory_id: UUID) -> str:
-    return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{memory_id}".encode()).decode()
+    micros = (created_at - _EPOCH) // timedelta(microseconds=1)
+    return f"{micros}.{memory_id.hex}"
 
 
-def decode_cursor(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor[:200].encode("ascii")).decode()
-        created, _, memory_id = raw.partition("|")
-        when = datetime.fromisoformat(created)
-        if when.tzinfo is None:
-            raise ValueError("naive timestamp")
-        return when, UUID(memory_id)
-    except (ValueError, binascii.Error, UnicodeError) as exc:
-        raise InvalidInputError("cursor is not one this server issued", field="cursor") from exc
+def decode_cursor(cursor: str) -> tuple[datetime, UUID] | None:
+    matched = re.fullmatch(CURSOR_PATTERN, cursor)
+    if matched is None:
+        raise InvalidInputError("cursor is not one this server issued", field="cursor")
+    micros, memory_id = matched.groups()
+    if micros is None:
+        return None
+    return _EPOCH + timedelta(microseconds=int(micros)), UUID(hex=memory_id)
 
 
 def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
@@ -508,7 +517,7 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
             scope=draft.scope,
         ),
         limit=limit,
-        after=decode_cursor(draft.cursor) if draft.cursor else None,
+        after=None if draft.cursor is None else decode_cursor(draft.cursor),
     )
 
 

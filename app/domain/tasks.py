@@ -63,6 +63,19 @@ def extract_successful_steps(
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
 
 
-def strategy_content(task_pattern: str, steps: Sequence[str]) -> str:
-    cleaned = [_NUMBERING.sub("", step).strip() for step in steps]
-    return f'Strategy for "{task_pattern}": ' + " → ".join(s for s in cleaned if s)
+def strategy_content(task_pattern: str, steps: Sequence[str], max_chars: int) -> str:
+    """The strategy as one memory: its steps in order, as many whole steps as fit in
+    `max_chars` (a plan longer than a memory keeps its beginning; the first step is cut
+    if it alone is too long)."""
+    content = f'Strategy for "{task_pattern}": '
+    joiner = ""
+    for step in (_NUMBERING.sub("", s).strip() for s in steps):
+        if not step:
+            continue
+        if len(content) + len(joiner) + len(step) > max_chars:
+            if not joiner:  # not one step fits: the first, cut
+                content += step[: max_chars - len(content)]
+            break
+        content += joiner + step
+        joiner = " → "
+    return content

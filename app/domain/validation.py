@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
@@ -20,23 +21,43 @@ from app.domain.memory import MEMORY_TYPE_PATTERN
 # NUL cannot be stored in PostgreSQL text. Other C0 and C1 controls (but tab, LF, CR) and
 # DEL have no business in a memory: ESC and CSI start terminal escapes that rewrite what a
 # person sees. Bidi overrides and isolates reorder text on screen (Trojan Source), and a
-# lone surrogate cannot be encoded at all.
-_FORBIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+# lone surrogate cannot be encoded at all. (Classes are written as regex escapes: they are
+# also published as OpenAPI patterns. Those leave surrogates out: a surrogate is not a
+# character, and pattern engines over Unicode scalar values refuse to name one.)
+_CONTROL_CLASS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_FORBIDDEN_CLASS = _CONTROL_CLASS + r"\ud800-\udfff"
 # Unicode's default-ignorable code points (DerivedCoreProperties.txt): drawn as nothing,
 # yet read by a model. Tag characters (U+E0000 block) spell whole instructions no person
 # sees; zero-width spaces and joiners, soft hyphens, fillers and variation selectors can
 # carry hidden text too. Refused, but for what emoji need: one zero-width joiner between
 # two visible characters, and one text or emoji presentation selector (U+FE0E, U+FE0F)
 # after a visible character.
-_INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+_INVISIBLE_CLASS = (
+    r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
+# A one-line field (a name, a tag, a repository) is printed on one line of a snapshot that
+# is pasted into an agent's prompt: no line breaks, tabs or line separators either.
+_LINE_BREAK_CLASS = r"\t\n\r\u2028\u2029"
+_FORBIDDEN = re.compile(f"[{_FORBIDDEN_CLASS}]")
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
+_LINE_BREAKS = re.compile(f"[{_LINE_BREAK_CLASS}]")
 _EMOJI_JOINER = "\u200d"
 _PRESENTATION = ("\ufe0e", "\ufe0f")
+
+
+def text_pattern(*, one_line: bool, required: bool = False, min_chars: int = 0) -> str:
+    """The same rules as a regular expression, for the OpenAPI document (over characters,
+    which a surrogate is not): visible characters, each optionally joined to the next by
+    one zero-width joiner, each run optionally followed by one presentation selector.
+    `required`: not blank; `min_chars`: at least that many once trimmed."""
+    breaks = _LINE_BREAK_CLASS if one_line else ""
+    visible = f"[^{_CONTROL_CLASS}{_INVISIBLE_CLASS}{breaks}]"
+    text = rf"(?:{visible}(?:\u200d{visible})*[\ufe0e\ufe0f]?)*"
+    if min_chars > 1:
+        return rf"^(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*$)" + text + "$"
+    return (r"^(?=[\s\S]*\S)" if required or min_chars else "^") + text + "$"
 
 
 def _invisible_at(value: str) -> int | None:
@@ -52,11 +73,6 @@ def _invisible_at(value: str) -> int | None:
             continue
         return i
     return None
-
-
-# A one-line field (a name, a tag, a repository) is printed on one line of a snapshot that
-# is pasted into an agent's prompt: no line breaks, tabs or line separators either.
-_LINE_BREAKS = re.compile("[\t\n\r\u2028\u2029]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,16 +308,40 @@ def clean_memory_type(value: str | None, field: str = "memory_type") -> str | No
     return value
 
 
-_COMMIT = re.compile(r"[0-9a-f]{7,64}")
+# A point in time as RFC 3339 writes it (JSON Schema's date-time): a full date and time
+# with its offset; nothing else, not a bare date, not a number.
+INSTANT_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
+def instant(value: str | None, field: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        if not re.fullmatch(INSTANT_PATTERN, value):
+            raise ValueError(value)
+        return datetime.fromisoformat(value.upper())
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"{field} must be a date and time with its offset, like 2026-11-25T09:30:00Z",
+            field=field,
+        ) from exc
+
+
+# A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), either case, white
+# space around it trimmed; blank is none.
+COMMIT_PATTERN = r"^\s*(?:[0-9a-fA-F]{7,64})?\s*$"
 
 
 def clean_commit(value: str | None, field: str = "git_commit") -> str | None:
-    """A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), lower case."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    """The commit id, lower case, or None."""
+    if value is None:
         return None
-    if not isinstance(value, str) or not _COMMIT.fullmatch(value.strip().lower()):
+    if not isinstance(value, str) or not re.fullmatch(COMMIT_PATTERN, value):
         raise InvalidInputError(f"{field} must be a commit id (7 to 64 hex digits)", field=field)
-    return value.strip().lower()
+    return value.strip().lower() or None
 
 
 # The files one memory is about, at most.

@@ -9,14 +9,12 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.audit import ACTIONS, UNDOABLE, AuditEntry, AuditQuery, state_of
+from app.domain.audit import ACTIONS, MAX_AUDIT_PAGE, UNDOABLE, AuditEntry, AuditQuery, state_of
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.validation import one_of
 from app.repository.audit import AuditRepository
-
-MAX_AUDIT_PAGE = 500
 
 
 class AuditTrail:

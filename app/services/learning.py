@@ -107,7 +107,9 @@ class LearningService:
         if not steps:
             return LearnResult("skipped", "no successful step to learn from")
         pattern = detect_task_pattern(attempt.task_description)
-        content = clean_content(strategy_content(pattern, steps), self._limits)
+        content = clean_content(
+            strategy_content(pattern, steps, self._limits.max_content_chars), self._limits
+        )
         outcome = await self._memories.store_new(
             NewMemory(
                 content=content,

@@ -14,7 +14,6 @@ from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import (
     ConflictError,
-    InvalidInputError,
     NotFoundError,
     PreconditionFailedError,
 )
@@ -181,9 +180,9 @@ class LifecycleService:
             replacement = dataclasses.replace(replacement, source_repo=old.source_repo)
         outcome = await store.store_new(replacement)
         if outcome.memory.id == memory_id:
-            raise InvalidInputError(
-                "the replacement has the same content as the memory it supersedes",
-                field="content",
+            raise ConflictError(
+                "the replacement has the same content as the memory it supersedes:"
+                " nothing to supersede"
             )
         if not await self._repo.mark_superseded(memory_id, outcome.memory.id, expected_version):
             raise ConflictError(f"memory {memory_id} was changed concurrently")

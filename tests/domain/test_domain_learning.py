@@ -50,9 +50,16 @@ def test_extract_successful_steps_drops_failed_indexes_and_blank_lines() -> None
         "1. Write the migration",
         "3. Update the model",
     ]
-    assert strategy_content("database migration", ["1. Write it", "2) Run it"]) == (
+    assert strategy_content("database migration", ["1. Write it", "2) Run it"], 1000) == (
         'Strategy for "database migration": Write it → Run it'
     )
+
+
+def test_a_strategy_longer_than_a_memory_keeps_the_whole_steps_that_fit() -> None:
+    steps = ["1. " + "a" * 30, "2. " + "b" * 30, "3. " + "c" * 30]
+    content = strategy_content("x", steps, 100)
+    assert content == 'Strategy for "x": ' + "a" * 30 + " → " + "b" * 30
+    assert strategy_content("x", ["z" * 500], 100) == 'Strategy for "x": ' + "z" * 82
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,144 @@
+"""OpenAPI keywords for the rules the domain enforces, read from the domain's own tables and
+patterns: documentation for clients (and for schemathesis), never a second check."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from app.domain.memory import MEMORY_TYPE_PATTERN
+from app.domain.validation import (
+    COMMIT_PATTERN,
+    FIELD_CHARS,
+    LIST_ITEMS,
+    Limits,
+    text_pattern,
+)
+
+DEFAULT_LIMITS = Limits()
+# The limits Settings may change (LIMIT_* in docs/configuration.md).
+CONFIGURED = frozenset(f.name for f in dataclasses.fields(Limits))
+
+
+def with_configured_limits(schema: Any, limits: Limits) -> Any:
+    """The OpenAPI document with each configured limit as this server enforces it."""
+    if isinstance(schema, dict):
+        if schema.pop("x-metadata", None):
+            reference = {"$ref": "#/components/schemas/Metadata"}
+            if "anyOf" in schema:  # optional: the object branch is the reference
+                schema["anyOf"] = [
+                    reference if branch.get("type") == "object" else branch
+                    for branch in schema["anyOf"]
+                ]
+            else:
+                for key in ("type", "additionalProperties"):
+                    schema.pop(key, None)
+                schema.update(reference)
+        components = schema.get("components", {}).get("schemas")
+        if isinstance(components, dict) and "Metadata" not in components:
+            components.update(metadata_schemas(limits.max_metadata_depth))
+        name = schema.pop("x-limit", None)
+        if name is not None:
+            keyword = "maxItems" if "maxItems" in schema else "maxLength"
+            schema[keyword] = getattr(limits, name)
+        for value in schema.values():
+            with_configured_limits(value, limits)
+    elif isinstance(schema, list):
+        for value in schema:
+            with_configured_limits(value, limits)
+    return schema
+
+
+def documented(
+    *,
+    chars: str | int | None = None,
+    items: str | int | None = None,
+    choices: tuple[str, ...] | None = None,
+    text: Literal["text", "line"] | None = None,
+    required: bool = False,
+    min_chars: int = 0,
+    pattern: str | None = None,
+    between: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """OpenAPI keywords for a rule the domain enforces (for clients and docs only). A name
+    is a field of FIELD_CHARS / LIST_ITEMS, or of Limits: a configured limit, which the
+    served document shows as configured (`x-limit`, filled by `with_configured_limits`).
+    `text`: the characters a multi-line text or a one-line field may hold (`required`: not
+    blank; `min_chars`: at least that many, trimmed). With `items`, `chars`, `text`,
+    `pattern` and `choices` apply to each item.
+    `between`: a number's inclusive range."""
+    value: dict[str, Any] = {}
+    if chars is not None:
+        value.update(_limit("maxLength", chars, FIELD_CHARS))
+    if text is not None:
+        pattern = text_pattern(one_line=text == "line", required=required, min_chars=min_chars)
+    if pattern is not None:
+        value["pattern"] = pattern
+    if choices is not None:
+        value["enum"] = list(choices)
+    if between is not None:
+        value["minimum"], value["maximum"] = between
+    if items is None:
+        return value
+    each = {"items": {"type": "string", **value}} if value else {}
+    return {**_limit("maxItems", items, LIST_ITEMS), **each}
+
+
+def _limit(keyword: str, value: str | int, table: dict[str, int]) -> dict[str, Any]:
+    if isinstance(value, int):
+        return {keyword: value}
+    if value in CONFIGURED:
+        return {keyword: getattr(DEFAULT_LIMITS, value), "x-limit": value}
+    return {keyword: table[value]}
+
+
+def line_rules(chars: str | int | None = None, **more: Any) -> dict[str, Any]:
+    """A one-line field's keywords."""
+    return documented(chars=chars, text="line", **more)
+
+
+def text_rules(chars: str | int | None = None, **more: Any) -> dict[str, Any]:
+    """A multi-line text's keywords."""
+    return documented(chars=chars, text="text", **more)
+
+
+TAGS = line_rules("max_tag_chars", items="max_tags")
+COMMIT = documented(pattern=COMMIT_PATTERN)
+MEMORY_TYPES = documented(items="memory_type", pattern=MEMORY_TYPE_PATTERN)
+# Any JSON, every key and string in it within the text rule (its size and depth are
+# checked by the service: JSON Schema cannot state them). A marker pydantic leaves alone,
+# made a reference to the recursive components by `with_configured_limits`.
+METADATA: dict[str, Any] = {"x-metadata": True}
+
+
+def metadata_schemas(depth: int) -> dict[str, Any]:
+    """The components METADATA refers to: an object whose values nest at most `depth`
+    levels (the object itself is the first), every key and string within the text rule."""
+    string = {"type": "string", "pattern": text_pattern(one_line=False)}
+
+    def value(level: int) -> dict[str, Any]:
+        if level > depth:  # nothing may sit this deep: only empty containers above it
+            return {"not": {}}
+        return {"$ref": f"#/components/schemas/MetadataValue{level}"}
+
+    schemas: dict[str, Any] = {
+        "Metadata": {
+            "type": "object",
+            "propertyNames": string,
+            "additionalProperties": value(2),
+        }
+    }
+    for level in range(2, depth + 1):
+        schemas[f"MetadataValue{level}"] = {
+            "anyOf": [
+                string,
+                {"type": ["number", "boolean", "null"]},
+                {"type": "array", "items": value(level + 1)},
+                {
+                    "type": "object",
+                    "propertyNames": string,
+                    "additionalProperties": value(level + 1),
+                },
+            ]
+        }
+    return schemas

@@ -1,0 +1,84 @@
+"""The vector side reads a small scope whole, by exact distance, and leaves the HNSW graph
+alone; a larger scope takes the graph. Either way the nearest come first."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+TENANT = "vector-scope-test"
+CALL = """
+SELECT id, vector_similarity FROM memory_vector_candidates(
+    $1::vector, 10, NULL::tsquery, $2, NULL, NULL, NULL, NULL, NULL, false, false)
+"""
+HNSW_SCANS = """
+SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'
+"""
+
+
+def unit(rng: random.Random) -> list[float]:
+    vector = [rng.gauss(0, 1) for _ in range(384)]
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector]
+
+
+@pytest.fixture
+async def scope(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[float]]]:
+    rng = random.Random(7)
+    rows = {f"memory {i}": unit(rng) for i in range(40)}
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
+        " VALUES ($1, $2, memory_content_hash($2), $3)",
+        [(TENANT, content, vector) for content, vector in rows.items()],
+    )
+    yield rows
+    await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+async def nearest(db: asyncpg.Connection, query: list[float], exact_below: int) -> list[str]:
+    async with db.transaction():
+        await db.execute(f"SET LOCAL app.vector_exact_below = {exact_below}")
+        # On a table this small the planner would sort rather than read the graph; with
+        # sorting priced out it reads the graph wherever the query's form lets it.
+        await db.execute("SET LOCAL enable_sort = off")
+        rows = await db.fetch(CALL, query, TENANT)
+    ids = [r["id"] for r in rows]
+    names = {
+        r["id"]: r["content"]
+        for r in await db.fetch("SELECT id, content FROM memories WHERE id = ANY($1)", ids)
+    }
+    return [names[i] for i in ids]
+
+
+async def hnsw_scans(db: asyncpg.Connection) -> int:
+    await db.execute("SELECT pg_stat_force_next_flush()")
+    await db.execute("SELECT pg_stat_clear_snapshot()")
+    return int(await db.fetchval(HNSW_SCANS) or 0)
+
+
+def exact_top(rows: dict[str, list[float]], query: list[float]) -> list[str]:
+    return sorted(rows, key=lambda c: -sum(a * b for a, b in zip(rows[c], query, strict=True)))[:10]
+
+
+async def test_a_small_scope_is_read_whole_by_exact_distance(
+    db: asyncpg.Connection, scope: dict[str, list[float]]
+) -> None:
+    query = unit(random.Random(8))
+    before = await hnsw_scans(db)
+    assert await nearest(db, query, exact_below=1000) == exact_top(scope, query)
+    assert await hnsw_scans(db) == before  # the graph was not read
+    await nearest(db, query, exact_below=0)
+    assert await hnsw_scans(db) > before  # where the graph's form is taken, it is
+
+
+async def test_a_scope_larger_than_the_bound_still_finds_the_nearest(
+    db: asyncpg.Connection, scope: dict[str, list[float]]
+) -> None:
+    query = unit(random.Random(9))
+    # 40 rows over a bound of 5: the HNSW form of the query (which of its plans the
+    # planner takes for 40 rows is its choice); on so few rows the graph is exact too.
+    assert await nearest(db, query, exact_below=5) == exact_top(scope, query)
