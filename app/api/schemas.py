@@ -227,9 +227,7 @@ class StrategyLearnIn(Body):
         ),
     )
 
-    task_description: str = Field(
-        json_schema_extra=text_rules("task_description", required=True)
-    )
+    task_description: str = Field(json_schema_extra=text_rules("task_description", required=True))
     plan_steps: list[str] | None = Field(
         default=None, json_schema_extra=text_rules("plan_steps", items="plan_steps")
     )
