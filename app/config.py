@@ -107,7 +107,7 @@ class Settings(BaseSettings):
     # A search whose scope (tenant, repository, types, tags...) holds at most this many
     # memories reads them whole and sorts by exact distance instead of scanning the HNSW
     # graph (docs/search.md, "Filtered vector search"). 0: always HNSW.
-    vector_exact_below: int = Field(default=20_000, ge=0, le=1_000_000)
+    vector_exact_below: int = Field(default=2_000, ge=0, le=1_000_000)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
     # Hybrid results scoring below RATIO x the best match, or below MIN, are left out

@@ -31,7 +31,7 @@ from app.api.errors import PROBLEM_RESPONSES, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.mcp_http import AuthenticatedMcp
 from app.api.options import OptionsMiddleware
-from app.api.rules import with_configured_limits
+from app.api.rules import as_served
 from app.config import Settings, get_settings, limits_of
 from app.console import routes as console
 from app.domain.problems import Problem
@@ -77,7 +77,7 @@ def create_app(
             schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = (
                 Problem.model_json_schema(ref_template="#/components/schemas/{model}")
             )
-            with_configured_limits(schema, limits_of(settings))
+            as_served(schema, limits_of(settings))
         return app.openapi_schema or original_openapi()
 
     app.openapi = openapi_with_problem  # type: ignore[method-assign]

@@ -1,11 +1,15 @@
 """Search latency and ingest throughput through the real HTTP server, at 10k and 100k memories.
 
 Bulk rows are synthetic (bench/synthetic.py) with vectors from the `hash` provider so the
-load takes minutes, not hours; every query and every store below goes through the running
-server with the default local embedder. Reports server-side took_ms (which includes the
-query embedding) and client-side round trips, per mode, side by side.
+load takes minutes, not hours, or with --real-vectors the model's own, embedded once by
+bench/vector_cache.py; every query and every store below goes through the running server
+with the default local embedder. A tenth of the queries are filtered to a repository of
+0.1% of the rows and about a third to one of 1%. Reports server-side took_ms (which
+includes the query embedding) and client-side round trips, per mode, side by side.
 
     .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300] [--model minilm-l6]
+    BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.latency --sizes 1000000 \
+        --real-vectors --keep
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ DEFAULT_LIMITS = Limits()
 CONFIGURED = frozenset(f.name for f in dataclasses.fields(Limits))
 
 
-def with_configured_limits(schema: Any, limits: Limits) -> Any:
-    """The OpenAPI document with each configured limit as this server enforces it."""
+def as_served(schema: Any, limits: Limits) -> Any:
+    """The OpenAPI document as this server enforces it: each configured limit at its value,
+    the metadata marker made a reference to the recursive metadata schema."""
     if isinstance(schema, dict):
         if schema.pop("x-metadata", None):
             reference = {"$ref": "#/components/schemas/Metadata"}
@@ -42,10 +43,10 @@ def with_configured_limits(schema: Any, limits: Limits) -> Any:
             keyword = "maxItems" if "maxItems" in schema else "maxLength"
             schema[keyword] = getattr(limits, name)
         for value in schema.values():
-            with_configured_limits(value, limits)
+            as_served(value, limits)
     elif isinstance(schema, list):
         for value in schema:
-            with_configured_limits(value, limits)
+            as_served(value, limits)
     return schema
 
 
@@ -62,7 +63,7 @@ def documented(
 ) -> dict[str, Any]:
     """OpenAPI keywords for a rule the domain enforces (for clients and docs only). A name
     is a field of FIELD_CHARS / LIST_ITEMS, or of Limits: a configured limit, which the
-    served document shows as configured (`x-limit`, filled by `with_configured_limits`).
+    served document shows as configured (`x-limit`, filled by `as_served`).
     `text`: the characters a multi-line text or a one-line field may hold (`required`: not
     blank; `min_chars`: at least that many, trimmed). With `items`, `chars`, `text`,
     `pattern` and `choices` apply to each item.
@@ -105,9 +106,9 @@ def text_rules(chars: str | int | None = None, **more: Any) -> dict[str, Any]:
 TAGS = line_rules("max_tag_chars", items="max_tags")
 COMMIT = documented(pattern=COMMIT_PATTERN)
 MEMORY_TYPES = documented(items="memory_type", pattern=MEMORY_TYPE_PATTERN)
-# Any JSON, every key and string in it within the text rule (its size and depth are
-# checked by the service: JSON Schema cannot state them). A marker pydantic leaves alone,
-# made a reference to the recursive components by `with_configured_limits`.
+# Any JSON, every key and string in it within the text rule, nested no deeper than the
+# limit (its size in bytes is checked by the service alone: JSON Schema cannot state it).
+# A marker pydantic leaves alone, made a reference to the components by `as_served`.
 METADATA: dict[str, Any] = {"x-metadata": True}
 
 

@@ -1,0 +1,117 @@
+"""The vector side by the size of the search's scope, on bench.latency's loaded database:
+the HNSW graph (iterative scan) against the exact read of the scope, in time and in the
+share of the exact top 10 found, and the plan each takes.
+
+Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
+BENCH_DATA_DIR:
+
+    BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.vector_scope [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from app.config import Settings
+from app.embeddings.factory import build_embedder
+from app.logging import configure_logging
+from bench.latency import RARE_REPO, pct
+from bench.support import fresh_database
+from bench.synthetic import memory_text
+
+SCOPES = {"all rows": None, "a 1% repository": "repo-7", "a 0.1% repository": RARE_REPO}
+CALL = """SELECT id FROM memory_vector_candidates(
+    $1::vector, $2, NULL::tsquery, 'default', $3, NULL, NULL, NULL, NULL, false, false)"""
+# The statement the function runs for a repository, for EXPLAIN: $5 is the repository.
+INNER = """SELECT m.id FROM public.memories m
+WHERE m.tenant_id = 'default' AND m.superseded_by IS NULL AND m.archived_at IS NULL
+  AND ($2::text IS NULL OR m.source_repo = $2) AND m.embedding IS NOT NULL
+ORDER BY {order} LIMIT 100"""
+
+
+async def candidates(
+    conn: Any, query: Any, repo: str | None, exact_below: int, limit: int = 100
+) -> tuple[list[Any], float]:
+    async with conn.transaction():
+        await conn.execute(f"SET LOCAL app.vector_exact_below = {int(exact_below)}")
+        began = time.perf_counter()
+        rows = await conn.fetch(CALL, query, limit, repo)
+        took = (time.perf_counter() - began) * 1000
+    return [r["id"] for r in rows], took
+
+
+async def explain(conn: Any, query: Any, repo: str | None, exact: bool) -> str:
+    order = "(m.embedding <=> $1) + 0" if exact else "m.embedding <=> $1"
+    async with conn.transaction():
+        rows = await conn.fetch(
+            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order), query, repo
+        )
+    return "\n".join(r[0] for r in rows)
+
+
+async def main() -> None:
+    configure_logging("WARNING")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument(
+        "--function",
+        type=Path,
+        help="a variant of memory_vector_candidates() to install in the bench database first",
+    )
+    args = parser.parse_args()
+    settings = Settings()
+    embedder = build_embedder(settings)
+    rng = random.Random("scope queries")
+    texts = [memory_text(rng)[0] for _ in range(args.queries)]
+    queries = await embedder.embed(texts, interactive=True)
+    await embedder.aclose()
+    async with fresh_database("agent_memory_bench_latency", reuse=True) as url:
+        conn = await asyncpg.connect(url)
+        await register_vector(conn)
+        await conn.execute(f"SET hnsw.ef_search = {settings.hnsw_ef_search}")
+        await conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        if args.function:
+            await conn.execute(args.function.read_text())
+        try:
+            print("| scope | rows | path | p50 ms | p99 ms | exact top 10 found |")
+            print("|---|---|---|---|---|---|")
+            for label, repo in SCOPES.items():
+                rows = await conn.fetchval(
+                    "SELECT count(*) FROM memories WHERE $1::text IS NULL OR source_repo = $1",
+                    repo,
+                )
+                truths = [(await candidates(conn, q, repo, 10**9, 10))[0] for q in queries]
+                paths = [("HNSW", 0), ("chosen", settings.vector_exact_below)]
+                if repo is not None:  # the whole table read exactly is no contender
+                    paths.insert(1, ("exact", 10**9))
+                for path, exact_below in paths:
+                    times, found = [], []
+                    for query, truth in zip(queries, truths, strict=True):
+                        got, took = await candidates(conn, query, repo, exact_below)
+                        times.append(took)
+                        found.append(len(set(truth) & set(got)) / max(1, len(truth)))
+                    print(
+                        f"| {label} | {rows:,} | {path} | {statistics.median(times):.1f} |"
+                        f" {pct(times, 99):.1f} | {statistics.mean(found):.3f} |",
+                        flush=True,
+                    )
+            for label, repo in SCOPES.items():
+                for exact in (False, True):
+                    plan = await explain(conn, queries[0], repo, exact)
+                    form = "exact" if exact else "HNSW"
+                    print(f"\n{label}, {form} form:\n```\n{plan}\n```", flush=True)
+        finally:
+            await conn.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
