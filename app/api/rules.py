@@ -11,6 +11,8 @@ from app.domain.validation import (
     COMMIT_PATTERN,
     FIELD_CHARS,
     LIST_ITEMS,
+    METADATA_KEY_CHARS,
+    METADATA_TEXT_CHARS,
     Limits,
     text_pattern,
 )
@@ -115,7 +117,9 @@ METADATA: dict[str, Any] = {"x-metadata": True}
 def metadata_schemas(depth: int) -> dict[str, Any]:
     """The components METADATA refers to: an object whose values nest at most `depth`
     levels (the object itself is the first), every key and string within the text rule."""
-    string = {"type": "string", "pattern": text_pattern(one_line=False)}
+    text = text_pattern(one_line=False)
+    string = {"type": "string", "maxLength": METADATA_TEXT_CHARS, "pattern": text}
+    key = {"type": "string", "maxLength": METADATA_KEY_CHARS, "pattern": text}
 
     def value(level: int) -> dict[str, Any]:
         if level > depth:  # nothing may sit this deep: only empty containers above it
@@ -125,7 +129,7 @@ def metadata_schemas(depth: int) -> dict[str, Any]:
     schemas: dict[str, Any] = {
         "Metadata": {
             "type": "object",
-            "propertyNames": string,
+            "propertyNames": key,
             "additionalProperties": value(2),
         }
     }
@@ -137,7 +141,7 @@ def metadata_schemas(depth: int) -> dict[str, Any]:
                 {"type": "array", "items": value(level + 1)},
                 {
                     "type": "object",
-                    "propertyNames": string,
+                    "propertyNames": key,
                     "additionalProperties": value(level + 1),
                 },
             ]

@@ -9,6 +9,7 @@ from fastapi import Header
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
+from app.domain.text import PATTERN_END
 
 
 def etag(memory: Memory) -> str:
@@ -17,7 +18,7 @@ def etag(memory: Memory) -> str:
 
 # "*", or an ETag this server issued ("v3", weak or not), around white space. A version
 # is ASCII digits ("v²" is a digit to str.isdigit), no more than a version holds.
-IF_MATCH_PATTERN = r'^\s*(?:\*|(?:W/)?"*v([0-9]{1,9})"*)\s*$'
+IF_MATCH_PATTERN = r'^\s*(?:\*|(?:W/)?"*v([0-9]{1,9})"*)\s*' + PATTERN_END
 
 
 async def expected_version(

@@ -17,7 +17,7 @@ from app.domain.fields import EDITABLE_FIELDS
 from app.domain.filters import MemoryFilter, memory_filter
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import TRUST_ORDER, NewMemory
-from app.domain.text import CHARS_PER_TOKEN
+from app.domain.text import CHARS_PER_TOKEN, PATTERN_END
 from app.domain.validation import (
     FIELD_CHARS,
     LIST_ITEMS,
@@ -483,7 +483,7 @@ MAX_LIST_LIMIT = 200
 # A page's position: the last row's creation time (microseconds since the epoch) and id;
 # empty for the first page. Every string of this form is a position (a page after it,
 # maybe empty), so the pattern is the whole rule.
-CURSOR_PATTERN = r"^(?:([0-9]{1,17})\.([0-9a-f]{32}))?$"
+CURSOR_PATTERN = r"^(?:([0-9]{1,17})\.([0-9a-f]{32}))?" + PATTERN_END
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

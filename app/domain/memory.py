@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from app.domain.text import PATTERN_END
+
 DEFAULT_TENANT = "default"
 
 TrustLevel = Literal["user", "agent", "system"]
@@ -24,7 +26,7 @@ KNOWN_MEMORY_TYPES = (
     "heuristic",
     "learning",
 )
-MEMORY_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+MEMORY_TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,39}" + PATTERN_END
 
 # Ordered from least to most trusted: what an agent wrote, what a person said, what ops set.
 TRUST_ORDER: tuple[TrustLevel, ...] = ("agent", "user", "system")

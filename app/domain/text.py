@@ -8,6 +8,10 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+# The end of a published pattern (OpenAPI reads a pattern as a search): "$" alone also
+# matches before a final newline in Python's re, so "a\n" would pass "^a$" there.
+PATTERN_END = r"$(?!\n)"
+
 CHARS_PER_TOKEN = 4
 
 

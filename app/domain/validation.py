@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import MEMORY_TYPE_PATTERN
+from app.domain.text import PATTERN_END
 
 # NUL cannot be stored in PostgreSQL text. Other C0 and C1 controls (but tab, LF, CR) and
 # DEL have no business in a memory: ESC and CSI start terminal escapes that rewrite what a
@@ -54,10 +55,10 @@ def text_pattern(*, one_line: bool, required: bool = False, min_chars: int = 0) 
     `required`: not blank; `min_chars`: at least that many once trimmed."""
     breaks = _LINE_BREAK_CLASS if one_line else ""
     visible = f"[^{_CONTROL_CLASS}{_INVISIBLE_CLASS}{breaks}]"
-    text = rf"(?:{visible}(?:\u200d{visible})*[\ufe0e\ufe0f]?)*"
+    text = rf"(?:{visible}(?:\u200d{visible})*[\ufe0e\ufe0f]?)*" + PATTERN_END
     if min_chars > 1:
-        return rf"^(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*$)" + text + "$"
-    return (r"^(?=[\s\S]*\S)" if required or min_chars else "^") + text + "$"
+        return rf"^(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*{PATTERN_END})" + text
+    return (r"^(?=[\s\S]*\S)" if required or min_chars else "^") + text
 
 
 def _invisible_at(value: str) -> int | None:
@@ -231,6 +232,13 @@ def clean_tags(tags: Sequence[str] | None, limits: Limits) -> tuple[str, ...]:
     return tuple(seen)
 
 
+# Each key and each string in metadata, at most (besides MAX_METADATA_BYTES for the whole,
+# which JSON Schema cannot state: these it can, and a generated object rarely outgrows the
+# whole while its parts keep within them).
+METADATA_KEY_CHARS = 100
+METADATA_TEXT_CHARS = 2_000
+
+
 def clean_metadata(metadata: Mapping[str, Any] | None, limits: Limits) -> dict[str, Any]:
     """JSON of bounded size and depth, with no hidden characters in any key or string."""
     if metadata is None:
@@ -250,11 +258,21 @@ def clean_metadata(metadata: Mapping[str, Any] | None, limits: Limits) -> dict[s
                 if not isinstance(key, str):
                     raise InvalidInputError("metadata keys must be strings", field="metadata")
                 forbid_hidden_characters(key, "metadata")
+                if len(key) > METADATA_KEY_CHARS:
+                    raise InvalidInputError(
+                        f"a metadata key is longer than {METADATA_KEY_CHARS} characters",
+                        field="metadata",
+                    )
                 stack.append((item, depth + 1))
         elif isinstance(value, list):
             stack.extend((item, depth + 1) for item in value)
         elif isinstance(value, str):
             forbid_hidden_characters(value, "metadata")
+            if len(value) > METADATA_TEXT_CHARS:
+                raise InvalidInputError(
+                    f"a metadata string is longer than {METADATA_TEXT_CHARS} characters",
+                    field="metadata",
+                )
         elif value is not None and not isinstance(value, bool | int | float):
             raise InvalidInputError("metadata must be JSON", field="metadata")
     try:
@@ -312,7 +330,7 @@ def clean_memory_type(value: str | None, field: str = "memory_type") -> str | No
 # with its offset; nothing else, not a bare date, not a number.
 INSTANT_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
-    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})$"
+    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})" + PATTERN_END
 )
 
 
@@ -332,7 +350,7 @@ def instant(value: str | None, field: str) -> datetime | None:
 
 # A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), either case, white
 # space around it trimmed; blank is none.
-COMMIT_PATTERN = r"^\s*(?:[0-9a-fA-F]{7,64})?\s*$"
+COMMIT_PATTERN = r"^\s*(?:[0-9a-fA-F]{7,64})?\s*" + PATTERN_END
 
 
 def clean_commit(value: str | None, field: str = "git_commit") -> str | None:

@@ -17,7 +17,14 @@ import httpx
 import pytest
 from mcp import Client
 
-from app.domain.validation import FIELD_CHARS, LIST_ITEMS, MEMORY_FILES, Limits
+from app.domain.validation import (
+    FIELD_CHARS,
+    LIST_ITEMS,
+    MEMORY_FILES,
+    METADATA_KEY_CHARS,
+    METADATA_TEXT_CHARS,
+    Limits,
+)
 from tests.server import stdio_server
 
 LIMITS = Limits()
@@ -108,7 +115,10 @@ MEMORY_FIELDS: list[tuple[str, Any, str]] = [
     ("tags", [ESCAPE], "tags"),
     ("trust_level", "root", "trust_level"),
     ("confidence", "certain", "confidence"),
-    ("metadata", {"k": "v" * LIMITS.max_metadata_bytes}, "metadata"),
+    # Over the byte limit with every string within its own.
+    ("metadata", {f"k{i}": "v" * METADATA_TEXT_CHARS for i in range(9)}, "metadata"),
+    ("metadata", {"k": over(METADATA_TEXT_CHARS)}, "metadata"),
+    ("metadata", {over(METADATA_KEY_CHARS): 1}, "metadata"),
     ("metadata", {"\ud800": 1}, "metadata"),
     ("metadata", {"k": "\ud800"}, "metadata"),
     ("metadata", {"k": ESCAPE}, "metadata"),
