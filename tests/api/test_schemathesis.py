@@ -20,7 +20,8 @@ import httpx
 
 from tests.server import launch
 
-# Every check is on by default (a --checks option would override the file's one exception).
+# Every check is on by default; a --checks option would override the file's per-operation
+# exception.
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 
