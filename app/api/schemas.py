@@ -19,8 +19,9 @@ from app.api.rules import (
     line_rules,
     text_rules,
 )
-from app.domain.filters import MAX_MIN_RELEVANCE, SCOPES
+from app.domain.filters import MIN_RELEVANCE, SCOPES
 from app.domain.inputs import (
+    ALPHA,
     ATTEMPT_NUMBER,
     ATTEMPT_RESULTS,
     CONFIDENCES,
@@ -165,10 +166,10 @@ class SearchIn(Body):
     tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
     min_trust: str | None = Field(default=None, json_schema_extra=documented(choices=TRUST_ORDER))
     min_relevance: float | None = Field(
-        default=None, json_schema_extra=documented(between=(0, MAX_MIN_RELEVANCE))
+        default=None, json_schema_extra=documented(between=MIN_RELEVANCE)
     )
     limit: JsonInt = Field(default=10, json_schema_extra=documented(between=(1, MAX_SEARCH_LIMIT)))
-    alpha: float | None = Field(default=None, json_schema_extra=documented(between=(0, 1)))
+    alpha: float | None = Field(default=None, json_schema_extra=documented(between=ALPHA))
     include_archived: bool = False
     track_access: bool = True
     floor: bool = Field(

@@ -19,6 +19,7 @@ from app.domain.validation import (
 )
 
 MAX_MIN_RELEVANCE = 100.0
+MIN_RELEVANCE = (0.0, MAX_MIN_RELEVANCE)  # the filter's inclusive range
 # "all": a repository's memories and the global ones; "repo": the repository's only.
 SCOPES = ("all", "repo")
 
@@ -63,7 +64,7 @@ def memory_filter(
         min_relevance=(
             None
             if min_relevance is None
-            else number_in(min_relevance, "min_relevance", 0.0, MAX_MIN_RELEVANCE)
+            else number_in(min_relevance, "min_relevance", *MIN_RELEVANCE)
         ),
         include_archived=bool(include_archived),
         include_quarantined=bool(include_quarantined),

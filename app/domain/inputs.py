@@ -42,6 +42,7 @@ from app.domain.validation import (
 CONFIDENCES = ("high", "medium", "low")
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
+ALPHA = (0.0, 1.0)  # keyword only .. vector only
 # Inclusive ranges of the numbers a learning or retry request carries.
 TOTAL_ATTEMPTS = (0, 1_000_000)
 QUALITY_SCORE = (-1_000_000, 1_000_000)
@@ -348,7 +349,7 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
             scope=draft.scope,
         ),
         limit=limit,
-        alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", 0.0, 1.0),
+        alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", *ALPHA),
         track_access=bool(draft.track_access),
         git_branch=clean_line(draft.git_branch, "git_branch"),
         dropped_terms=dropped,

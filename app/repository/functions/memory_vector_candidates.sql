@@ -31,10 +31,12 @@ AS $function$
             scope_rows bigint := exact_below + 1;
         BEGIN
             IF exact_below > 0 THEN
-                EXECUTE 'SELECT count(*) FROM (SELECT 1 ' || scope || ' LIMIT $12) s'
+                -- The same parameters as the search below; the bound is an integer.
+                EXECUTE 'SELECT count(*) FROM (SELECT 1 ' || scope
+                        || ' LIMIT ' || (exact_below + 1) || ') s'
                 INTO scope_rows
                 USING query, max_rows, all_terms, tenant, repo, types, tags, trust,
-                      min_relevance, include_archived, with_global, exact_below + 1;
+                      min_relevance, include_archived, with_global;
             END IF;
             RETURN QUERY EXECUTE
                 'SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count,
