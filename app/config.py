@@ -104,10 +104,11 @@ class Settings(BaseSettings):
     search_candidates: int = Field(default=100, ge=10, le=2000)
     keyword_term_cap: int = Field(default=200, ge=10)
     hnsw_ef_search: int = Field(default=100, ge=10, le=1000)
-    # A search whose scope (tenant, repository, types, tags...) holds at most this many
-    # memories reads them whole and sorts by exact distance instead of scanning the HNSW
-    # graph (docs/search.md, "Filtered vector search"). 0: always HNSW.
-    vector_exact_below: int = Field(default=2_000, ge=0, le=1_000_000)
+    # A search whose scope (tenant, repository, types, tags...) holds at most
+    # sqrt(this x the memories in the HNSW graph) memories reads them whole and sorts by
+    # exact distance instead of walking the graph (docs/search.md, "Filtered vector
+    # search"). 0: always the graph.
+    vector_exact_factor: float = Field(default=500.0, ge=0.0, le=1_000_000.0)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
     # Hybrid results scoring below RATIO x the best match, or below MIN, are left out

@@ -89,7 +89,7 @@ async def open_runtime(
             settings.db_command_timeout_s,
             settings.hnsw_ef_search,
             settings.db_app_role or None,
-            settings.vector_exact_below,
+            settings.vector_exact_factor,
         )
         database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
@@ -100,7 +100,7 @@ async def open_runtime(
                     database.distributed = True
                     # The workers' sessions are Citus's own: each transaction carries these.
                     database.transaction_settings = search_settings(
-                        settings.hnsw_ef_search, settings.vector_exact_below
+                        settings.hnsw_ef_search, settings.vector_exact_factor
                     )
             head = head_revision()
             await check_schema(database, the_embedder, head)

@@ -50,6 +50,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 RARE_REPO = "repo-rare"
+SCOPES = ("all", "1%", "0.1%")  # the queries' filters: none, a 1% repository, a 0.1% one
 
 
 def repo_of(n: int, tenants: int, repos: int, rare_every: int) -> str:
@@ -127,7 +128,7 @@ async def count_rows(url: str) -> int:
 
 
 async def disk_use(url: str) -> str:
-    """The database, the table and its two search indexes, on disk."""
+    """The database, the table and its search indexes, on disk."""
     conn = await asyncpg.connect(url)
     try:
         row = await conn.fetchrow(
@@ -136,6 +137,7 @@ async def disk_use(url: str) -> str:
                    pg_size_pretty(pg_relation_size('memories')) AS heap,
                    pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
                    pg_size_pretty(pg_relation_size('memories_keyword_key')) AS keyword,
+                   pg_size_pretty(pg_relation_size('memories_vector_scope_key')) AS by_scope,
                    current_setting('shared_buffers') AS shared_buffers
             """
         )
@@ -143,7 +145,8 @@ async def disk_use(url: str) -> str:
         await conn.close()
     return (
         f"disk: database {row['database']}, table {row['heap']}, HNSW {row['hnsw']},"
-        f" keyword GIN {row['keyword']} (shared_buffers {row['shared_buffers']})"
+        f" keyword GIN {row['keyword']}, vectors by scope {row['by_scope']}"
+        f" (shared_buffers {row['shared_buffers']})"
     )
 
 
@@ -183,6 +186,7 @@ async def measure_search(
     out: dict[str, dict[str, float]] = {}
     for mode, alpha in MODES.items():
         server, client_ms, counts = [], [], []
+        by_scope: dict[str, list[float]] = {scope: [] for scope in SCOPES}
         shown = {} if alpha is None else {"alpha": alpha}
         for q, _ in plan[:20]:  # warm-up
             await client.get("/search", params={"q": q, "track_access": False, **shown})
@@ -196,6 +200,7 @@ async def measure_search(
             response.raise_for_status()
             body = response.json()
             server.append(body["took_ms"])
+            by_scope[scope_of(repo)].append(body["took_ms"])
             counts.append(len(body["results"]))
         out[mode] = {
             "p50": pct(server, 50),
@@ -204,8 +209,14 @@ async def measure_search(
             "client_p50": pct(client_ms, 50),
             "client_p99": pct(client_ms, 99),
             "mean_results": statistics.mean(counts),
+            **{f"{scope} p50": pct(took, 50) for scope, took in by_scope.items()},
+            **{f"{scope} p99": pct(took, 99) for scope, took in by_scope.items()},
         }
     return out
+
+
+def scope_of(repo: str | None) -> str:
+    return "all" if repo is None else "0.1%" if repo == RARE_REPO else "1%"
 
 
 async def measure_store(
@@ -305,7 +316,10 @@ async def main() -> None:
                 ) as client:
                     await wait_ready(client)
                     searches = await measure_search(client, args.queries, repos)
-                    stores = await measure_store(client, 100, 200, 5, f"at {size}")
+                    # A label of this run's own: a store of an earlier run's content (--keep)
+                    # would be a reinforcement, with no embedding to wait for.
+                    label = f"at {size}, {time.time_ns()}"
+                    stores = await measure_store(client, 100, 200, 5, label)
                     rss = psutil.Process(server.pid).memory_info().rss / 2**20
                     print(f"the service's memory (RSS) after the run: {rss:.0f} MiB", flush=True)
             finally:
@@ -322,6 +336,12 @@ async def main() -> None:
                     f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
                     f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |"
                 )
+            print("\nBy the search's scope (server-side ms):\n")
+            print("| mode | " + " | ".join(f"{sc} p50 | {sc} p99" for sc in SCOPES) + " |")
+            print("|---|" + "---|---|" * len(SCOPES))
+            for mode, m in searches.items():
+                cells = " | ".join(f"{m[f'{sc} p50']:.1f} | {m[f'{sc} p99']:.1f}" for sc in SCOPES)
+                print(f"| {mode} | {cells} |")
             ratio = searches["hybrid"]["p50"] / searches["vector-only"]["p50"]
             print(f"\nhybrid / vector-only (p50): {ratio:.2f}")
             print(

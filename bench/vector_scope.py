@@ -39,10 +39,10 @@ ORDER BY {order} LIMIT 100"""
 
 
 async def candidates(
-    conn: Any, query: Any, repo: str | None, exact_below: int, limit: int = 100
+    conn: Any, query: Any, repo: str | None, exact_factor: float, limit: int = 100
 ) -> tuple[list[Any], float]:
     async with conn.transaction():
-        await conn.execute(f"SET LOCAL app.vector_exact_below = {int(exact_below)}")
+        await conn.execute(f"SET LOCAL app.vector_exact_factor = {float(exact_factor)}")
         began = time.perf_counter()
         rows = await conn.fetch(CALL, query, limit, repo)
         took = (time.perf_counter() - began) * 1000
@@ -90,13 +90,13 @@ async def main() -> None:
                     repo,
                 )
                 truths = [(await candidates(conn, q, repo, 10**9, 10))[0] for q in queries]
-                paths = [("HNSW", 0), ("chosen", settings.vector_exact_below)]
+                paths = [("HNSW", 0), ("chosen", settings.vector_exact_factor)]
                 if repo is not None:  # the whole table read exactly is no contender
                     paths.insert(1, ("exact", 10**9))
-                for path, exact_below in paths:
+                for path, exact_factor in paths:
                     times, found = [], []
                     for query, truth in zip(queries, truths, strict=True):
-                        got, took = await candidates(conn, query, repo, exact_below)
+                        got, took = await candidates(conn, query, repo, exact_factor)
                         times.append(took)
                         found.append(len(set(truth) & set(got)) / max(1, len(truth)))
                     print(

@@ -13,14 +13,14 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def search_settings(ef_search: int, vector_exact_below: int = 0) -> dict[str, str]:
+def search_settings(ef_search: int, vector_exact_factor: float = 0.0) -> dict[str, str]:
     # Iterative index scans: a filtered HNSW search keeps scanning until it has enough
-    # rows that pass the filter, instead of returning a short list. A scope of at most
-    # app.vector_exact_below rows is searched exactly instead (memory_vector_candidates).
+    # rows that pass the filter, instead of returning a short list. A scope small beside
+    # the graph is searched exactly instead (app.vector_exact_factor: memory_vector_candidates).
     return {
         "hnsw.ef_search": str(int(ef_search)),
         "hnsw.iterative_scan": "relaxed_order",
-        "app.vector_exact_below": str(int(vector_exact_below)),
+        "app.vector_exact_factor": repr(float(vector_exact_factor)),
     }
 
 
@@ -33,12 +33,12 @@ async def prepare_session(
     conn: asyncpg.Connection,
     ef_search: int,
     app_role: str | None = "agent_memory_app",
-    vector_exact_below: int = 0,
+    vector_exact_factor: float = 0.0,
 ) -> None:
     """What every pooled connection is set up with before its first use."""
     await register_vector(conn)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
-    settings = search_settings(ef_search, vector_exact_below)
+    settings = search_settings(ef_search, vector_exact_factor)
     await conn.execute("; ".join(f"SET {name} = {value}" for name, value in settings.items()))
     if await on_citus(conn):
         # A transaction's SET LOCAL reaches the workers it touches (app/db/unit_of_work.py).
@@ -55,10 +55,10 @@ async def create_pool(
     command_timeout: float,
     ef_search: int = 100,
     app_role: str | None = "agent_memory_app",
-    vector_exact_below: int = 0,
+    vector_exact_factor: float = 0.0,
 ) -> Any:
     async def init(conn: asyncpg.Connection) -> None:
-        await prepare_session(conn, ef_search, app_role, vector_exact_below)
+        await prepare_session(conn, ef_search, app_role, vector_exact_factor)
 
     async def reset(conn: asyncpg.Connection) -> None:
         """Runs when a connection goes back to the pool, after asyncpg has rolled back any

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from app.domain.filters import MemoryFilter
@@ -34,6 +35,22 @@ def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
     if f.min_relevance is not None:
         clauses.append(f"m.relevance_score >= {bind(f.min_relevance)}::real")
     return " AND ".join(clauses)
+
+
+def scope_parts(f: MemoryFilter, bind: Bind, tenant: str) -> list[str]:
+    """The filter as disjoint parts whose union is its scope, each one range of
+    (tenant_id, source_repo): a repository's rows and the global ones apart, where their
+    OR would read the heap. Quarantine is left out, so that a count of a part reads the
+    index alone (memories_scope_count_key): what counts the scope's size (N for IDF) need
+    not tell the few quarantined rows apart."""
+    f = replace(f, include_quarantined=True)
+    if f.source_repo is None or not f.include_global:
+        return [filter_sql(f, bind, tenant)]
+    global_rows = replace(f, source_repo=None)
+    return [
+        filter_sql(replace(f, include_global=False), bind, tenant),
+        filter_sql(global_rows, bind, tenant) + " AND m.source_repo IS NULL",
+    ]
 
 
 def function_args(f: MemoryFilter, bind: Bind) -> str:

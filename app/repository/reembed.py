@@ -19,17 +19,22 @@ from app.db.migrations import stored_embedding_model
 from app.domain.errors import ConflictError
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-# As the live ones (migrations 0003 and 0010), on the second column.
+# As the live ones (migrations 0003, 0010 and 0025), on the second column.
 _NEXT_INDEXES = {
     "memories_embedding_next_hnsw": "CREATE INDEX CONCURRENTLY memories_embedding_next_hnsw"
     " ON memories USING hnsw (embedding_next vector_cosine_ops)"
     " WITH (m = 16, ef_construction = 64)",
     "memories_incomplete_next_key": "CREATE INDEX CONCURRENTLY memories_incomplete_next_key"
     " ON memories (tenant_id, id) WHERE embedding_next IS NULL OR search_vector IS NULL",
+    "memories_vector_scope_next_key": "CREATE INDEX CONCURRENTLY memories_vector_scope_next_key"
+    " ON memories (tenant_id, source_repo)"
+    " INCLUDE (id, memory_type, trust_level, relevance_score, tags, embedding_next)"
+    " WHERE superseded_by IS NULL AND archived_at IS NULL",
 }
 _LIVE_INDEXES = {
     "memories_embedding_next_hnsw": "memories_embedding_hnsw",
     "memories_incomplete_next_key": "memories_incomplete_key",
+    "memories_vector_scope_next_key": "memories_vector_scope_key",
 }
 
 

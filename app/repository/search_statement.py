@@ -28,11 +28,12 @@ doubles the score. keyword_score is (score / best candidate's score)^2: 0..1 wit
 query, 1 for the best. The square keeps a weak keyword match from outvoting a strong
 vector match (docs/search.md).
 
-Vector side: the `candidates` nearest by cosine distance through HNSW with pgvector's
-iterative scan, so filtered queries still fill up; the planner takes an exact scan through
-a b-tree when the filter is selective enough, judged on the search's own values:
-memory_vector_candidates() plans that query on every call, while the statement around it,
-whose plan does not depend on the values, is planned once per connection.
+Vector side: the `candidates` nearest by cosine distance, through HNSW with pgvector's
+iterative scan (so filtered queries still fill up), or, for a scope small beside the graph,
+by an exact read of the scope's vectors from one range of an index:
+memory_vector_candidates() chooses and plans on every call, on the search's own values,
+while the statement around it, whose plan does not depend on the values, is planned once
+per connection.
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side missing
 contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for pinned
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.filters import MemoryFilter
-from app.repository.filters import filter_sql, function_args, is_narrowed
+from app.repository.filters import filter_sql, function_args, is_narrowed, scope_parts
 from app.repository.rows import INTACT, memory_columns
 from app.repository.sql import named
 
@@ -174,14 +175,17 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
 
 def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatement,
                 distributed: bool) -> list[str]:  # fmt: skip
-    # N for IDF: the size of the filtered scope (counted, capped) when the query is
-    # filtered or the table distributed (a worker's catalog knows nothing of its size);
-    # the planner's row estimate for the whole table otherwise.
+    # N for IDF: the size of the filtered scope (counted, capped, from the index alone
+    # where the filter allows) when the query is filtered or the table distributed (a
+    # worker's catalog knows nothing of its size); the planner's row estimate for the
+    # whole table otherwise.
     if distributed or is_narrowed(f):
-        corpus = (
-            "SELECT greatest(count(*), 1)::float8 AS n FROM (SELECT 1 FROM memories m"
-            f" WHERE {filter_sql(f, s.bind, tenant=':tenant_id')} LIMIT 10 * :term_cap) scope"
+        counts = " + ".join(
+            f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {part}"
+            " LIMIT 10 * :term_cap) scope)"
+            for part in scope_parts(f, s.bind, tenant=":tenant_id")
         )
+        corpus = f"SELECT greatest({counts}, 1)::float8 AS n"
     else:
         corpus = (
             "SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class"

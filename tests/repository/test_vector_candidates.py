@@ -1,5 +1,5 @@
-"""The vector side reads a small scope whole, by exact distance, and leaves the HNSW graph
-alone; a larger scope takes the graph. Either way the nearest come first."""
+"""The vector side reads a scope small beside the graph whole, by exact distance, and leaves
+the HNSW graph alone; a larger scope takes the graph. Either way the nearest come first."""
 
 from __future__ import annotations
 
@@ -35,13 +35,21 @@ async def scope(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[float]]]
         " VALUES ($1, $2, memory_content_hash($2), $3)",
         [(TENANT, content, vector) for content, vector in rows.items()],
     )
+    # The bound reads the graph's size from ANALYZE's count.
+    await db.execute("ANALYZE memories")
     yield rows
     await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
 
 
-async def nearest(db: asyncpg.Connection, query: list[float], exact_below: int) -> list[str]:
+async def factor_for_bound(db: asyncpg.Connection, bound: int) -> float:
+    """The factor that bounds an exact read at `bound` rows on the graph as it stands."""
+    graph_rows = await db.fetchval("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
+    return float((bound + 0.5) ** 2 / graph_rows)
+
+
+async def nearest(db: asyncpg.Connection, query: list[float], exact_factor: float) -> list[str]:
     async with db.transaction():
-        await db.execute(f"SET LOCAL app.vector_exact_below = {exact_below}")
+        await db.execute(f"SET LOCAL app.vector_exact_factor = {exact_factor}")
         # On a table this small the planner would sort rather than read the graph; with
         # sorting priced out it reads the graph wherever the query's form lets it.
         await db.execute("SET LOCAL enable_sort = off")
@@ -69,16 +77,20 @@ async def test_a_small_scope_is_read_whole_by_exact_distance(
 ) -> None:
     query = unit(random.Random(8))
     before = await hnsw_scans(db)
-    assert await nearest(db, query, exact_below=1000) == exact_top(scope, query)
+    # 40 rows within a bound of 40.
+    exact = await factor_for_bound(db, 40)
+    assert await nearest(db, query, exact_factor=exact) == exact_top(scope, query)
     assert await hnsw_scans(db) == before  # the graph was not read
-    await nearest(db, query, exact_below=0)
+    await nearest(db, query, exact_factor=0)
     assert await hnsw_scans(db) > before  # where the graph's form is taken, it is
 
 
-async def test_a_scope_larger_than_the_bound_still_finds_the_nearest(
+async def test_a_scope_larger_than_the_bound_takes_the_graph_and_finds_the_nearest(
     db: asyncpg.Connection, scope: dict[str, list[float]]
 ) -> None:
     query = unit(random.Random(9))
-    # 40 rows over a bound of 5: the HNSW form of the query (which of its plans the
-    # planner takes for 40 rows is its choice); on so few rows the graph is exact too.
-    assert await nearest(db, query, exact_below=5) == exact_top(scope, query)
+    before = await hnsw_scans(db)
+    # 40 rows over a bound of 39: counted, found too many, and the graph's form is taken;
+    # on so few rows the graph is exact too.
+    assert await nearest(db, query, await factor_for_bound(db, 39)) == exact_top(scope, query)
+    assert await hnsw_scans(db) > before
