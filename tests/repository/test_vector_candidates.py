@@ -94,3 +94,77 @@ async def test_a_scope_larger_than_the_bound_takes_the_graph_and_finds_the_neare
     # on so few rows the graph is exact too.
     assert await nearest(db, query, await factor_for_bound(db, 39)) == exact_top(scope, query)
     assert await hnsw_scans(db) > before
+
+
+FILTERED_CALL = """
+SELECT id FROM memory_vector_candidates(
+    $1::vector, 10, NULL::tsquery, $2, $3, $4, $5, $6, NULL, false, $7)
+"""
+
+
+@pytest.mark.parametrize(
+    ("repo", "types", "tags", "trust", "with_global"),
+    [
+        ("api", None, None, None, True),
+        ("api", None, None, None, False),
+        ("api", ["decision"], ["auth"], None, True),
+        (None, None, ["auth"], ["user", "system"], False),
+    ],
+)
+async def test_a_filtered_exact_read_keeps_every_filter(
+    db: asyncpg.Connection,
+    repo: str | None,
+    types: list[str] | None,
+    tags: list[str] | None,
+    trust: list[str] | None,
+    with_global: bool,
+) -> None:
+    rng = random.Random(11)
+    rows = []  # (content, repo, type, tags, trust, archived, vector)
+    for i in range(60):
+        rows.append(
+            (
+                f"filtered {i}",
+                rng.choice(["api", "web", None]),
+                rng.choice(["decision", "learning"]),
+                rng.choice([["auth"], ["auth", "db"], ["db"]]),
+                rng.choice(["agent", "user", "system"]),
+                i % 7 == 0,
+                unit(rng),
+            )
+        )
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, content, content_hash, source_repo, memory_type,"
+        " tags, trust_level, archived_at, embedding)"
+        " VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6,"
+        " CASE WHEN $7 THEN now() END, $8)",
+        [(TENANT, *row) for row in rows],
+    )
+    await db.execute("ANALYZE memories")
+    try:
+        query = unit(random.Random(12))
+        kept = {
+            content: vector
+            for content, row_repo, kind, row_tags, level, archived, vector in rows
+            if not archived
+            and (repo is None or row_repo == repo or (with_global and row_repo is None))
+            and (types is None or kind in types)
+            and (tags is None or set(tags) <= set(row_tags))
+            and (trust is None or level in trust)
+        }
+        before = await hnsw_scans(db)
+        async with db.transaction():
+            exact = await factor_for_bound(db, 60)
+            await db.execute(f"SET LOCAL app.vector_exact_factor = {exact}")
+            found = await db.fetch(
+                FILTERED_CALL, query, TENANT, repo, types, tags, trust, with_global
+            )
+        names = dict(
+            await db.fetch(
+                "SELECT id, content FROM memories WHERE id = ANY($1)", [r["id"] for r in found]
+            )
+        )
+        assert [names[r["id"]] for r in found] == exact_top(kept, query)
+        assert await hnsw_scans(db) == before  # read exactly: the graph was not read
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
