@@ -28,34 +28,68 @@ from bench.latency import RARE_REPO, pct
 from bench.support import fresh_database
 from bench.synthetic import memory_text
 
-SCOPES = {"all rows": None, "a 1% repository": "repo-7", "a 0.1% repository": RARE_REPO}
+# A scope: a repository, or a tag (tagged here on first use, as bench.latency loads none).
+TAGS = {"tag-1pct": 100, "tag-rare": 1000}  # a tag on one row in this many
+SCOPES: dict[str, tuple[str | None, str | None]] = {
+    "all rows": (None, None),
+    "a 1% repository": ("repo-7", None),
+    "a 0.1% repository": (RARE_REPO, None),
+    "a 1% tag": (None, "tag-1pct"),
+    "a 0.1% tag": (None, "tag-rare"),
+}
 CALL = """SELECT id FROM memory_vector_candidates(
-    $1::vector, $2, NULL::tsquery, 'default', $3, NULL, NULL, NULL, NULL, false, false)"""
-# The statement the function runs for a repository, for EXPLAIN: $5 is the repository.
+    $1::vector, $2, NULL::tsquery, 'default', $3, NULL, $4, NULL, NULL, false, false)"""
+ROWS = """SELECT count(*) FROM memories m
+WHERE ($1::text IS NULL OR m.source_repo = $1) AND ($2::text[] IS NULL OR m.tags @> $2)"""
+# The statement the function runs for a scope, for EXPLAIN.
 INNER = """SELECT m.id FROM public.memories m
 WHERE m.tenant_id = 'default' AND m.superseded_by IS NULL AND m.archived_at IS NULL
-  AND ($2::text IS NULL OR m.source_repo = $2) AND m.embedding IS NOT NULL
+  AND ($2::text IS NULL OR m.source_repo = $2) AND ($3::text[] IS NULL OR m.tags @> $3)
+  AND m.embedding IS NOT NULL
 ORDER BY {order} LIMIT 100"""
 
 
 async def candidates(
-    conn: Any, query: Any, repo: str | None, exact_factor: float, limit: int = 100
+    conn: Any,
+    query: Any,
+    scope: tuple[str | None, str | None],
+    exact_factor: float,
+    limit: int = 100,
 ) -> tuple[list[Any], float]:
     async with conn.transaction():
         await conn.execute(f"SET LOCAL app.vector_exact_factor = {float(exact_factor)}")
         began = time.perf_counter()
-        rows = await conn.fetch(CALL, query, limit, repo)
+        repo, tag = scope
+        rows = await conn.fetch(CALL, query, limit, repo, None if tag is None else [tag])
         took = (time.perf_counter() - began) * 1000
     return [r["id"] for r in rows], took
 
 
-async def explain(conn: Any, query: Any, repo: str | None, exact: bool) -> str:
+async def explain(conn: Any, query: Any, scope: tuple[str | None, str | None], exact: bool) -> str:
     order = "(m.embedding <=> $1) + 0" if exact else "m.embedding <=> $1"
     async with conn.transaction():
+        repo, tag = scope
         rows = await conn.fetch(
-            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order), query, repo
+            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order),
+            query,
+            repo,
+            None if tag is None else [tag],
         )
     return "\n".join(r[0] for r in rows)
+
+
+async def tag_rows(conn: Any) -> None:
+    """Each tag on one row in TAGS[tag], spread over the repositories, once."""
+    for tag, every in TAGS.items():
+        if not await conn.fetchval("SELECT 1 FROM memories WHERE tags @> $1 LIMIT 1", [tag]):
+            await conn.execute(
+                "UPDATE memories SET tags = tags || $1"
+                " WHERE abs(hashtext(id::text || $2)) % $3 = 0",
+                [tag],
+                tag,
+                every,
+            )
+    await conn.execute("VACUUM ANALYZE memories")
 
 
 async def main() -> None:
@@ -84,19 +118,18 @@ async def main() -> None:
         try:
             print("| scope | rows | path | p50 ms | p99 ms | exact top 10 found |")
             print("|---|---|---|---|---|---|")
-            for label, repo in SCOPES.items():
-                rows = await conn.fetchval(
-                    "SELECT count(*) FROM memories WHERE $1::text IS NULL OR source_repo = $1",
-                    repo,
-                )
-                truths = [(await candidates(conn, q, repo, 10**9, 10))[0] for q in queries]
+            await tag_rows(conn)
+            for label, scope in SCOPES.items():
+                repo, tag = scope
+                rows = await conn.fetchval(ROWS, repo, None if tag is None else [tag])
+                truths = [(await candidates(conn, q, scope, 10**9, 10))[0] for q in queries]
                 paths = [("HNSW", 0), ("chosen", settings.vector_exact_factor)]
-                if repo is not None:  # the whole table read exactly is no contender
+                if scope != (None, None):  # the whole table read exactly is no contender
                     paths.insert(1, ("exact", 10**9))
                 for path, exact_factor in paths:
                     times, found = [], []
                     for query, truth in zip(queries, truths, strict=True):
-                        got, took = await candidates(conn, query, repo, exact_factor)
+                        got, took = await candidates(conn, query, scope, exact_factor)
                         times.append(took)
                         found.append(len(set(truth) & set(got)) / max(1, len(truth)))
                     print(
@@ -104,9 +137,9 @@ async def main() -> None:
                         f" {pct(times, 99):.1f} | {statistics.mean(found):.3f} |",
                         flush=True,
                     )
-            for label, repo in SCOPES.items():
+            for label, scope in SCOPES.items():
                 for exact in (False, True):
-                    plan = await explain(conn, queries[0], repo, exact)
+                    plan = await explain(conn, queries[0], scope, exact)
                     form = "exact" if exact else "HNSW"
                     print(f"\n{label}, {form} form:\n```\n{plan}\n```", flush=True)
         finally:

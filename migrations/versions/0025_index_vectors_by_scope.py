@@ -3,7 +3,8 @@
 small beside the graph reads its vectors from one range of an index (memories_vector_scope_key)
 after counting them in another (memories_scope_count_key); memory_vector_candidates()
 bounds that exact read by the square root of app.vector_exact_factor times the rows in the
-graph
+graph. And the live memories' tags (memories_tags_key), through which the planner reads a
+rare tag's rows instead of walking the graph for them
 
 Revision ID: 0025
 Revises: 0024
@@ -104,6 +105,10 @@ INDEXES = {
     # The scope's size, read without the heap or the vectors.
     "memories_scope_count_key": "ON memories (tenant_id, source_repo)"
     " WHERE superseded_by IS NULL AND archived_at IS NULL",
+    # A tag's live rows: for a rare tag the planner reads them, sorted by exact distance,
+    # rather than walk the graph until enough of them pass.
+    "memories_tags_key": "ON memories USING gin (tenant_id, tags) WITH (fastupdate = off)"
+    " WHERE superseded_by IS NULL AND archived_at IS NULL",
 }
 
 
@@ -120,5 +125,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     begin()
     op.execute(OLD_VECTOR)
+    op.execute("DROP INDEX memories_tags_key")
     op.execute("DROP INDEX memories_scope_count_key")
     op.execute("DROP INDEX memories_vector_scope_key")

@@ -7,8 +7,9 @@
 -- memories_scope_count_key): an upper bound, so no filter can make an exact read pass the
 -- bound, however few rows it keeps. The exact read runs through memories_vector_scope_key,
 -- which holds each live row's vector and filter columns, and reads the heap for the
--- nearest only. A repository's search takes its rows and, with with_global, the memories
--- of no repository.
+-- nearest only. (A scope narrowed by tags is left to the planner: with memories_tags_key
+-- it reads a rare tag's rows through that index rather than walk the graph.) A repository's
+-- search takes its rows and, with with_global, the memories of no repository.
 CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
     query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
     tags text[], trust text[], min_relevance real, include_archived boolean,
