@@ -1,6 +1,6 @@
-"""The vector side by the size of the search's scope, on bench.latency's loaded database:
-the HNSW graph (iterative scan) against the exact read of the scope, in time and in the
-share of the exact top 10 found, and the plan each takes.
+"""The vector side by the size of the search's scope (a repository, or a tag), on
+bench.latency's loaded database: the HNSW graph (iterative scan) against the exact read of
+the scope, in time and in the share of the exact top 10 found, and the plan each takes.
 
 Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
 BENCH_DATA_DIR:
@@ -30,12 +30,13 @@ from bench.synthetic import memory_text
 
 # A scope: a repository, or a tag (tagged here on first use, as bench.latency loads none).
 TAGS = {"tag-1pct": 100, "tag-rare": 1000}  # a tag on one row in this many
-SCOPES: dict[str, tuple[str | None, str | None]] = {
+Scope = tuple[str | None, list[str] | None]  # a repository, tags
+SCOPES: dict[str, Scope] = {
     "all rows": (None, None),
     "a 1% repository": ("repo-7", None),
     "a 0.1% repository": (RARE_REPO, None),
-    "a 1% tag": (None, "tag-1pct"),
-    "a 0.1% tag": (None, "tag-rare"),
+    "a 1% tag": (None, ["tag-1pct"]),
+    "a 0.1% tag": (None, ["tag-rare"]),
 }
 CALL = """SELECT id FROM memory_vector_candidates(
     $1::vector, $2, NULL::tsquery, 'default', $3, NULL, $4, NULL, NULL, false, false)"""
@@ -52,34 +53,30 @@ ORDER BY {order} LIMIT 100"""
 async def candidates(
     conn: Any,
     query: Any,
-    scope: tuple[str | None, str | None],
+    scope: Scope,
     exact_factor: float,
     limit: int = 100,
 ) -> tuple[list[Any], float]:
     async with conn.transaction():
         await conn.execute(f"SET LOCAL app.vector_exact_factor = {float(exact_factor)}")
         began = time.perf_counter()
-        repo, tag = scope
-        rows = await conn.fetch(CALL, query, limit, repo, None if tag is None else [tag])
+        rows = await conn.fetch(CALL, query, limit, *scope)
         took = (time.perf_counter() - began) * 1000
     return [r["id"] for r in rows], took
 
 
-async def explain(conn: Any, query: Any, scope: tuple[str | None, str | None], exact: bool) -> str:
+async def explain(conn: Any, query: Any, scope: Scope, exact: bool) -> str:
     order = "(m.embedding <=> $1) + 0" if exact else "m.embedding <=> $1"
     async with conn.transaction():
-        repo, tag = scope
         rows = await conn.fetch(
-            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order),
-            query,
-            repo,
-            None if tag is None else [tag],
+            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order), query, *scope
         )
     return "\n".join(r[0] for r in rows)
 
 
 async def tag_rows(conn: Any) -> None:
     """Each tag on one row in TAGS[tag], spread over the repositories, once."""
+    tagged = False
     for tag, every in TAGS.items():
         if not await conn.fetchval("SELECT 1 FROM memories WHERE tags @> $1 LIMIT 1", [tag]):
             await conn.execute(
@@ -89,7 +86,9 @@ async def tag_rows(conn: Any) -> None:
                 tag,
                 every,
             )
-    await conn.execute("VACUUM ANALYZE memories")
+            tagged = True
+    if tagged:
+        await conn.execute("VACUUM ANALYZE memories")
 
 
 async def main() -> None:
@@ -120,8 +119,7 @@ async def main() -> None:
             print("|---|---|---|---|---|---|")
             await tag_rows(conn)
             for label, scope in SCOPES.items():
-                repo, tag = scope
-                rows = await conn.fetchval(ROWS, repo, None if tag is None else [tag])
+                rows = await conn.fetchval(ROWS, *scope)
                 truths = [(await candidates(conn, q, scope, 10**9, 10))[0] for q in queries]
                 paths = [("HNSW", 0), ("chosen", settings.vector_exact_factor)]
                 if scope != (None, None):  # the whole table read exactly is no contender
