@@ -25,7 +25,9 @@ class Runtime:
     admission: TenantShares = field(init=False)
 
     def __post_init__(self) -> None:
-        self.admission = TenantShares(tenant_request_share(self.settings))
+        self.admission = TenantShares(
+            tenant_request_share(self.settings), self.settings.tenant_backlog_duty
+        )
 
     @property
     def limits(self) -> Limits:

@@ -349,10 +349,31 @@ async def test_one_tenant_cannot_hold_every_connection(
 
 
 async def test_a_noisy_tenants_worst_case_searches_leave_a_quiet_tenants_stores_working(
-    api: httpx.AsyncClient, keys: dict[str, str], db: asyncpg.Connection
+    app: FastAPI,
+    api: httpx.AsyncClient,
+    keys: dict[str, str],
+    db: asyncpg.Connection,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     noisy = (await KeyService(db).create("noisy", "reader", "reader")).key
     words = " ".join(f"term{i}x" for i in range(300))[:2000]
+    admission = app.state.runtime.admission
+    assert admission.backlog_duty > 0  # on by default
+    # How many of the noisy tenant's requests were running as each of them was admitted,
+    # while the quiet tenant was being served.
+    running_when_admitted: list[int] = []
+    several_admitted = asyncio.Event()
+    acquire = admission.acquire
+
+    async def recorded(tenant_id: str, timeout_s: float) -> bool:
+        admitted: bool = await acquire(tenant_id, timeout_s)
+        if admitted and tenant_id == "noisy" and not several_admitted.is_set():
+            running_when_admitted.append(admission.admitted("noisy"))
+            if len(running_when_admitted) == 3:
+                several_admitted.set()
+        return admitted
+
+    monkeypatch.setattr(admission, "acquire", recorded)
 
     async def worst_search() -> int:
         response = await api.post("/search", json={"q": words}, headers=auth(noisy))
@@ -364,10 +385,20 @@ async def test_a_noisy_tenants_worst_case_searches_leave_a_quiet_tenants_stores_
         )
         return response.status_code
 
-    searches = [asyncio.create_task(worst_search()) for _ in range(16)]
-    stores = await asyncio.gather(*(store(i) for i in range(10)))
-    assert stores == [201] * 10
+    # The quiet tenant ("t") is being served throughout: a request of it holds a slot.
+    assert await acquire("t", 1.0)
+    try:
+        # More than the noisy tenant's limit lets run at once: it is backlogged.
+        flood = 2 * admission.per_tenant + 2
+        searches = [asyncio.create_task(worst_search()) for _ in range(flood)]
+        # One client of its own, one request after another: within its limit.
+        assert [await store(i) for i in range(5)] == [201] * 5
+        await asyncio.wait_for(several_admitted.wait(), 60)
+    finally:
+        admission.release("t")
     assert set(await asyncio.gather(*searches)) <= {200, 503}
+    # It yielded: one request at a time while the quiet tenant was served, never its limit.
+    assert running_when_admitted == [1, 1, 1]
 
 
 async def test_a_killed_server_does_not_stop_a_later_clean_shutdown(tmp_path: Path) -> None:

@@ -1,0 +1,159 @@
+"""Admission: each tenant's own limit, and a backlogged tenant yielding to the others."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.concurrency import TenantShares
+
+FOREVER = 3600.0  # a deadline no test reaches: waits end on events
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def settle() -> None:
+    """Let every task that can run, run: admission wakes waiters through the loop."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+def flood(shares: TenantShares, tenant: str, n: int) -> list[asyncio.Task[bool]]:
+    return [asyncio.create_task(shares.acquire(tenant, FOREVER)) for _ in range(n)]
+
+
+async def test_a_tenant_waits_for_its_own_slots_not_another_tenants() -> None:
+    shares = TenantShares(per_tenant=2)
+    assert await shares.acquire("a", FOREVER) and await shares.acquire("a", FOREVER)
+    third = asyncio.create_task(shares.acquire("a", FOREVER))
+    await settle()
+    assert not third.done()
+    assert await shares.acquire("b", FOREVER)  # b is not held up by a's queue
+    shares.release("a")
+    assert await third
+
+
+async def test_a_request_that_waits_past_its_deadline_is_refused_and_leaves_no_trace() -> None:
+    shares = TenantShares(per_tenant=1)
+    assert await shares.acquire("a", FOREVER)
+    assert not await shares.acquire("a", 0.01)
+    shares.release("a")
+    assert shares.admitted("a") == 0 and not shares._tenants
+
+
+async def test_a_flooding_tenant_runs_one_request_at_a_time_while_another_is_served() -> None:
+    clock = Clock()
+    shares = TenantShares(per_tenant=4, backlog_duty=1.0, clock=clock)
+    assert await shares.acquire("quiet", FOREVER)
+    noisy = flood(shares, "noisy", 16)
+    await settle()
+    assert shares.admitted("noisy") == 1
+    # The quiet tenant is not held back by the flood's queue.
+    assert await shares.acquire("quiet", FOREVER)
+    shares.release("noisy")
+    await settle()
+    assert shares.admitted("noisy") == 1
+    # Between a client's requests the quiet tenant still counts as served ...
+    shares.release("quiet")
+    shares.release("quiet")
+    await settle()
+    assert shares.admitted("noisy") == 1
+    # ... and once it has not been for a while, the flood gets its whole share back.
+    clock.now = TenantShares.SERVED_WINDOW_S
+    shares.release("noisy")
+    await settle()
+    assert shares.admitted("noisy") == 4
+    for task in noisy:
+        task.cancel()
+
+
+async def test_a_yielding_tenant_idles_until_its_request_was_its_duty_of_the_time() -> None:
+    clock = Clock()
+    shares = TenantShares(per_tenant=4, backlog_duty=0.25, clock=clock)
+    assert await shares.acquire("quiet", FOREVER)
+    noisy = flood(shares, "noisy", 8)
+    await settle()
+    assert shares.admitted("noisy") == 1
+    clock.now = 0.5  # the admitted request held its slot for 0.5 s ...
+    shares.release("noisy", held_s=0.5)
+    await settle()
+    assert shares.admitted("noisy") == 0  # ... so the next waits 1.5 s more: 1 s in 4
+    clock.now = 1.9
+    assert await shares.acquire("quiet", FOREVER)  # any change wakes the gate to re-check
+    await settle()
+    assert shares.admitted("noisy") == 0
+    clock.now = 2.0
+    assert await shares.acquire("quiet", FOREVER)
+    await settle()
+    assert shares.admitted("noisy") == 1
+    for task in noisy:
+        task.cancel()
+
+
+async def test_tenants_that_are_all_backlogged_share_as_before() -> None:
+    shares = TenantShares(per_tenant=2, backlog_duty=0.25)
+    first = flood(shares, "a", 5)
+    second = flood(shares, "b", 5)
+    await settle()
+    assert shares.admitted("a") == 2 and shares.admitted("b") == 2
+    for task in first + second:
+        task.cancel()
+
+
+async def test_a_tenant_within_its_limit_never_yields() -> None:
+    shares = TenantShares(per_tenant=4, backlog_duty=0.25)
+    assert await shares.acquire("quiet", FOREVER)
+    within = flood(shares, "busy", 4)  # as many as its limit: none waits
+    await settle()
+    assert shares.admitted("busy") == 4
+    for task in within:
+        task.cancel()
+
+
+async def test_a_yielding_request_past_its_deadline_frees_its_slot() -> None:
+    clock = Clock()
+    shares = TenantShares(per_tenant=2, backlog_duty=0.5, clock=clock)
+    assert await shares.acquire("quiet", FOREVER)
+    assert await shares.acquire("noisy", FOREVER)
+    gated = asyncio.create_task(shares.acquire("noisy", 5.0))
+    later = asyncio.create_task(shares.acquire("noisy", FOREVER))
+    await settle()
+    assert not gated.done()  # it holds a slot, but one request of its tenant is running
+    clock.now = 10.0  # past its deadline (5.0)
+    assert await shares.acquire("other", FOREVER)  # any change: the gate looks again
+    assert await gated is False
+    # The slot it held went to the next in line, which starts when the running one ends.
+    shares.release("noisy")
+    assert await later
+
+
+async def test_a_long_request_pauses_its_tenant_for_at_most_the_cap() -> None:
+    clock = Clock()
+    shares = TenantShares(per_tenant=1, backlog_duty=0.25, clock=clock)
+    assert await shares.acquire("quiet", FOREVER)
+    assert await shares.acquire("importer", FOREVER)
+    queued = flood(shares, "importer", 2)
+    await settle()
+    clock.now = 60.0
+    assert await shares.acquire("other", FOREVER)  # keeps someone within its limit served
+    shares.release("importer", held_s=60.0)  # three times that would be three minutes
+    await settle()
+    assert shares.admitted("importer") == 0
+    clock.now = 60.0 + TenantShares.MAX_PAUSE_S
+    shares.release("other")  # any change: the gate looks again
+    await settle()
+    assert shares.admitted("importer") == 1
+    for task in queued:
+        task.cancel()
+
+
+def test_a_duty_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="fraction"):
+        TenantShares(per_tenant=1, backlog_duty=1.5)
