@@ -6,9 +6,10 @@ where throughput peaks and from how few clients it is within 5% of that peak.
 
 With --noisy N, a noisy-neighbour step follows: the quiet tenant runs the same mix at
 --quiet-clients, first alone, then while another tenant's N clients send maximum-cost
-searches (2,000 characters of about 300 distinct words the corpus holds); it reports the
-quiet tenant's p99 and errors side by side, and what the noisy tenant was answered. With
---noisy-kind ingest, the noisy clients store 2,000-character memories instead.
+searches (2,000 characters of about 300 distinct words the corpus holds), then alone again
+(whether the flood left lasting harm); it reports the quiet tenant's p99 and errors side
+by side, and what the noisy tenant was answered. With --noisy-kind ingest, the noisy
+clients store 2,000-character memories instead.
 
 Only 127.0.0.1 is ever contacted; every loop is bounded.
 
@@ -163,7 +164,12 @@ async def noisy_neighbour(
         )
 
     async with session(keys["quiet"]) as quiet, session(keys["noisy"]) as noisy:
-        for label, noise in (("quiet alone", 0), (f"with {noisy_clients} noisy", noisy_clients)):
+        runs = (
+            ("quiet alone", 0),
+            (f"with {noisy_clients} noisy", noisy_clients),
+            ("quiet after", 0),
+        )
+        for label, noise in runs:
             results: dict[str, list[float]] = defaultdict(list)
             errors: dict[str, int] = defaultdict(int)
             answers: dict[str, int] = defaultdict(int)
