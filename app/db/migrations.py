@@ -34,12 +34,14 @@ def downgrade(database_url: str, revision: str) -> None:
     command.downgrade(alembic_config(database_url), revision)
 
 
-def held_by(revision: str, name: str) -> str:
-    """A text that migration `revision` holds, such as a function as it made it: a later
-    migration's downgrade restores it from there, so that each version is written once."""
+def held_by(revision: str, name: str, key: str | None = None) -> str:
+    """A text that migration `revision` holds, such as a function as it made it (or, with
+    `key`, one entry of a dict it holds): a later migration's downgrade restores it from
+    there, so that each version is written once."""
     script = ScriptDirectory.from_config(alembic_config("unused")).get_revision(revision)
     assert script is not None
-    return str(getattr(script.module, name))
+    held = getattr(script.module, name)
+    return str(held if key is None else held[key])
 
 
 def head_revision() -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.db.unit_of_work import UnitOfWork
+from app.repository.sql import named
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,48 +32,61 @@ class IdempotencyRepository:
         Citus takes no stable function in ON CONFLICT (timestamptz - interval is one)."""
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            """
-            INSERT INTO idempotency_keys AS i (tenant_id, key, request_hash)
-            VALUES ($1, $2, $3)
-            ON CONFLICT (tenant_id, key) DO UPDATE
-                SET created_at = EXCLUDED.created_at, request_hash = EXCLUDED.request_hash
-                WHERE i.completed_at IS NULL
-                  AND i.request_hash = EXCLUDED.request_hash
-                  AND ($5 OR extract(epoch FROM EXCLUDED.created_at - i.created_at) > $4)
-            RETURNING true AS claimed
-            """,
-            self._uow.tenant_id,
-            key,
-            request_hash,
-            stale_after_s,
-            take_over,
+            *named(
+                """
+                INSERT INTO idempotency_keys AS i (tenant_id, key, request_hash)
+                VALUES (:tenant_id, :key, :request_hash)
+                ON CONFLICT (tenant_id, key) DO UPDATE
+                    SET created_at = EXCLUDED.created_at, request_hash = EXCLUDED.request_hash
+                    WHERE i.completed_at IS NULL
+                      AND i.request_hash = EXCLUDED.request_hash
+                      AND (:take_over
+                           OR extract(epoch FROM EXCLUDED.created_at - i.created_at)
+                              > :stale_after_s)
+                RETURNING true AS claimed
+                """,
+                {
+                    "tenant_id": self._uow.tenant_id,
+                    "key": key,
+                    "request_hash": request_hash,
+                    "stale_after_s": stale_after_s,
+                    "take_over": take_over,
+                },
+            )
         )
         if row is not None:
             return None
         existing = await conn.fetchrow(
-            "SELECT request_hash, status, response, created_at, completed_at"
-            " FROM idempotency_keys WHERE tenant_id = $1 AND key = $2",
-            self._uow.tenant_id,
-            key,
+            *named(
+                "SELECT request_hash, status, response, created_at, completed_at"
+                " FROM idempotency_keys WHERE tenant_id = :tenant_id AND key = :key",
+                {"tenant_id": self._uow.tenant_id, "key": key},
+            )
         )
         return IdempotencyRecord(**dict(existing))
 
     async def complete(self, key: str, status: int, response: bytes) -> None:
         conn = await self._uow.connection()
         await conn.execute(
-            "UPDATE idempotency_keys SET status = $3, response = $4, completed_at = now()"
-            " WHERE tenant_id = $1 AND key = $2",
-            self._uow.tenant_id,
-            key,
-            status,
-            response,
+            *named(
+                "UPDATE idempotency_keys"
+                " SET status = :status, response = :response, completed_at = now()"
+                " WHERE tenant_id = :tenant_id AND key = :key",
+                {
+                    "tenant_id": self._uow.tenant_id,
+                    "key": key,
+                    "status": status,
+                    "response": response,
+                },
+            )
         )
 
     async def release(self, key: str) -> None:
         conn = await self._uow.connection()
         await conn.execute(
-            "DELETE FROM idempotency_keys"
-            " WHERE tenant_id = $1 AND key = $2 AND completed_at IS NULL",
-            self._uow.tenant_id,
-            key,
+            *named(
+                "DELETE FROM idempotency_keys"
+                " WHERE tenant_id = :tenant_id AND key = :key AND completed_at IS NULL",
+                {"tenant_id": self._uow.tenant_id, "key": key},
+            )
         )

@@ -17,24 +17,21 @@ from uuid import UUID
 
 from app.db.migrations import stored_embedding_model
 from app.domain.errors import ConflictError
+from app.repository.sql import named
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-# As the live ones (migrations 0003, 0010 and 0025), on the second column.
+# As the live ones (migrations 0003 and 0010), on the second column. The scope index
+# (0026) holds no vector, so it serves either column.
 _NEXT_INDEXES = {
     "memories_embedding_next_hnsw": "CREATE INDEX CONCURRENTLY memories_embedding_next_hnsw"
     " ON memories USING hnsw (embedding_next vector_cosine_ops)"
     " WITH (m = 16, ef_construction = 64)",
     "memories_incomplete_next_key": "CREATE INDEX CONCURRENTLY memories_incomplete_next_key"
     " ON memories (tenant_id, id) WHERE embedding_next IS NULL OR search_vector IS NULL",
-    "memories_vector_scope_next_key": "CREATE INDEX CONCURRENTLY memories_vector_scope_next_key"
-    " ON memories (tenant_id, source_repo)"
-    " INCLUDE (id, memory_type, trust_level, relevance_score, tags, embedding_next)"
-    " WHERE superseded_by IS NULL AND archived_at IS NULL",
 }
 _LIVE_INDEXES = {
     "memories_embedding_next_hnsw": "memories_embedding_hnsw",
     "memories_incomplete_next_key": "memories_incomplete_key",
-    "memories_vector_scope_next_key": "memories_vector_scope_key",
 }
 
 
@@ -73,10 +70,11 @@ class ReembedRepository:
         async with self._conn.transaction():
             await self._conn.execute(LOCK_TIMEOUT)
             await self._conn.execute(
-                "INSERT INTO reembedding (target_model, dimensions) VALUES ($1, $2)"
-                " ON CONFLICT (singleton) DO NOTHING",
-                target_model,
-                dimensions,
+                *named(
+                    "INSERT INTO reembedding (target_model, dimensions)"
+                    " VALUES (:target_model, :dimensions) ON CONFLICT (singleton) DO NOTHING",
+                    {"target_model": target_model, "dimensions": dimensions},
+                )
             )
             under_way = await self.under_way()
             assert under_way is not None
@@ -102,15 +100,21 @@ class ReembedRepository:
     async def waiting(self, limit: int, after: tuple[str, UUID] | None = None) -> list[ToReembed]:
         """Memories without the target's vector, in key order after `after`."""
         rows = await self._conn.fetch(
-            """
-            SELECT tenant_id, id, content, name, category, context FROM memories
-            WHERE embedding_next IS NULL AND ($1::text IS NULL OR (tenant_id, id) > ($1, $2))
-            ORDER BY tenant_id, id
-            LIMIT $3
-            """,
-            after[0] if after else None,
-            after[1] if after else None,
-            limit,
+            *named(
+                """
+                SELECT tenant_id, id, content, name, category, context FROM memories
+                WHERE embedding_next IS NULL
+                  AND (:after_tenant::text IS NULL
+                       OR (tenant_id, id) > (:after_tenant, :after_id))
+                ORDER BY tenant_id, id
+                LIMIT :limit
+                """,
+                {
+                    "after_tenant": after[0] if after else None,
+                    "after_id": after[1] if after else None,
+                    "limit": limit,
+                },
+            )
         )
         return [ToReembed(**dict(r)) for r in rows]
 
@@ -118,19 +122,27 @@ class ReembedRepository:
         """The target's vectors, set where none is yet; version and updated_at stay, as
         the memory itself has not changed."""
         filled = await self._conn.fetchval(
-            """
-            WITH filled AS (
-                UPDATE memories m SET embedding_next = v.embedding::vector
-                FROM unnest($1::text[], $2::uuid[], $3::text[]) AS v(tenant_id, id, embedding)
-                WHERE m.tenant_id = v.tenant_id AND m.id = v.id AND m.embedding_next IS NULL
-                RETURNING 1
+            *named(
+                """
+                WITH filled AS (
+                    UPDATE memories m SET embedding_next = v.embedding::vector
+                    FROM unnest(:tenant_ids::text[], :ids::uuid[], :embeddings::text[])
+                        AS v(tenant_id, id, embedding)
+                    WHERE m.tenant_id = v.tenant_id AND m.id = v.id
+                      AND m.embedding_next IS NULL
+                    RETURNING 1
+                )
+                SELECT count(*) FROM filled
+                """,
+                {
+                    "tenant_ids": [item.tenant_id for item, _ in vectors],
+                    "ids": [item.id for item, _ in vectors],
+                    # As text: the pgvector codec encodes one vector, not an array of them.
+                    "embeddings": [
+                        "[" + ",".join(map(repr, map(float, v))) + "]" for _, v in vectors
+                    ],
+                },
             )
-            SELECT count(*) FROM filled
-            """,
-            [item.tenant_id for item, _ in vectors],
-            [item.id for item, _ in vectors],
-            # As text: the pgvector codec encodes one vector, not an array of them.
-            ["[" + ",".join(map(repr, map(float, v))) + "]" for _, v in vectors],
         )
         return int(filled)
 
@@ -139,7 +151,10 @@ class ReembedRepository:
         transaction). A build interrupted earlier left an invalid index: made again."""
         for name, create in _NEXT_INDEXES.items():
             valid = await self._conn.fetchval(
-                "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1)", name
+                *named(
+                    "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(:name)",
+                    {"name": name},
+                )
             )
             if valid:
                 continue
@@ -167,9 +182,11 @@ class ReembedRepository:
         for statement in statements:
             await self._conn.execute(statement)
         await self._conn.execute(
-            "INSERT INTO embedding_model (name) VALUES ($1) ON CONFLICT (singleton)"
-            " DO UPDATE SET name = EXCLUDED.name, recorded_at = now()",
-            target_model,
+            *named(
+                "INSERT INTO embedding_model (name) VALUES (:name) ON CONFLICT (singleton)"
+                " DO UPDATE SET name = EXCLUDED.name, recorded_at = now()",
+                {"name": target_model},
+            )
         )
 
     async def cancel(self) -> None:

@@ -6,8 +6,12 @@ from typing import Any
 
 from app.db.unit_of_work import UnitOfWork
 from app.repository.lifecycle import PruneRules
+from app.repository.sql import named
 
-_STATS = """
+# The tenant's memories, or one repository's.
+_SCOPE = "m.tenant_id = :tenant_id AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)"
+
+_STATS = f"""
 WITH counts AS (
     -- One hash aggregate over one scan; the service rolls the combinations up by type,
     -- trust and confidence (at most a few dozen rows).
@@ -18,7 +22,7 @@ WITH counts AS (
            count(*) FILTER (WHERE m.superseded_by IS NOT NULL) AS superseded,
            count(*) FILTER (WHERE m.pinned) AS pinned
     FROM memories m
-    WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+    WHERE {_SCOPE}
     GROUP BY m.memory_type, m.trust_level, m.confidence
 ),
 top_accessed AS (
@@ -29,7 +33,7 @@ top_accessed AS (
                row_number() OVER (PARTITION BY m.memory_type
                                   ORDER BY m.access_count DESC, m.last_accessed_at DESC) AS nth
         FROM memories m
-        WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+        WHERE {_SCOPE}
           AND m.access_count > 0 AND m.archived_at IS NULL AND m.superseded_by IS NULL
     ) t
     WHERE t.nth <= 10
@@ -41,17 +45,18 @@ SELECT
         'missing_embedding', count(*) FILTER (WHERE m.embedding IS NULL),
         'missing_search_vector', count(*) FILTER (WHERE m.search_vector IS NULL))
      FROM memories m
-     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+     WHERE {_SCOPE}
        AND (m.embedding IS NULL OR m.search_vector IS NULL)) AS incomplete,
     (SELECT count(*) FROM memories m
-     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+     WHERE {_SCOPE}
        AND m.quarantined_at IS NOT NULL) AS quarantined,
     (SELECT count(*) FROM memories m
-     WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+     WHERE {_SCOPE}
        AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-       AND m.created_at < now() - make_interval(days => least($3::int, $4::int))
-       AND (   (m.created_at < now() - make_interval(days => $3) AND m.access_count = 0)
-            OR (m.created_at < now() - make_interval(days => $4) AND m.access_count < $5)))
+       AND m.created_at < now() - make_interval(days => least(:unused_days::int, :stale_days::int))
+       AND (   (m.created_at < now() - make_interval(days => :unused_days) AND m.access_count = 0)
+            OR (m.created_at < now() - make_interval(days => :stale_days)
+                AND m.access_count < :stale_min_accesses)))
         AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),
                      '[]'::jsonb) FROM top_accessed t) AS top_accessed,
@@ -60,9 +65,9 @@ SELECT
 """
 
 # Only while a re-embed is under way does the second vector column exist.
-_REEMBEDDED = """
+_REEMBEDDED = f"""
 SELECT count(m.embedding_next) AS filled, count(*) AS total FROM memories m
-WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+WHERE {_SCOPE}
 """
 
 
@@ -72,17 +77,21 @@ class StatsRepository:
 
     async def collect(self, source_repo: str | None, rules: PruneRules) -> dict[str, Any]:
         conn = await self._uow.connection()
+        scope = {"tenant_id": self._uow.tenant_id, "source_repo": source_repo}
         row = await conn.fetchrow(
-            _STATS,
-            self._uow.tenant_id,
-            source_repo,
-            rules.unused_days,
-            rules.stale_days,
-            rules.stale_min_accesses,
+            *named(
+                _STATS,
+                scope
+                | {
+                    "unused_days": rules.unused_days,
+                    "stale_days": rules.stale_days,
+                    "stale_min_accesses": rules.stale_min_accesses,
+                },
+            )
         )
         reembedding = row["reembedding"]
         if reembedding is not None:
-            progress = await conn.fetchrow(_REEMBEDDED, self._uow.tenant_id, source_repo)
+            progress = await conn.fetchrow(*named(_REEMBEDDED, scope))
             reembedding |= {"filled": progress["filled"], "total": progress["total"]}
         return {
             "reembedding": reembedding,

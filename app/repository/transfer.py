@@ -24,9 +24,9 @@ from app.repository.sql import named
 
 # Oldest first, so that a file reads like the memory's history.
 _EXPORT = f"""
-SELECT {MEMORY_COLUMNS}, CASE WHEN $3 THEN m.embedding END AS vector
+SELECT {MEMORY_COLUMNS}, CASE WHEN :with_embeddings THEN m.embedding END AS vector
 FROM memories m
-WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)
+WHERE m.tenant_id = :tenant_id AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)
 ORDER BY m.created_at, m.id
 """
 
@@ -63,17 +63,20 @@ RETURNING m.id, (xmax = 0) AS inserted, m.quarantined_at IS NOT NULL AS quaranti
 # Links whose target is in this tenant; a link already in place is left as it is.
 _LINK = """
 WITH links AS (
-    SELECT l.id, l.superseded_by FROM unnest($2::uuid[], $3::uuid[]) AS l(id, superseded_by)
+    SELECT l.id, l.superseded_by FROM unnest(:ids::uuid[], :targets::uuid[]) AS l(id, superseded_by)
 ),
 resolved AS (
     SELECT l.id, l.superseded_by FROM links l
-    WHERE EXISTS (SELECT 1 FROM memories t WHERE t.tenant_id = $1 AND t.id = l.superseded_by)
+    WHERE EXISTS (
+        SELECT 1 FROM memories t WHERE t.tenant_id = :tenant_id AND t.id = l.superseded_by
+    )
 ),
 changed AS (
     UPDATE memories m SET superseded_by = r.superseded_by, version = m.version + 1,
                           updated_at = now()
     FROM resolved r
-    WHERE m.tenant_id = $1 AND m.id = r.id AND m.superseded_by IS DISTINCT FROM r.superseded_by
+    WHERE m.tenant_id = :tenant_id AND m.id = r.id
+      AND m.superseded_by IS DISTINCT FROM r.superseded_by
     RETURNING m.id
 )
 SELECT (SELECT count(*) FROM resolved) AS resolved, (SELECT count(*) FROM changed) AS changed
@@ -91,10 +94,11 @@ class TransferRepository:
     async def count(self, source_repo: str | None) -> int:
         conn = await self._uow.connection()
         counted = await conn.fetchval(
-            "SELECT count(*) FROM memories m"
-            " WHERE m.tenant_id = $1 AND ($2::text IS NULL OR m.source_repo = $2)",
-            self.tenant_id,
-            source_repo,
+            *named(
+                "SELECT count(*) FROM memories m WHERE m.tenant_id = :tenant_id"
+                " AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)",
+                {"tenant_id": self.tenant_id, "source_repo": source_repo},
+            )
         )
         return int(counted)
 
@@ -104,9 +108,15 @@ class TransferRepository:
         """Every memory (archived and superseded too), read through a cursor so that a
         large tenant is never held in memory whole."""
         conn = await self._uow.connection()
-        async for row in conn.cursor(
-            _EXPORT, self.tenant_id, source_repo, with_embeddings, prefetch=256
-        ):
+        statement = named(
+            _EXPORT,
+            {
+                "tenant_id": self.tenant_id,
+                "source_repo": source_repo,
+                "with_embeddings": with_embeddings,
+            },
+        )
+        async for row in conn.cursor(*statement, prefetch=256):
             vector = row["vector"]
             yield to_memory(row), (None if vector is None else vector.to_list())
 
@@ -118,9 +128,11 @@ class TransferRepository:
             return set()
         conn = await self._uow.connection()
         rows = await conn.fetch(
-            "SELECT m.id FROM memories m WHERE m.tenant_id = $1 AND m.id = ANY($2::uuid[])",
-            self.tenant_id,
-            list(ids),
+            *named(
+                "SELECT m.id FROM memories m"
+                " WHERE m.tenant_id = :tenant_id AND m.id = ANY(:ids::uuid[])",
+                {"tenant_id": self.tenant_id, "ids": list(ids)},
+            )
         )
         return {r["id"] for r in rows}
 
@@ -158,7 +170,14 @@ class TransferRepository:
             return 0
         conn = await self._uow.connection()
         row = await conn.fetchrow(
-            _LINK, self.tenant_id, [a for a, _ in links], [b for _, b in links]
+            *named(
+                _LINK,
+                {
+                    "tenant_id": self.tenant_id,
+                    "ids": [memory for memory, _ in links],
+                    "targets": [target for _, target in links],
+                },
+            )
         )
         return int(row["resolved"])
 

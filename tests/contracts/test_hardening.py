@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+import re
 import signal
 import time
 from pathlib import Path
@@ -421,3 +423,41 @@ def test_no_door_imports_another() -> None:
     root = Path(__file__).parents[2] / "app"
     for source in (root / "mcp").glob("*.py"):
         assert "app.api" not in source.read_text(), source.name
+
+
+def test_repositories_bind_by_name() -> None:
+    """A statement's values are bound by name (app/repository/sql.py): no `$1` written by
+    hand, where two values of one type could be swapped without an error. The functions'
+    own SQL files bind their arguments as PostgreSQL does, and are not Python."""
+    root = Path(__file__).parents[2] / "app" / "repository"
+    positional = re.compile(r"\$\d")
+    for source in root.glob("*.py"):
+        assert not positional.search(source.read_text()), source.name
+
+
+async def test_a_memory_at_every_size_limit_is_stored_and_found(
+    api: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """Each field at its longest, in four-byte characters that do not compress: no index
+    row may outgrow what PostgreSQL can hold (a b-tree row with the vector and such tags
+    once answered 500)."""
+    rng = random.Random(0)
+
+    def wide(n: int) -> str:  # CJK Extension B: letters of four bytes in UTF-8
+        return "".join(chr(rng.randrange(0x20000, 0x2A6D6)) for _ in range(n))
+
+    repo = wide(300)
+    memory = {
+        "content": "a deploy decision with every field at its limit",
+        "tags": [wide(64) for _ in range(32)],
+        "source_repo": repo,
+    }
+    stored = await api.post("/memories", json=memory, headers=auth(keys["agent"]))
+    assert stored.status_code == 201, stored.text
+    found = await api.get(
+        "/search",
+        params={"q": "deploy decision", "source_repo": repo},
+        headers=auth(keys["agent"]),
+    )
+    found_ids = [hit["memory"]["id"] for hit in found.json()["results"]]
+    assert found_ids == [stored.json()["memory"]["id"]]

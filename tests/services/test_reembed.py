@@ -153,11 +153,7 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
             "dimensions": 48,
             "other_columns": 0,
             "under_way": 0,
-            "indexes": [
-                "memories_embedding_hnsw",
-                "memories_incomplete_key",
-                "memories_vector_scope_key",
-            ],
+            "indexes": ["memories_embedding_hnsw", "memories_incomplete_key"],
         }
 
         # A server still on the old model: keyword search, stores pending, no error.
