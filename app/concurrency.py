@@ -134,7 +134,8 @@ class TenantShares:
         return tenant.admitted + tenant.gated + tenant.waiting > self.per_tenant
 
     def _yields(self, tenant_id: str) -> bool:
-        """Backlogged, while another tenant that is not has requests in flight."""
+        """Backlogged, while another tenant that is not is being served (a request in
+        flight, or one within SERVED_WINDOW_S)."""
         if not self.backlog_duty or not self._backlogged(self._tenants[tenant_id]):
             return False
         now = self._clock()
