@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,8 +26,21 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
+_flooding: list[asyncio.Task[bool]] = []
+
+
+@pytest.fixture(autouse=True)
+def _cancel_floods() -> Iterator[None]:
+    """A test leaves its flood's waiting requests behind: they are cancelled after it."""
+    yield
+    _flooding.clear()
+
+
 def flood(shares: TenantShares, tenant: str, n: int) -> list[asyncio.Task[bool]]:
-    return [asyncio.create_task(shares.acquire(tenant, FOREVER)) for _ in range(n)]
+    """`n` requests of `tenant`, each waiting for its slot."""
+    tasks = [asyncio.create_task(shares.acquire(tenant, FOREVER)) for _ in range(n)]
+    _flooding.extend(tasks)
+    return tasks
 
 
 async def test_a_tenant_waits_for_its_own_slots_not_another_tenants() -> None:
@@ -52,7 +66,7 @@ async def test_a_flooding_tenant_runs_one_request_at_a_time_while_another_is_ser
     clock = Clock()
     shares = TenantShares(per_tenant=4, backlog_duty=1.0, clock=clock)
     assert await shares.acquire("quiet", FOREVER)
-    noisy = flood(shares, "noisy", 16)
+    flood(shares, "noisy", 16)
     await settle()
     assert shares.admitted("noisy") == 1
     # The quiet tenant is not held back by the flood's queue.
@@ -70,15 +84,13 @@ async def test_a_flooding_tenant_runs_one_request_at_a_time_while_another_is_ser
     shares.release("noisy")
     await settle()
     assert shares.admitted("noisy") == 4
-    for task in noisy:
-        task.cancel()
 
 
 async def test_a_yielding_tenant_idles_until_its_request_was_its_duty_of_the_time() -> None:
     clock = Clock()
     shares = TenantShares(per_tenant=4, backlog_duty=0.25, clock=clock)
     assert await shares.acquire("quiet", FOREVER)
-    noisy = flood(shares, "noisy", 8)
+    flood(shares, "noisy", 8)
     await settle()
     assert shares.admitted("noisy") == 1
     clock.now = 0.5  # the admitted request held its slot for 0.5 s ...
@@ -93,28 +105,22 @@ async def test_a_yielding_tenant_idles_until_its_request_was_its_duty_of_the_tim
     assert await shares.acquire("quiet", FOREVER)
     await settle()
     assert shares.admitted("noisy") == 1
-    for task in noisy:
-        task.cancel()
 
 
 async def test_tenants_that_are_all_backlogged_share_as_before() -> None:
     shares = TenantShares(per_tenant=2, backlog_duty=0.25)
-    first = flood(shares, "a", 5)
-    second = flood(shares, "b", 5)
+    flood(shares, "a", 5)
+    flood(shares, "b", 5)
     await settle()
     assert shares.admitted("a") == 2 and shares.admitted("b") == 2
-    for task in first + second:
-        task.cancel()
 
 
 async def test_a_tenant_within_its_limit_never_yields() -> None:
     shares = TenantShares(per_tenant=4, backlog_duty=0.25)
     assert await shares.acquire("quiet", FOREVER)
-    within = flood(shares, "busy", 4)  # as many as its limit: none waits
+    flood(shares, "busy", 4)  # as many as its limit: none waits
     await settle()
     assert shares.admitted("busy") == 4
-    for task in within:
-        task.cancel()
 
 
 async def test_a_yielding_request_past_its_deadline_frees_its_slot() -> None:
@@ -139,7 +145,7 @@ async def test_a_long_request_pauses_its_tenant_for_at_most_the_cap() -> None:
     shares = TenantShares(per_tenant=1, backlog_duty=0.25, clock=clock)
     assert await shares.acquire("quiet", FOREVER)
     assert await shares.acquire("importer", FOREVER)
-    queued = flood(shares, "importer", 2)
+    flood(shares, "importer", 2)
     await settle()
     clock.now = 60.0
     assert await shares.acquire("other", FOREVER)  # keeps someone within its limit served
@@ -150,8 +156,6 @@ async def test_a_long_request_pauses_its_tenant_for_at_most_the_cap() -> None:
     shares.release("other")  # any change: the gate looks again
     await settle()
     assert shares.admitted("importer") == 1
-    for task in queued:
-        task.cancel()
 
 
 def test_a_duty_outside_zero_to_one_is_refused() -> None:
