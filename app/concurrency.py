@@ -57,6 +57,11 @@ class TenantShares:
         tenant = self._tenants.get(tenant_id)
         return tenant.admitted if tenant else 0
 
+    def queued(self, tenant_id: str) -> int:
+        """The tenant's requests waiting for a slot of its own, or at the gate."""
+        tenant = self._tenants.get(tenant_id)
+        return tenant.waiting + tenant.gated if tenant else 0
+
     async def acquire(self, tenant_id: str, timeout_s: float) -> bool:
         """True once a slot is held; False when none freed up in time."""
         tenant = self._tenants.get(tenant_id)

@@ -365,9 +365,18 @@ async def test_a_noisy_tenants_worst_case_searches_leave_a_quiet_tenants_stores_
     # while the quiet tenant was being served.
     running_when_admitted: list[int] = []
     several_admitted = asyncio.Event()
+    # More than its limit lets run at once: the noisy tenant is backlogged.
+    flood = admission.per_tenant + 4
+    arrived = 0
+    all_arrived = asyncio.Event()
     acquire = admission.acquire
 
     async def recorded(tenant_id: str, timeout_s: float) -> bool:
+        nonlocal arrived
+        if tenant_id == "noisy":
+            arrived += 1
+            if arrived == flood:
+                all_arrived.set()  # it waits for a slot before the test looks
         admitted: bool = await acquire(tenant_id, timeout_s)
         if admitted and tenant_id == "noisy" and not several_admitted.is_set():
             running_when_admitted.append(admission.admitted("noisy"))
@@ -389,10 +398,16 @@ async def test_a_noisy_tenants_worst_case_searches_leave_a_quiet_tenants_stores_
 
     # The quiet tenant ("t") is being served throughout: a request of it holds a slot.
     assert await acquire("t", 1.0)
+    # The noisy tenant's own slots are held until its whole flood has queued behind them,
+    # so that it is backlogged however slowly the requests arrive.
+    held = [await acquire("noisy", 1.0) for _ in range(admission.per_tenant)]
+    assert all(held)
+    searches = [asyncio.create_task(worst_search()) for _ in range(flood)]
     try:
-        # More than the noisy tenant's limit lets run at once: it is backlogged.
-        flood = 2 * admission.per_tenant + 2
-        searches = [asyncio.create_task(worst_search()) for _ in range(flood)]
+        await asyncio.wait_for(all_arrived.wait(), 60)
+        assert admission.queued("noisy") == flood
+        for _ in held:
+            admission.release("noisy")
         # One client of its own, one request after another: within its limit.
         assert [await store(i) for i in range(5)] == [201] * 5
         await asyncio.wait_for(several_admitted.wait(), 60)
