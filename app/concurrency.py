@@ -52,6 +52,7 @@ class TenantShares:
         self._clock = clock
         self._tenants: dict[str, _Tenant] = {}
         self._changed = asyncio.Event()
+        self._swept_at = -math.inf
 
     def admitted(self, tenant_id: str) -> int:
         tenant = self._tenants.get(tenant_id)
@@ -157,11 +158,14 @@ class TenantShares:
         return not tenant.admitted and self._clock() >= tenant.resume_at
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        """Wakes the requests at the gate to look again (none wait there without a duty)."""
+        if self.backlog_duty:
+            self._changed.set()
+            self._changed = asyncio.Event()
 
     def _forget(self, tenant_id: str) -> None:
-        """Drops the tenants that are idle and were not served lately (this one included)."""
+        """Drops an idle tenant. With a duty, idle tenants still count as served for
+        SERVED_WINDOW_S, so they are swept, all at once, at most once a window."""
         tenant = self._tenants[tenant_id]
         if tenant.waiting or tenant.admitted or tenant.gated:
             return
@@ -169,6 +173,9 @@ class TenantShares:
             del self._tenants[tenant_id]
             return
         now = self._clock()
+        if now - self._swept_at < self.SERVED_WINDOW_S:
+            return
+        self._swept_at = now
         for name in [
             name
             for name, t in self._tenants.items()

@@ -1,4 +1,5 @@
-"""A MemoryFilter (app/domain/filters.py) as SQL, in one place, for search and list."""
+"""A MemoryFilter (app/domain/filters.py) as SQL, in one place, for search and list; and
+the optional repository of /stats, export and pruning."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from typing import Any
 from app.domain.filters import MemoryFilter
 
 Bind = Callable[[Any], str]
+
+
+def in_repository(column: str = "m.source_repo") -> str:
+    """Rows of the repository `:source_repo`, or every row when it is NULL (the global
+    memories are not a repository's here, unlike in a search)."""
+    return f"(:source_repo::text IS NULL OR {column} = :source_repo)"
 
 
 def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:

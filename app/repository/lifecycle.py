@@ -10,6 +10,7 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
+from app.repository.filters import in_repository
 from app.repository.rows import MEMORY_COLUMNS, to_memory
 from app.repository.sql import named
 
@@ -30,13 +31,13 @@ class PruneCandidate:
 
 # Not archived, not superseded, not pinned, and old without being used (the forgetting
 # curve's two thresholds). Age is time since the memory was stored.
-_PRUNE = """
+_PRUNE = f"""
 WITH candidates AS (
     SELECT m.id, m.memory_type, m.version
     FROM memories m
     WHERE m.tenant_id = :tenant_id
       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-      AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)
+      AND {in_repository()}
       AND (   (m.created_at < now() - make_interval(days => :unused_days)
                AND m.access_count = 0)
            OR (m.created_at < now() - make_interval(days => :stale_days)

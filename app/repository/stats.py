@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from app.db.unit_of_work import UnitOfWork
+from app.repository.filters import in_repository
 from app.repository.lifecycle import PruneRules
 from app.repository.sql import named
 
 # The tenant's memories, or one repository's.
-_SCOPE = "m.tenant_id = :tenant_id AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)"
+_SCOPE = f"m.tenant_id = :tenant_id AND {in_repository()}"
 
 _STATS = f"""
 WITH counts AS (

@@ -11,6 +11,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.memory import Memory
 from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory
+from app.repository.filters import in_repository
 from app.repository.memories import MERGED_TAGS
 from app.repository.rows import (
     CLIENT_COLUMNS,
@@ -26,7 +27,7 @@ from app.repository.sql import named
 _EXPORT = f"""
 SELECT {MEMORY_COLUMNS}, CASE WHEN :with_embeddings THEN m.embedding END AS vector
 FROM memories m
-WHERE m.tenant_id = :tenant_id AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)
+WHERE m.tenant_id = :tenant_id AND {in_repository()}
 ORDER BY m.created_at, m.id
 """
 
@@ -95,8 +96,8 @@ class TransferRepository:
         conn = await self._uow.connection()
         counted = await conn.fetchval(
             *named(
-                "SELECT count(*) FROM memories m WHERE m.tenant_id = :tenant_id"
-                " AND (:source_repo::text IS NULL OR m.source_repo = :source_repo)",
+                f"SELECT count(*) FROM memories m WHERE m.tenant_id = :tenant_id"
+                f" AND {in_repository()}",
                 {"tenant_id": self.tenant_id, "source_repo": source_repo},
             )
         )
@@ -185,7 +186,7 @@ class TransferRepository:
 # Sessions go with their memories: the repository's (or all), oldest first.
 _EXPORT_SESSIONS = f"""
 SELECT {SESSION_COLUMNS} FROM sessions
-WHERE tenant_id = :tenant_id AND (:source_repo::text IS NULL OR source_repo = :source_repo)
+WHERE tenant_id = :tenant_id AND {in_repository("source_repo")}
 ORDER BY started_at, id
 """
 
@@ -208,7 +209,7 @@ class SessionTransferRepository:
         counted = await conn.fetchval(
             *named(
                 "SELECT count(*) FROM sessions WHERE tenant_id = :tenant_id"
-                " AND (:source_repo::text IS NULL OR source_repo = :source_repo)",
+                f" AND {in_repository('source_repo')}",
                 {"tenant_id": self._uow.tenant_id, "source_repo": source_repo},
             )
         )

@@ -413,7 +413,9 @@ async def test_a_noisy_tenants_worst_case_searches_leave_a_quiet_tenants_stores_
         await asyncio.wait_for(several_admitted.wait(), 60)
     finally:
         admission.release("t")
-    assert set(await asyncio.gather(*searches)) <= {200, 503}
+    # Answered, or refused as documented when a busy machine made one wait past its
+    # tenant's queue timeout.
+    assert set(await asyncio.gather(*searches)) <= {200, 429, 503}
     # It yielded: one request at a time while the quiet tenant was served, never its limit.
     assert running_when_admitted == [1, 1, 1]
 

@@ -36,6 +36,14 @@ def _cancel_floods() -> Iterator[None]:
     _flooding.clear()
 
 
+async def quiet_served(per_tenant: int, backlog_duty: float) -> tuple[Clock, TenantShares]:
+    """Shares on a fake clock, with a tenant within its limit ("quiet") being served."""
+    clock = Clock()
+    shares = TenantShares(per_tenant, backlog_duty, clock)
+    assert await shares.acquire("quiet", FOREVER)
+    return clock, shares
+
+
 def flood(shares: TenantShares, tenant: str, n: int) -> list[asyncio.Task[bool]]:
     """`n` requests of `tenant`, each waiting for its slot."""
     tasks = [asyncio.create_task(shares.acquire(tenant, FOREVER)) for _ in range(n)]
@@ -63,9 +71,7 @@ async def test_a_request_that_waits_past_its_deadline_is_refused_and_leaves_no_t
 
 
 async def test_a_flooding_tenant_runs_one_request_at_a_time_while_another_is_served() -> None:
-    clock = Clock()
-    shares = TenantShares(per_tenant=4, backlog_duty=1.0, clock=clock)
-    assert await shares.acquire("quiet", FOREVER)
+    clock, shares = await quiet_served(4, 1.0)
     flood(shares, "noisy", 16)
     await settle()
     assert shares.admitted("noisy") == 1
@@ -87,9 +93,7 @@ async def test_a_flooding_tenant_runs_one_request_at_a_time_while_another_is_ser
 
 
 async def test_a_yielding_tenant_idles_until_its_request_was_its_duty_of_the_time() -> None:
-    clock = Clock()
-    shares = TenantShares(per_tenant=4, backlog_duty=0.25, clock=clock)
-    assert await shares.acquire("quiet", FOREVER)
+    clock, shares = await quiet_served(4, 0.25)
     flood(shares, "noisy", 8)
     await settle()
     assert shares.admitted("noisy") == 1
@@ -116,17 +120,14 @@ async def test_tenants_that_are_all_backlogged_share_as_before() -> None:
 
 
 async def test_a_tenant_within_its_limit_never_yields() -> None:
-    shares = TenantShares(per_tenant=4, backlog_duty=0.25)
-    assert await shares.acquire("quiet", FOREVER)
+    _, shares = await quiet_served(4, 0.25)
     flood(shares, "busy", 4)  # as many as its limit: none waits
     await settle()
     assert shares.admitted("busy") == 4
 
 
 async def test_a_yielding_request_past_its_deadline_frees_its_slot() -> None:
-    clock = Clock()
-    shares = TenantShares(per_tenant=2, backlog_duty=0.5, clock=clock)
-    assert await shares.acquire("quiet", FOREVER)
+    clock, shares = await quiet_served(2, 0.5)
     assert await shares.acquire("noisy", FOREVER)
     gated = asyncio.create_task(shares.acquire("noisy", 5.0))
     later = asyncio.create_task(shares.acquire("noisy", FOREVER))
@@ -141,9 +142,7 @@ async def test_a_yielding_request_past_its_deadline_frees_its_slot() -> None:
 
 
 async def test_a_long_request_pauses_its_tenant_for_at_most_the_cap() -> None:
-    clock = Clock()
-    shares = TenantShares(per_tenant=1, backlog_duty=0.25, clock=clock)
-    assert await shares.acquire("quiet", FOREVER)
+    clock, shares = await quiet_served(1, 0.25)
     assert await shares.acquire("importer", FOREVER)
     flood(shares, "importer", 2)
     await settle()
