@@ -128,13 +128,16 @@ async def count_rows(url: str) -> int:
 
 
 async def disk_use(url: str) -> str:
-    """The database, the table and its search indexes, on disk."""
+    """The database, the table (its rows, and what TOAST holds out of them) and its search
+    indexes, on disk."""
     conn = await asyncpg.connect(url)
     try:
         row = await conn.fetchrow(
             """
             SELECT pg_size_pretty(pg_database_size(current_database())) AS database,
                    pg_size_pretty(pg_relation_size('memories')) AS heap,
+                   (SELECT pg_size_pretty(pg_relation_size(reltoastrelid)) FROM pg_class
+                    WHERE oid = 'memories'::regclass) AS toast,
                    pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
                    pg_size_pretty(pg_relation_size('memories_keyword_key')) AS keyword,
                    pg_size_pretty(pg_relation_size('memories_vector_scope_key')) AS by_scope,
@@ -144,7 +147,8 @@ async def disk_use(url: str) -> str:
     finally:
         await conn.close()
     return (
-        f"disk: database {row['database']}, table {row['heap']}, HNSW {row['hnsw']},"
+        f"disk: database {row['database']}, table {row['heap']} (TOAST {row['toast']}),"
+        f" HNSW {row['hnsw']},"
         f" keyword GIN {row['keyword']}, vectors by scope {row['by_scope']}"
         f" (shared_buffers {row['shared_buffers']})"
     )

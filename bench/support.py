@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,9 +20,14 @@ from app.db.migrations import upgrade_head_async
 async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
     """Create database `name` (dropping an old one unless `reuse`), migrate it, yield its URL."""
     embedded = None
+    scratch_dir: Path | None = None
     server_url = os.environ.get("DATABASE_URL")
     if not server_url:
-        data_dir = Path(os.environ.get("BENCH_DATA_DIR") or tempfile.mkdtemp(prefix="am-bench-"))
+        kept_dir = os.environ.get("BENCH_DATA_DIR")
+        if kept_dir:
+            data_dir = Path(kept_dir)
+        else:
+            data_dir = scratch_dir = Path(tempfile.mkdtemp(prefix="am-bench-"))
         embedded = EmbeddedPostgres(data_dir)
         await asyncio.to_thread(embedded.start)
         server_url = embedded.dsn()
@@ -42,3 +48,6 @@ async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
     finally:
         if embedded is not None:
             embedded.stop()
+        # A throwaway cluster is a few hundred MB; only BENCH_DATA_DIR is kept between runs.
+        if scratch_dir is not None:
+            shutil.rmtree(scratch_dir, ignore_errors=True)

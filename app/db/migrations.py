@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,36 @@ def held_by(revision: str, name: str, key: str | None = None) -> str:
     assert script is not None
     held = getattr(script.module, name)
     return str(held if key is None else held[key])
+
+
+# pg_attribute.attstorage, by the name SET STORAGE takes.
+STORAGE_NAMES = {"p": "PLAIN", "e": "EXTERNAL", "m": "MAIN", "x": "EXTENDED"}
+
+
+def set_storage(storage: Mapping[str, str], on_citus: bool) -> list[str]:
+    """Statements, for one transaction, that give these columns of `memories` this storage
+    (where a value lives: in the row or out of it, in TOAST). Citus refuses SET STORAGE on
+    a distributed table: there the coordinator's table, whose definition a new shard
+    copies, and then each shard are altered."""
+    columns = ", ".join(f"ALTER COLUMN {name} SET STORAGE {kind}" for name, kind in storage.items())
+    if not on_citus:
+        return [f"ALTER TABLE memories {columns}"]
+    return [
+        "SET LOCAL citus.enable_ddl_propagation TO off",
+        f"ALTER TABLE memories {columns}",
+        "SET LOCAL citus.enable_ddl_propagation TO on",
+        f"""DO $do$
+            DECLARE refused text;
+            BEGIN
+                SELECT string_agg(shardid || ': ' || result, '; ') INTO refused
+                  FROM run_command_on_shards('memories', 'ALTER TABLE %s {columns}')
+                 WHERE NOT success;
+                IF refused IS NOT NULL THEN
+                    RAISE EXCEPTION 'shards refused the storage change: %', refused;
+                END IF;
+            END
+            $do$""",
+    ]
 
 
 def head_revision() -> str:

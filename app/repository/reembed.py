@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from app.db.migrations import stored_embedding_model
+from app.db.migrations import STORAGE_NAMES, set_storage, stored_embedding_model
+from app.db.pool import on_citus
 from app.domain.errors import ConflictError
 from app.repository.sql import named
 
@@ -83,11 +84,19 @@ class ReembedRepository:
                     f"a re-embed to {under_way.target_model} is under way; finish it with that"
                     " model, or cancel it (agent-memory reembed --cancel)"
                 )
-            # No default, so adding it rewrites nothing.
+            # No default, so adding it rewrites nothing. Stored as the live column is (in
+            # the row since migration 0027), whose place it takes at the swap.
             await self._conn.execute(
                 "ALTER TABLE memories ADD COLUMN IF NOT EXISTS embedding_next"
                 f" vector({int(dimensions)})"
             )
+            live_storage = await self._conn.fetchval(
+                "SELECT attstorage::text FROM pg_attribute"
+                " WHERE attrelid = 'memories'::regclass AND attname = 'embedding'"
+            )
+            storage = {"embedding_next": STORAGE_NAMES[live_storage]}
+            for statement in set_storage(storage, await on_citus(self._conn)):
+                await self._conn.execute(statement)
         return under_way
 
     async def progress(self) -> tuple[int, int]:

@@ -8,10 +8,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 
 from app.config import Settings
-from app.db.embedded import EmbeddedPostgres
+from app.db.embedded import EmbeddedPostgres, available_memory, shared_buffers_mb
 from app.db.migrations import upgrade_head_async
 from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
@@ -29,10 +30,30 @@ async def serving(url: str, embedder: Embedder | None = None) -> AsyncIterator[h
             yield client
 
 
+def test_shared_buffers_are_a_quarter_of_the_memory_within_bounds() -> None:
+    assert [shared_buffers_mb(gib * 2**30) for gib in (1, 4, 24, 64)] == [512, 1024, 6144, 8192]
+
+
 async def test_memories_survive_a_restart_of_the_embedded_server(tmp_path: Path) -> None:
     server = EmbeddedPostgres(tmp_path)
     url = await asyncio.to_thread(server.start)
     await upgrade_head_async(url)
+    conn = await asyncpg.connect(url)
+    try:
+        # A new cluster is sized from the memory and keeps its buffers across restarts.
+        settings = await conn.fetchrow(
+            "SELECT current_setting('shared_preload_libraries') AS preload,"
+            " (SELECT setting::bigint * 8 / 1024 FROM pg_settings"
+            "   WHERE name = 'shared_buffers') AS shared_buffers_mb,"
+            " current_setting('pg_prewarm.autoprewarm') AS autoprewarm"
+        )
+    finally:
+        await conn.close()
+    assert dict(settings) == {
+        "preload": "pg_prewarm",
+        "shared_buffers_mb": shared_buffers_mb(available_memory()),
+        "autoprewarm": "on",
+    }
     async with serving(url) as client:
         stored = await client.post("/memories", json={"content": "survives restarts"})
         memory_id = stored.json()["memory"]["id"]

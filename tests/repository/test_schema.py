@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import random
+import string
 from typing import Any
 
 import asyncpg
@@ -167,3 +169,32 @@ async def test_start_up_refuses_an_unmigrated_database(scratch_database: Any) ->
     with pytest.raises(Exception, match=r"vector|agent-memory migrate"):
         async with app.router.lifespan_context(app):
             pass
+
+
+@pytest.mark.citus  # there the storage is set on each shard
+async def test_a_memorys_vector_and_lexemes_stay_in_its_row(db: asyncpg.Connection) -> None:
+    """A search reads both for every row it weighs, and each read out of line is a TOAST
+    lookup; the text goes out of line instead. The row is over the 2 KB at which PostgreSQL
+    starts moving values out, and the vector its largest value."""
+    rng = random.Random(3)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(8)) for _ in range(30)]
+    content = " ".join(words)
+    vector = [rng.gauss(0, 1) for _ in range(384)]
+    await db.execute(
+        "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
+        " VALUES ('layout-test', $1, memory_content_hash($1), $2)",
+        content,
+        vector,
+    )
+    try:
+        row = await db.fetchrow(
+            """
+            SELECT pg_column_toast_chunk_id(embedding) AS vector_out,
+                   pg_column_toast_chunk_id(search_vector) AS lexemes_out,
+                   pg_column_toast_chunk_id(content) IS NOT NULL AS text_out
+            FROM memories WHERE tenant_id = 'layout-test'
+            """
+        )
+        assert dict(row) == {"vector_out": None, "lexemes_out": None, "text_out": True}
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = 'layout-test'")

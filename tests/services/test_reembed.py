@@ -141,6 +141,8 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
             SELECT (SELECT name FROM embedding_model) AS model,
                    (SELECT atttypmod FROM pg_attribute WHERE attrelid = 'memories'::regclass
                       AND attname = 'embedding') AS dimensions,
+                   (SELECT attstorage FROM pg_attribute WHERE attrelid = 'memories'::regclass
+                      AND attname = 'embedding')::text AS storage,
                    (SELECT count(*) FROM pg_attribute WHERE attrelid = 'memories'::regclass
                       AND attname LIKE 'embedding_%' AND NOT attisdropped) AS other_columns,
                    (SELECT count(*) FROM reembedding) AS under_way,
@@ -151,6 +153,7 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
         assert dict(schema) == {
             "model": "hash:48",
             "dimensions": 48,
+            "storage": "m",  # kept in the row, as before the swap (migration 0027)
             "other_columns": 0,
             "under_way": 0,
             "indexes": ["memories_embedding_hnsw", "memories_incomplete_key"],

@@ -6,10 +6,12 @@
 -- up to the bound, by tenant and repository only (an index-only count through
 -- memories_scope_count_key): an upper bound, so no filter can make an exact read pass the
 -- bound, however few rows it keeps. The exact read runs through memories_vector_scope_key,
--- which holds each live row's filter columns, and takes the vectors from the rows (the
--- index held them too until migration 0026: a row could outgrow a b-tree row). (A scope narrowed by tags is left to the planner: with memories_tags_key
--- it reads a rare tag's rows through that index rather than walk the graph.) A repository's
--- search takes its rows and, with with_global, the memories of no repository.
+-- which holds each live row's filter columns, and takes the vectors from the rows, which
+-- keep them in themselves (migration 0027; the index held them until 0026, when a row could
+-- outgrow a b-tree row). A scope narrowed by tags is left to the planner: with
+-- memories_tags_key it reads a rare tag's rows through that index rather than walk the
+-- graph. A repository's search takes its rows and, with with_global, the memories of no
+-- repository.
 
 CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
     query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
