@@ -21,6 +21,14 @@ class PruneRules:
     stale_days: int  # ... or after this many with fewer than `stale_min_accesses`
     stale_min_accesses: int
 
+    def values(self) -> dict[str, int]:
+        """Its thresholds by the names PRUNABLE binds."""
+        return {
+            "unused_days": self.unused_days,
+            "stale_days": self.stale_days,
+            "stale_min_accesses": self.stale_min_accesses,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class PruneCandidate:
@@ -29,19 +37,23 @@ class PruneCandidate:
     version: int  # after the prune (as it was, on a dry run)
 
 
-# Not archived, not superseded, not pinned, and old without being used (the forgetting
-# curve's two thresholds). Age is time since the memory was stored.
+# What the forgetting curve archives (and /stats counts): not archived, not superseded,
+# not pinned, and old without being used (its two thresholds, PruneRules.values()). Age is
+# time since the memory was stored; the first age bound is the younger one, a range of
+# memories_prune_key.
+PRUNABLE = """m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
+      AND m.created_at < now() - make_interval(days => least(:unused_days::int, :stale_days::int))
+      AND (   (m.created_at < now() - make_interval(days => :unused_days)
+               AND m.access_count = 0)
+           OR (m.created_at < now() - make_interval(days => :stale_days)
+               AND m.access_count < :stale_min_accesses))"""
+
 _PRUNE = f"""
 WITH candidates AS (
     SELECT m.id, m.memory_type, m.version
     FROM memories m
-    WHERE m.tenant_id = :tenant_id
-      AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-      AND {in_repository()}
-      AND (   (m.created_at < now() - make_interval(days => :unused_days)
-               AND m.access_count = 0)
-           OR (m.created_at < now() - make_interval(days => :stale_days)
-               AND m.access_count < :stale_min_accesses))
+    WHERE m.tenant_id = :tenant_id AND {in_repository()}
+      AND {PRUNABLE}
 ),
 archived AS (
     UPDATE memories m SET archived_at = now(), updated_at = now(), version = m.version + 1
@@ -82,10 +94,8 @@ class LifecycleRepository:
         values = {
             "tenant_id": self.tenant_id,
             "source_repo": source_repo,
-            "unused_days": rules.unused_days,
-            "stale_days": rules.stale_days,
-            "stale_min_accesses": rules.stale_min_accesses,
             "dry_run": dry_run,
+            **rules.values(),
         }
         rows = await conn.fetch(*named(_PRUNE, values))
         return [PruneCandidate(r["id"], r["memory_type"], r["version"]) for r in rows]

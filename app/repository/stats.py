@@ -6,7 +6,7 @@ from typing import Any
 
 from app.db.unit_of_work import UnitOfWork
 from app.repository.filters import in_repository
-from app.repository.lifecycle import PruneRules
+from app.repository.lifecycle import PRUNABLE, PruneRules
 from app.repository.sql import named
 
 # The tenant's memories, or one repository's.
@@ -52,13 +52,7 @@ SELECT
      WHERE {_SCOPE}
        AND m.quarantined_at IS NOT NULL) AS quarantined,
     (SELECT count(*) FROM memories m
-     WHERE {_SCOPE}
-       AND m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
-       AND m.created_at < now() - make_interval(days => least(:unused_days::int, :stale_days::int))
-       AND (   (m.created_at < now() - make_interval(days => :unused_days) AND m.access_count = 0)
-            OR (m.created_at < now() - make_interval(days => :stale_days)
-                AND m.access_count < :stale_min_accesses)))
-        AS prunable,
+     WHERE {_SCOPE} AND {PRUNABLE}) AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),
                      '[]'::jsonb) FROM top_accessed t) AS top_accessed,
     (SELECT e.name FROM embedding_model e) AS embedding_model,
@@ -79,17 +73,7 @@ class StatsRepository:
     async def collect(self, source_repo: str | None, rules: PruneRules) -> dict[str, Any]:
         conn = await self._uow.connection()
         scope = {"tenant_id": self._uow.tenant_id, "source_repo": source_repo}
-        row = await conn.fetchrow(
-            *named(
-                _STATS,
-                scope
-                | {
-                    "unused_days": rules.unused_days,
-                    "stale_days": rules.stale_days,
-                    "stale_min_accesses": rules.stale_min_accesses,
-                },
-            )
-        )
+        row = await conn.fetchrow(*named(_STATS, scope | rules.values()))
         reembedding = row["reembedding"]
         if reembedding is not None:
             progress = await conn.fetchrow(*named(_REEMBEDDED, scope))

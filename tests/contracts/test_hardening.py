@@ -379,7 +379,9 @@ async def test_a_flooding_tenant_yields_and_a_quiet_tenants_stores_keep_working(
             arrived += 1
             if arrived == flood:
                 all_arrived.set()  # it waits for a slot before the test looks
-        admitted: bool = await acquire(tenant_id, timeout_s)
+        # However slow a busy machine makes each search, and so each pause after one, the
+        # flood waits long enough for three of its requests to be admitted.
+        admitted: bool = await acquire(tenant_id, max(timeout_s, 300.0))
         if admitted and tenant_id == "noisy" and not several_admitted.is_set():
             running_when_admitted.append(admission.admitted("noisy"))
             if len(running_when_admitted) == 3:
@@ -399,10 +401,10 @@ async def test_a_flooding_tenant_yields_and_a_quiet_tenants_stores_keep_working(
         return response.status_code
 
     # The quiet tenant ("t") is being served throughout: a request of it holds a slot.
-    assert await acquire("t", 1.0)
+    assert await acquire("t", 60.0)
     # The noisy tenant's own slots are held until its whole flood has queued behind them,
     # so that it is backlogged however slowly the requests arrive.
-    held = [await acquire("noisy", 1.0) for _ in range(admission.per_tenant)]
+    held = [await acquire("noisy", 60.0) for _ in range(admission.per_tenant)]
     assert all(held)
     searches = [asyncio.create_task(worst_search()) for _ in range(flood)]
     try:
@@ -415,9 +417,8 @@ async def test_a_flooding_tenant_yields_and_a_quiet_tenants_stores_keep_working(
         await asyncio.wait_for(several_admitted.wait(), 60)
     finally:
         admission.release("t")
-    # Answered, or refused as documented when a busy machine made one wait past its
-    # tenant's queue timeout.
-    assert set(await asyncio.gather(*searches)) <= {200, 429, 503}
+    # Answered (or 503 where a busy machine's pool had no connection in time).
+    assert set(await asyncio.gather(*searches)) <= {200, 503}
     # It yielded: one request at a time while the quiet tenant was served, never its limit.
     assert running_when_admitted == [1, 1, 1]
 
