@@ -9,7 +9,8 @@ With --noisy N, a noisy-neighbour step follows: the quiet tenant runs the same m
 searches (2,000 characters of about 300 distinct words the corpus holds), then alone again
 (whether the flood left lasting harm); it reports the quiet tenant's p99 and errors side
 by side, and what the noisy tenant was answered. With --noisy-kind ingest, the noisy
-clients store 2,000-character memories instead.
+clients store 2,000-character memories instead. With --statements, each phase is followed
+by the database's costliest statements (pg_stat_statements).
 
 Only 127.0.0.1 is ever contacted; every loop is bounded.
 
@@ -141,6 +142,58 @@ async def noisy_loop(
             answers[type(exc).__name__] += 1
 
 
+class StatementTimes:
+    """The statements that took the database the most time in a phase, with their mean
+    (`--statements`: pg_stat_statements, which the cluster must preload)."""
+
+    TOP = """
+        SELECT calls, total_exec_time, mean_exec_time, toplevel,
+               left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 8
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    async def prepare(self) -> None:
+        conn = await asyncpg.connect(self.url)
+        try:
+            preloaded = [
+                name.strip()
+                for name in (await conn.fetchval("SHOW shared_preload_libraries")).split(",")
+                if name.strip()
+            ]
+            if "pg_stat_statements" not in preloaded:
+                wanted = ", ".join([*preloaded, "pg_stat_statements"])
+                raise SystemExit(
+                    "--statements needs pg_stat_statements preloaded: run with BENCH_DATA_DIR,"
+                    " and in that cluster ALTER SYSTEM SET shared_preload_libraries ="
+                    f" {wanted} (restarted by the next run)"
+                )
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        finally:
+            await conn.close()
+
+    async def begin_phase(self) -> None:
+        conn = await asyncpg.connect(self.url)
+        try:
+            await conn.execute("SELECT pg_stat_statements_reset()")
+        finally:
+            await conn.close()
+
+    async def print_phase(self) -> None:
+        conn = await asyncpg.connect(self.url)
+        try:
+            for row in await conn.fetch(self.TOP):
+                where = "top" if row["toplevel"] else "in "  # "in": inside a function
+                print(
+                    f"    {row['calls']:6d} calls {row['mean_exec_time']:8.2f} ms mean"
+                    f" {row['total_exec_time']:9.0f} ms {where} {row['query']}"
+                )
+        finally:
+            await conn.close()
+
+
 async def noisy_neighbour(
     base_url: str,
     keys: dict[str, str],
@@ -148,6 +201,7 @@ async def noisy_neighbour(
     noisy_clients: int,
     seconds: float,
     kind: str = "search",
+    statements: StatementTimes | None = None,
 ) -> None:
     print(
         "\n| run | quiet req/s | quiet errors | quiet search p99 | quiet store p99 |"
@@ -176,6 +230,8 @@ async def noisy_neighbour(
             began = time.monotonic()
             deadline = began + seconds
             known: list[str] = []
+            if statements:
+                await statements.begin_phase()
             await asyncio.gather(
                 *(
                     client_loop(quiet, 7000 + i, deadline, results, errors, known)
@@ -200,6 +256,8 @@ async def noisy_neighbour(
                 print("  quiet errors: " + ", ".join(f"{k}: {n}" for k, n in errors.items()))
             if everything:
                 print(f"  quiet p99, all operations: {pct(everything, 99):.0f} ms")
+            if statements:
+                await statements.print_phase()
 
 
 async def make_keys(url: str) -> dict[str, str]:
@@ -222,8 +280,17 @@ async def main() -> None:
     parser.add_argument("--noisy", type=int, default=0, help="noisy tenant's clients (0: skip)")
     parser.add_argument("--quiet-clients", type=int, default=4)
     parser.add_argument("--noisy-kind", choices=("search", "ingest"), default="search")
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="per noisy-neighbour phase, the database's costliest statements"
+        " (needs pg_stat_statements in shared_preload_libraries)",
+    )
     args = parser.parse_args()
     async with fresh_database("agent_memory_bench_load") as url:
+        statements = StatementTimes(url) if args.statements else None
+        if statements:
+            await statements.prepare()
         await bulk_load(url, 0, 10_000, 100)
         keys = await make_keys(url)
         port = free_port()
@@ -301,7 +368,13 @@ async def main() -> None:
                     print("\nerrors: " + ", ".join(f"{k}: {n}" for k, n in failures.items()))
             if args.noisy:
                 await noisy_neighbour(
-                    base_url, keys, args.quiet_clients, args.noisy, args.seconds, args.noisy_kind
+                    base_url,
+                    keys,
+                    args.quiet_clients,
+                    args.noisy,
+                    args.seconds,
+                    args.noisy_kind,
+                    statements,
                 )
         finally:
             server.terminate()

@@ -2,6 +2,11 @@
 -- (owner rights: row-level security keeps tsvector @@ tsquery out of index conditions, so
 -- the function enforces the tenant itself). A repository's search reads that repository's
 -- rows and, with with_global, the memories of no repository (each branch by an index).
+-- The tenant is read in a subquery: its value is then unknown to the planner, as the other
+-- arguments are. Written plainly, the planner estimates with the tenant of the call that
+-- made the connection's plan, and the connection keeps that plan: a first call from a
+-- tenant with no rows planned a walk of the tenant's rows, 40 times slower for a tenant
+-- with ten thousand (docs/search.md, "One plan for every tenant").
 CREATE OR REPLACE FUNCTION public.memory_keyword_hits(
     query tsquery, max_rows integer, repo text, types text[], tags text[], trust text[],
     min_relevance real, include_archived boolean, with_global boolean)
@@ -12,7 +17,7 @@ CREATE OR REPLACE FUNCTION public.memory_keyword_hits(
 AS $function$
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NOT NULL
-       AND m.tenant_id = current_setting('app.tenant_id', true)
+       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
        AND m.source_repo = memory_keyword_hits.repo
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
@@ -28,7 +33,7 @@ AS $function$
     UNION ALL
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NOT NULL AND memory_keyword_hits.with_global
-       AND m.tenant_id = current_setting('app.tenant_id', true)
+       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
        AND m.source_repo IS NULL
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
@@ -44,7 +49,7 @@ AS $function$
     UNION ALL
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NULL
-       AND m.tenant_id = current_setting('app.tenant_id', true)
+       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
        AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
