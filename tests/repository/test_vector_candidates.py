@@ -96,6 +96,51 @@ async def test_a_scope_larger_than_the_bound_takes_the_graph_and_finds_the_neare
     assert await hnsw_scans(db) > before
 
 
+TAGGED_CALL = """
+SELECT id FROM memory_vector_candidates(
+    $1::vector, 10, NULL::tsquery, $2, NULL, NULL, $3, NULL, NULL, false, false)
+"""
+
+
+async def test_a_rare_tag_is_read_whole_though_its_tenant_is_not_small(
+    db: asyncpg.Connection, scope: dict[str, list[float]]
+) -> None:
+    tagged = sorted(scope)[:6]
+    await db.execute(
+        "UPDATE memories SET tags = '{rare-vector-tag}' WHERE tenant_id = $1 AND content = ANY($2)",
+        TENANT,
+        tagged,
+    )
+    await db.execute("ANALYZE memories")  # the tag's share comes from the statistics
+    share = await db.fetchval("SELECT memory_tags_share('{rare-vector-tag}')")
+    graph_rows = await db.fetchval("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
+    bound = math.ceil(share * graph_rows)
+    assert 3 <= bound < len(scope)  # counted by tenant, the scope would take the graph
+    query = unit(random.Random(10))
+    kept = {content: scope[content] for content in tagged}
+
+    async def tagged_nearest(bound: int) -> list[str]:
+        async with db.transaction():
+            await db.execute(
+                f"SET LOCAL app.vector_exact_factor = {await factor_for_bound(db, bound)}"
+            )
+            await db.execute("SET LOCAL enable_sort = off")  # as in nearest()
+            rows = await db.fetch(TAGGED_CALL, query, TENANT, ["rare-vector-tag"])
+        names = dict(
+            await db.fetch(
+                "SELECT id, content FROM memories WHERE id = ANY($1)", [r["id"] for r in rows]
+            )
+        )
+        return [names[r["id"]] for r in rows]
+
+    before = await hnsw_scans(db)
+    assert await tagged_nearest(bound) == exact_top(kept, query)
+    assert await hnsw_scans(db) == before  # read exactly: the graph was not read
+    # Below the tag's estimate the planner decides, and with sorting priced out it walks.
+    await tagged_nearest(bound - 2)
+    assert await hnsw_scans(db) > before
+
+
 FILTERED_CALL = """
 SELECT id FROM memory_vector_candidates(
     $1::vector, 10, NULL::tsquery, $2, $3, $4, $5, $6, NULL, false, $7)

@@ -8,10 +8,12 @@
 -- bound, however few rows it keeps. The exact read runs through memories_vector_scope_key,
 -- which holds each live row's filter columns, and takes the vectors from the rows, which
 -- keep them in themselves (migration 0027; the index held them until 0026, when a row could
--- outgrow a b-tree row). A scope narrowed by tags is left to the planner: with
--- memories_tags_key it reads a rare tag's rows through that index rather than walk the
--- graph. A repository's search takes its rows and, with with_global, the memories of no
--- repository.
+-- outgrow a b-tree row). A scope narrowed by tags is sized first from ANALYZE's statistics
+-- (memory_tags_share(): table-wide, so at least the tenant's rows, up to sampling): within
+-- the bound it is read whole too, its rows through memories_tags_key, without counting.
+-- Otherwise the planner chooses, and it walked the graph for a tag on 1% of a million
+-- rows, three times slower than the read (docs/search.md). A repository's search takes
+-- its rows and, with with_global, the memories of no repository.
 
 CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
     query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
@@ -49,6 +51,7 @@ AS $function$
                 coalesce(nullif(current_setting('app.vector_exact_factor', true), ''), '0')::real;
             graph_rows real;
             scope_rows bigint;
+            tag_rows real;
         BEGIN
             search.query := query;
             search.max_rows := max_rows;
@@ -69,12 +72,19 @@ AS $function$
                 search.exact_bound := floor(sqrt(factor * greatest(graph_rows, 0)));
             END IF;
             IF search.exact_bound > 0 THEN
-                EXECUTE 'SELECT (SELECT count(*) FROM (SELECT 1' || live || repo_part || '
-                                 LIMIT ($1).exact_bound + 1) repo_rows)
-                              + (SELECT count(*) FROM (SELECT 1' || live || global_part || '
-                                 LIMIT ($1).exact_bound + 1) global_rows)'
-                INTO scope_rows
-                USING search;
+                IF search.tags IS NOT NULL THEN
+                    tag_rows := public.memory_tags_share(search.tags) * greatest(graph_rows, 0);
+                END IF;
+                IF tag_rows <= search.exact_bound THEN
+                    scope_rows := ceil(tag_rows);
+                ELSE
+                    EXECUTE 'SELECT (SELECT count(*) FROM (SELECT 1' || live || repo_part || '
+                                     LIMIT ($1).exact_bound + 1) repo_rows)
+                                  + (SELECT count(*) FROM (SELECT 1' || live || global_part || '
+                                     LIMIT ($1).exact_bound + 1) global_rows)'
+                    INTO scope_rows
+                    USING search;
+                END IF;
                 IF scope_rows <= search.exact_bound THEN
                     -- "+ 0": the same order, in a form the HNSW index cannot serve.
                     RETURN QUERY EXECUTE
