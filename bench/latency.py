@@ -160,16 +160,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def wait_ready(client: httpx.AsyncClient, timeout_s: float = 60) -> None:
+async def wait_ready(client: httpx.AsyncClient, timeout_s: float = 300) -> None:
+    """Until /readyz answers 200. Generous: right after a large load the server's start
+    waits on PostgreSQL's checkpoint and autovacuum (60 s once ran out at a million)."""
     deadline = time.monotonic() + timeout_s
+    last = "no answer"
     while time.monotonic() < deadline:
         try:
-            if (await client.get("/readyz")).status_code == 200:
+            response = await client.get("/readyz")
+            if response.status_code == 200:
                 return
-        except httpx.TransportError:
-            pass
+            last = f"{response.status_code} {response.text}"
+        except httpx.TransportError as exc:
+            last = f"{type(exc).__name__}: {exc}"
         await asyncio.sleep(0.2)
-    raise RuntimeError("server did not become ready")
+    raise RuntimeError(f"server did not become ready in {timeout_s:.0f} s (last: {last})")
 
 
 async def measure_search(
