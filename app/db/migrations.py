@@ -45,6 +45,30 @@ def held_by(revision: str, name: str, key: str | None = None) -> str:
     return str(held if key is None else held[key])
 
 
+# The SQL functions' present text, one file each.
+FUNCTIONS = PROJECT_ROOT / "app" / "repository" / "functions"
+
+
+def function_text(name: str) -> str:
+    return (FUNCTIONS / f"{name}.sql").read_text()
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether a migration's connection is to a Citus coordinator."""
+    found = connection.exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
+    return bool(found.scalar())
+
+
+def function_change_start(on_citus: bool) -> list[str]:
+    """The first statements of a migration that replaces functions: a lock timeout, and on
+    Citus one connection per node (it refuses a function command after a parallel
+    operation on a distributed table in the same transaction)."""
+    statements = ["SET LOCAL lock_timeout = '5s'"]
+    if on_citus:
+        statements.append("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+    return statements
+
+
 # pg_attribute.attstorage, by the name SET STORAGE takes.
 STORAGE_NAMES = {"p": "PLAIN", "e": "EXTERNAL", "m": "MAIN", "x": "EXTENDED"}
 

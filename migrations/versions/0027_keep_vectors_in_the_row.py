@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.db.migrations import set_storage
+from app.db.migrations import on_citus, set_storage
 
 revision: str = "0027"
 down_revision: str | None = "0026"
@@ -29,10 +29,7 @@ BEFORE = {"embedding": "EXTERNAL", "search_vector": "EXTENDED"}
 
 def apply(storage: dict[str, str]) -> None:
     op.execute("SET LOCAL lock_timeout = '5s'")
-    on_citus = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    for statement in set_storage(storage, bool(on_citus)):
+    for statement in set_storage(storage, on_citus(op.get_bind())):
         op.execute(statement)
 
 

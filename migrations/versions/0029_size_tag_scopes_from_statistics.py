@@ -10,16 +10,16 @@ Create Date: 2026-11-26
 """
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from alembic import op
+
+from app.db.migrations import function_change_start, function_text, on_citus
 
 revision: str = "0029"
 down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
 APP_ROLE = "agent_memory_app"
 TAGS_SHARE = "memory_tags_share(text[])"
 
@@ -122,23 +122,17 @@ AS $function$
 
 
 def begin() -> None:
-    """The lock timeout; on Citus, one connection per node (it refuses a function command
-    after a parallel operation on a distributed table in the same transaction)."""
-    op.execute("SET LOCAL lock_timeout = '5s'")
-    on_citus = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    if on_citus:
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+    for statement in function_change_start(on_citus(op.get_bind())):
+        op.execute(statement)
 
 
 def upgrade() -> None:
     begin()
-    op.execute((FUNCTIONS / "memory_tags_share.sql").read_text())
+    op.execute(function_text("memory_tags_share"))
     # Owner rights: only the service's role may call it.
     op.execute(f"REVOKE ALL ON FUNCTION {TAGS_SHARE} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {TAGS_SHARE} TO {APP_ROLE}")
-    op.execute((FUNCTIONS / "memory_vector_candidates.sql").read_text())
+    op.execute(function_text("memory_vector_candidates"))
 
 
 def downgrade() -> None:
