@@ -1,6 +1,7 @@
-"""A term's keyword hits are read through the GIN index whichever tenant's search made the
-connection's plan: a connection keeps the plan of memory_keyword_hits() it made first, and
-that plan must not have been made for the first caller's tenant."""
+"""A term's keyword hits are read through the GIN index, whichever tenant calls and
+however the tenants' rows are spread: memory_keyword_hits() is planned for each call's
+own tenant and term. Kept per connection, its plan was the first caller's tenant's; and
+planned for no tenant in particular, it was an average tenant's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from app.db.migrations import upgrade_head_async
 
 LARGE = "keyword-large"
 EMPTY = "keyword-empty"
-ROWS = 600
 HITS = """
 SELECT count(*) FROM memory_keyword_hits(
     to_tsquery('english', $1), 200, NULL, NULL, NULL, NULL, NULL, false, true)
@@ -22,20 +22,24 @@ SELECT count(*) FROM memory_keyword_hits(
 PAGES_READ = "SELECT pg_stat_get_xact_blocks_fetched('memories'::regclass)"
 
 
-@pytest.fixture
-async def tenants(scratch_database: Any) -> str:
-    """A database of its own (its statistics are the test's): one tenant with rows, and the
-    statistics saying so; another with none."""
+async def tenants_database(scratch_database: Any, small_tenants: int) -> str:
+    """A database of its own (its statistics are the test's): a large tenant whose rows
+    hold one rare term once, beside `small_tenants` tenants of two rows each."""
     url: str = await scratch_database("agent_memory_keyword_plans")
     await upgrade_head_async(url)
     conn = await asyncpg.connect(url)
     try:
-        contents = [f"deploy note {i}: restart the worker after the migration" for i in range(ROWS)]
-        contents[0] += " zanzibar"  # the one row that holds the rare term
+        large = [f"deploy note {i}: restart the worker after the migration" for i in range(600)]
+        large[0] += " zanzibar"
+        rows = [(LARGE, content) for content in large] + [
+            (f"keyword-small-{t}", f"small tenant {t} note {i}")
+            for t in range(small_tenants)
+            for i in range(2)
+        ]
         await conn.executemany(
             "INSERT INTO memories (tenant_id, content, content_hash)"
             " VALUES ($1, $2, memory_content_hash($2))",
-            [(LARGE, content) for content in contents],
+            rows,
         )
         await conn.execute("ANALYZE memories")
     finally:
@@ -43,23 +47,34 @@ async def tenants(scratch_database: Any) -> str:
     return url
 
 
-async def pages_read_for_rare_term(conn: asyncpg.Connection) -> int:
+async def hits(conn: asyncpg.Connection, tenant: str, term: str) -> tuple[int, int]:
+    """The term's hits for the tenant, and the table's pages that read."""
     async with conn.transaction():
-        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", LARGE)
-        assert await conn.fetchval(HITS, "zanzibar") == 1
-        return int(await conn.fetchval(PAGES_READ))
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", tenant)
+        found = await conn.fetchval(HITS, term)
+        return int(found), int(await conn.fetchval(PAGES_READ))
 
 
-async def test_a_plan_made_for_an_empty_tenant_does_not_walk_a_large_one(tenants: str) -> None:
-    conn = await asyncpg.connect(tenants)
+@pytest.mark.parametrize(
+    ("small_tenants", "first_caller"),
+    [
+        (0, EMPTY),  # a tenant with no rows calls first on the connection
+        (8000, LARGE),  # the large tenant is one of many, nearly all of them small
+    ],
+)
+async def test_a_large_tenants_rare_term_reads_one_page(
+    scratch_database: Any, small_tenants: int, first_caller: str
+) -> None:
+    url = await tenants_database(scratch_database, small_tenants)
+    conn = await asyncpg.connect(url)
     try:
-        # As the search runs it: one plan per connection, made at the first call.
+        # As the search runs: its statement planned once per connection.
         await conn.execute("SET plan_cache_mode = force_generic_plan")
-        async with conn.transaction():
-            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", EMPTY)
-            assert await conn.fetchval(HITS, "zanzibar") == 0
-        # The large tenant's rare term is one posting in the index: its row's page is read,
-        # not each of the tenant's pages in turn (34 of them).
-        assert await pages_read_for_rare_term(conn) <= 2
+        await hits(conn, first_caller, "zanzibar")
+        # The rare term is one posting in the index: its row's page is read, not each of
+        # the large tenant's pages in turn (34 of them, and 68 among the small tenants).
+        found, pages = await hits(conn, LARGE, "zanzibar")
+        assert found == 1
+        assert pages <= 2
     finally:
         await conn.close()

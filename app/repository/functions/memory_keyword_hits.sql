@@ -2,11 +2,12 @@
 -- (owner rights: row-level security keeps tsvector @@ tsquery out of index conditions, so
 -- the function enforces the tenant itself). A repository's search reads that repository's
 -- rows and, with with_global, the memories of no repository (each branch by an index).
--- The tenant is read in a subquery: its value is then unknown to the planner, as the other
--- arguments are. Written plainly, the planner estimates with the tenant of the call that
--- made the connection's plan, and the connection keeps that plan: a first call from a
--- tenant with no rows planned a walk of the tenant's rows, 40 times slower for a tenant
--- with ten thousand (docs/search.md, "One plan for every tenant").
+-- Planned on every call, for its own tenant and term (force_custom_plan), as the vector
+-- side is: a plan kept per connection was the plan for whichever tenant called first on
+-- it, since the planner estimates with current_setting()'s value; after a first call from
+-- a tenant with no rows, a large tenant's every term walked all its rows. Planned for no
+-- tenant in particular, it walked them too wherever tenants were many and small
+-- (docs/search.md, "One plan for every tenant"). Planning costs about 0.1 ms a call.
 CREATE OR REPLACE FUNCTION public.memory_keyword_hits(
     query tsquery, max_rows integer, repo text, types text[], tags text[], trust text[],
     min_relevance real, include_archived boolean, with_global boolean)
@@ -14,10 +15,11 @@ CREATE OR REPLACE FUNCTION public.memory_keyword_hits(
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'public'
+ SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NOT NULL
-       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
+       AND m.tenant_id = current_setting('app.tenant_id', true)
        AND m.source_repo = memory_keyword_hits.repo
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
@@ -33,7 +35,7 @@ AS $function$
     UNION ALL
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NOT NULL AND memory_keyword_hits.with_global
-       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
+       AND m.tenant_id = current_setting('app.tenant_id', true)
        AND m.source_repo IS NULL
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
@@ -49,7 +51,7 @@ AS $function$
     UNION ALL
     (SELECT m.id FROM public.memories m
      WHERE memory_keyword_hits.repo IS NULL
-       AND m.tenant_id = (SELECT current_setting('app.tenant_id', true))
+       AND m.tenant_id = current_setting('app.tenant_id', true)
        AND m.search_vector @@ memory_keyword_hits.query
        AND m.superseded_by IS NULL
        AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
