@@ -35,6 +35,7 @@ from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
+from app.repository.sql import named
 from bench.support import fresh_database
 from bench.synthetic import QUERIES, memory_text
 from bench.vector_cache import VectorCache
@@ -129,7 +130,10 @@ async def remove_stores(url: str) -> None:
     conn = await asyncpg.connect(url)
     try:
         await conn.execute(
-            "DELETE FROM memories WHERE tenant_id = 'default' AND source_repo = $1", STORES_REPO
+            *named(
+                "DELETE FROM memories WHERE tenant_id = 'default' AND source_repo = :repo",
+                {"repo": STORES_REPO},
+            )
         )
     finally:
         await conn.close()

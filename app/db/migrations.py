@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from alembic import command
+from alembic import command, op
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+
+from app.db.pool import CITUS_INSTALLED
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,24 +51,23 @@ def held_by(revision: str, name: str, key: str | None = None) -> str:
 FUNCTIONS = PROJECT_ROOT / "app" / "repository" / "functions"
 
 
-def function_text(name: str) -> str:
-    return (FUNCTIONS / f"{name}.sql").read_text()
+def load_function(name: str) -> None:
+    """In a migration: CREATE OR REPLACE the function as its file has it now."""
+    op.execute((FUNCTIONS / f"{name}.sql").read_text())
 
 
 def on_citus(connection: Any) -> bool:
     """Whether a migration's connection is to a Citus coordinator."""
-    found = connection.exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
-    return bool(found.scalar())
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
 
 
-def function_change_start(on_citus: bool) -> list[str]:
-    """The first statements of a migration that replaces functions: a lock timeout, and on
-    Citus one connection per node (it refuses a function command after a parallel
-    operation on a distributed table in the same transaction)."""
-    statements = ["SET LOCAL lock_timeout = '5s'"]
-    if on_citus:
-        statements.append("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    return statements
+def begin_function_change() -> None:
+    """First in a migration that replaces functions: a lock timeout, and on Citus one
+    connection per node (it refuses a function command after a parallel operation on a
+    distributed table in the same transaction)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    if on_citus(op.get_bind()):
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
 
 
 # pg_attribute.attstorage, by the name SET STORAGE takes.

@@ -24,9 +24,13 @@ def search_settings(ef_search: int, vector_exact_factor: float = 0.0) -> dict[st
     }
 
 
+# Whether this database is a Citus coordinator (the service's pool and the migrations ask).
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
 async def on_citus(conn: asyncpg.Connection) -> bool:
     """A Citus coordinator: the tables may be distributed and statements run on workers."""
-    return bool(await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"))
+    return bool(await conn.fetchval(CITUS_INSTALLED))
 
 
 async def prepare_session(

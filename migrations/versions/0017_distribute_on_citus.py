@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.migrations import on_citus
+
 revision: str = "0017"
 down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
@@ -20,15 +22,8 @@ TENANT_TABLES = ("memories", "sessions", "idempotency_keys")
 REFERENCE_TABLES = ("api_keys",)
 
 
-def on_citus() -> bool:
-    found = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    return bool(found)
-
-
 def upgrade() -> None:
-    if not on_citus():
+    if not on_citus(op.get_bind()):
         return
     # The search-vector trigger runs on each shard; Citus asks for this to distribute a
     # table that has one.
@@ -44,7 +39,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if not on_citus():
+    if not on_citus(op.get_bind()):
         return
     for table in (*reversed(TENANT_TABLES), *REFERENCE_TABLES):
         op.execute(f"SELECT undistribute_table('{table}', cascade_via_foreign_keys => true)")

@@ -18,19 +18,14 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.migrations import on_citus
+
 revision: str = "0018"
 down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 APP_ROLE = "agent_memory_app"
-
-
-def on_citus() -> bool:
-    found = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    return bool(found)
 
 
 def upgrade() -> None:
@@ -48,12 +43,12 @@ def upgrade() -> None:
         $$
         """
     )
-    if on_citus():
+    if on_citus(op.get_bind()):
         # Citus propagates ALTER ROLE to every node.
         op.execute(f"ALTER ROLE {APP_ROLE} LOGIN")
 
 
 def downgrade() -> None:
-    if on_citus():
+    if on_citus(op.get_bind()):
         op.execute(f"ALTER ROLE {APP_ROLE} NOLOGIN")
     op.execute("DROP FUNCTION memory_merged_tags(text[], text[])")

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.migrations import on_citus
+
 revision: str = "0019"
 down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
@@ -62,6 +64,6 @@ def downgrade() -> None:
     # A re-embed under way is abandoned with its table. On Citus a DDL run on the shards in
     # parallel would forbid the function commands of the downgrades that follow in this
     # transaction: one connection per worker instead.
-    if op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar():
+    if on_citus(op.get_bind()):
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute("ALTER TABLE memories DROP COLUMN IF EXISTS embedding_next")

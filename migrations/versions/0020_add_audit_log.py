@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.migrations import on_citus
+
 revision: str = "0020"
 down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
@@ -17,13 +19,6 @@ depends_on: str | Sequence[str] | None = None
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 APP_ROLE = "agent_memory_app"
-
-
-def on_citus() -> bool:
-    found = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    return bool(found)
 
 
 def upgrade() -> None:
@@ -58,7 +53,7 @@ def upgrade() -> None:
             WITH CHECK (tenant_id = current_setting('app.tenant_id', true))
         """
     )
-    if on_citus():
+    if on_citus(op.get_bind()):
         op.execute(
             "SELECT create_distributed_table('audit_log', 'tenant_id', colocate_with => 'memories')"
         )

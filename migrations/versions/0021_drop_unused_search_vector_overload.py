@@ -2,7 +2,7 @@
 
 Every function's current text is one file under app/repository/functions/ (a test checks
 that the database's definition equals it); a migration that changes a function loads its
-file with `load_function(name)` below.
+file with `load_function(name)` (app/db/migrations.py).
 
 Revision ID: 0021
 Revises: 0020
@@ -10,7 +10,6 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from alembic import op
 
@@ -20,12 +19,6 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
-
-
-def load_function(name: str) -> None:
-    """CREATE OR REPLACE the function as its file has it now."""
-    op.execute((FUNCTIONS / f"{name}.sql").read_text())
 
 
 def upgrade() -> None:

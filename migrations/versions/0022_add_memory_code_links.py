@@ -10,27 +10,16 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from app.db.migrations import begin_function_change
+
 revision: str = "0022"
 down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-
-
-def begin() -> None:
-    """The lock timeout; on Citus, one connection per node for the whole migration (it
-    refuses a function command after a parallel operation on a distributed table)."""
-    op.execute(LOCK_TIMEOUT)
-    on_citus = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    if on_citus:
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-
 
 def upgrade() -> None:
-    begin()
+    begin_function_change()
     # No rewrite: every new column is NULL or a constant default.
     op.execute(
         """
@@ -59,7 +48,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute("DROP INDEX memories_files_key")
     op.execute("UPDATE sessions SET status = 'failed' WHERE status = 'abandoned'")
     op.execute("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check")

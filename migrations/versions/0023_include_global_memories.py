@@ -8,31 +8,18 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from alembic import op
+
+from app.db.migrations import begin_function_change, load_function
 
 revision: str = "0023"
 down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-
-
-def begin() -> None:
-    """The lock timeout; on Citus, one connection per node for the whole migration (it
-    refuses a function command after a parallel operation on a distributed table)."""
-    op.execute(LOCK_TIMEOUT)
-    on_citus = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    if on_citus:
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-
 
 APP_ROLE = "agent_memory_app"
-FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
 KEYWORD = "memory_keyword_hits(tsquery, integer, text, text[], text[], text[], real, boolean"
 VECTOR = (
     "memory_vector_candidates(vector, integer, tsquery, text, text, text[], text[], text[],"
@@ -149,17 +136,13 @@ AS $function$
 """
 
 
-def load_function(name: str) -> None:
-    op.execute((FUNCTIONS / f"{name}.sql").read_text())
-
-
 def _grant(signature: str) -> None:
     op.execute(f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
 
 
 def upgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute(f"DROP FUNCTION {KEYWORD})")
     op.execute(f"DROP FUNCTION {VECTOR})")
     load_function("memory_keyword_hits")
@@ -175,7 +158,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute("DROP INDEX memories_global_search_key")
     op.execute(f"DROP FUNCTION {KEYWORD}, boolean)")
     op.execute(f"DROP FUNCTION {VECTOR}, boolean)")

@@ -11,18 +11,16 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from alembic import op
 
-from app.db.migrations import held_by
+from app.db.migrations import begin_function_change, held_by, load_function
 
 revision: str = "0025"
 down_revision: str | None = "0024"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
 # The search's values as one record, which the function's statements read by name.
 SEARCH_TYPE = """
 CREATE TYPE public.memory_vector_search AS (
@@ -30,17 +28,6 @@ CREATE TYPE public.memory_vector_search AS (
     types text[], tags text[], trust text[], min_relevance real,
     include_archived boolean, with_global boolean, exact_bound bigint)
 """
-
-
-def begin() -> None:
-    """The lock timeout; on Citus, one connection per node for the whole migration (it
-    refuses a function command after a parallel operation on a distributed table)."""
-    op.execute("SET LOCAL lock_timeout = '5s'")
-    on_citus = (
-        op.get_bind().exec_driver_sql("SELECT 1 FROM pg_extension WHERE extname = 'citus'").scalar()
-    )
-    if on_citus:
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
 
 
 # Built without blocking writes (a million rows take about 20 s). An interrupted build
@@ -64,10 +51,10 @@ INDEXES = {
 
 
 def upgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute(SEARCH_TYPE)
     # Right with or without the indexes; faster with them.
-    op.execute((FUNCTIONS / "memory_vector_candidates.sql").read_text())
+    load_function("memory_vector_candidates")
     with op.get_context().autocommit_block():
         for name, definition in INDEXES.items():
             op.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
@@ -75,7 +62,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute(held_by("0024", "NEW_VECTOR"))
     op.execute("DROP TYPE public.memory_vector_search")
     op.execute("DROP INDEX memories_tags_key")

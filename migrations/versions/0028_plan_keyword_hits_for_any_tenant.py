@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.db.migrations import function_change_start, function_text, on_citus
+from app.db.migrations import begin_function_change, load_function
 
 revision: str = "0028"
 down_revision: str | None = "0027"
@@ -79,16 +79,11 @@ $function$;
 """
 
 
-def begin() -> None:
-    for statement in function_change_start(on_citus(op.get_bind())):
-        op.execute(statement)
-
-
 def upgrade() -> None:
-    begin()
-    op.execute(function_text("memory_keyword_hits"))
+    begin_function_change()
+    load_function("memory_keyword_hits")
 
 
 def downgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute(KEYWORD_BEFORE)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.db.migrations import function_change_start, function_text, on_citus
+from app.db.migrations import begin_function_change, load_function
 
 revision: str = "0029"
 down_revision: str | None = "0028"
@@ -121,21 +121,16 @@ AS $function$
 """
 
 
-def begin() -> None:
-    for statement in function_change_start(on_citus(op.get_bind())):
-        op.execute(statement)
-
-
 def upgrade() -> None:
-    begin()
-    op.execute(function_text("memory_tags_share"))
+    begin_function_change()
+    load_function("memory_tags_share")
     # Owner rights: only the service's role may call it.
     op.execute(f"REVOKE ALL ON FUNCTION {TAGS_SHARE} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {TAGS_SHARE} TO {APP_ROLE}")
-    op.execute(function_text("memory_vector_candidates"))
+    load_function("memory_vector_candidates")
 
 
 def downgrade() -> None:
-    begin()
+    begin_function_change()
     op.execute(VECTOR_BEFORE)
     op.execute(f"DROP FUNCTION {TAGS_SHARE}")

@@ -3,11 +3,10 @@ database migrated from history must hold exactly what the files say."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import asyncpg
 
-FUNCTIONS = Path(__file__).resolve().parents[2] / "app" / "repository" / "functions"
+from app.db.migrations import FUNCTIONS
+
 OURS = """
 SELECT p.proname, pg_get_functiondef(p.oid) AS definition
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
