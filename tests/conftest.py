@@ -249,7 +249,9 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys, audit_log")
+    await db.execute(
+        "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
+    )
 
 
 @asynccontextmanager
@@ -287,7 +289,9 @@ async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     """The test app on a real loopback port."""
     async with serving(app) as base:
         yield base
-    await db.execute("TRUNCATE memories, sessions, api_keys, idempotency_keys, audit_log")
+    await db.execute(
+        "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
+    )
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ class MemoryField:
     editable: bool = False  # PATCH /memories/{id} may change it
     exported: bool = True  # an export line carries it (and an import restores it)
     searchable: bool = False  # the keyword side reads it (migration 0013's weights)
-    stored: bool = True  # a column of `memories` (False: computed when read)
+    stored: bool = True  # a column of `memories` (False: computed or looked up when read)
     doc: str = ""
 
 
@@ -58,8 +58,9 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("observation_count", "server"),
     MemoryField("relevance_score", "server"),
     MemoryField("superseded_by", "server"),
-    MemoryField("access_count", "server"),
-    MemoryField("last_accessed_at", "server"),
+    # Kept beside the memory, in memory_access: counting a read never rewrites its row.
+    MemoryField("access_count", "server", stored=False),
+    MemoryField("last_accessed_at", "server", stored=False),
     MemoryField("archived_at", "server"),
     MemoryField("created_at", "server"),
     MemoryField("updated_at", "server", exported=False),

@@ -9,7 +9,7 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.audit import AuditEntry, AuditQuery
 from app.domain.memory import Memory
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import returning_memories, to_memory
 from app.repository.sql import named
 
 _COLUMNS = (
@@ -37,7 +37,8 @@ LIMIT :limit
 
 # An undo puts back the fields the entry kept, only while the memory is still at the
 # version the entry left it at (else nothing changes and the caller answers 409).
-_PUT_BACK = f"""
+_PUT_BACK = returning_memories(
+    """
 UPDATE memories AS m SET
     tags = CASE WHEN :state ? 'tags' THEN r.tags ELSE m.tags END,
     pinned = CASE WHEN :state ? 'pinned' THEN r.pinned ELSE m.pinned END,
@@ -50,9 +51,8 @@ UPDATE memories AS m SET
     version = m.version + 1,
     updated_at = :now
 FROM jsonb_populate_record(NULL::memories, :state) AS r
-WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.version = :expected_version
-RETURNING {MEMORY_COLUMNS}
-"""
+WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.version = :expected_version"""
+)
 
 
 def _entry(row: Any) -> AuditEntry:

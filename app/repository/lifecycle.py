@@ -11,7 +11,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
 from app.repository.filters import in_repository
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import ACCESS_COUNT, MEMORY_COLUMNS, returning_memories, to_memory
 from app.repository.sql import named
 
 
@@ -41,12 +41,12 @@ class PruneCandidate:
 # not pinned, and old without being used (its two thresholds, PruneRules.values()). Age is
 # time since the memory was stored; the first age bound is the younger one, a range of
 # memories_prune_key.
-PRUNABLE = """m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
+PRUNABLE = f"""m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
       AND m.created_at < now() - make_interval(days => least(:unused_days::int, :stale_days::int))
       AND (   (m.created_at < now() - make_interval(days => :unused_days)
-               AND m.access_count = 0)
+               AND {ACCESS_COUNT} = 0)
            OR (m.created_at < now() - make_interval(days => :stale_days)
-               AND m.access_count < :stale_min_accesses))"""
+               AND {ACCESS_COUNT} < :stale_min_accesses))"""
 
 _PRUNE = f"""
 WITH candidates AS (
@@ -127,9 +127,10 @@ class LifecycleRepository:
         which = {"tenant_id": self.tenant_id, "memory_id": memory_id}
         row = await conn.fetchrow(
             *named(
-                f"UPDATE memories AS m SET {assignments}"
-                f" WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {applies}"
-                f" RETURNING {MEMORY_COLUMNS}",
+                returning_memories(
+                    f"UPDATE memories AS m SET {assignments}"
+                    f" WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {applies}"
+                ),
                 which,
             )
         )
@@ -186,7 +187,6 @@ class LifecycleRepository:
             " WHERE m.tenant_id = :tenant_id AND m.id = :memory_id"
             " AND (:expected_version::int IS NULL OR m.version = :expected_version)"
             " AND m.trust_level = ANY(:trust_levels::text[])"
-            f" RETURNING {MEMORY_COLUMNS}"
         )
         values = {
             "tenant_id": self.tenant_id,
@@ -195,7 +195,7 @@ class LifecycleRepository:
             "trust_levels": list(trust_levels),
             **{name: fields[name] for name in names},
         }
-        row = await conn.fetchrow(*named(sql, values))
+        row = await conn.fetchrow(*named(returning_memories(sql), values))
         return to_memory(row) if row else None
 
 
@@ -218,14 +218,14 @@ FROM unnest(:ids::uuid[], :reasons::jsonb[]) AS r(id, reason)
 WHERE m.tenant_id = :tenant_id AND m.id = r.id
 """
 
-_CONFIRM = f"""
+_CONFIRM = returning_memories(
+    """
 UPDATE memories AS m SET
     stale_since = NULL, stale_reason = NULL,
     git_commit = coalesce(:git_commit::text, m.git_commit),
     version = m.version + 1, updated_at = now()
-WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.trust_level = ANY(:writable::text[])
-RETURNING {MEMORY_COLUMNS}
-"""
+WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.trust_level = ANY(:writable::text[])"""
+)
 
 
 class StalenessRepository:

@@ -18,6 +18,7 @@ from app.repository.rows import (
     INTACT,
     MEMORY_COLUMNS,
     client_values,
+    returning_memories,
     to_memory,
 )
 from app.repository.sql import named
@@ -44,7 +45,8 @@ _OBSERVED_AT = f"""git_branch = CASE WHEN {_MAY_CHANGE} THEN coalesce({{new}}, m
     stale_since = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_since END,
     stale_reason = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_reason END"""
 
-_UPSERT = f"""
+_UPSERT = returning_memories(
+    f"""
 INSERT INTO memories AS m (
     tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash
 )
@@ -60,34 +62,36 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
     {
-    _OBSERVED_AT.format(
-        new="EXCLUDED.git_branch", commit="EXCLUDED.git_commit", files="EXCLUDED.files"
-    )
-},
+        _OBSERVED_AT.format(
+            new="EXCLUDED.git_branch", commit="EXCLUDED.git_commit", files="EXCLUDED.files"
+        )
+    },
     version = m.version + 1,
-    updated_at = EXCLUDED.updated_at
-RETURNING {MEMORY_COLUMNS}, (xmax = 0) AS inserted
-"""
+    updated_at = EXCLUDED.updated_at""",
+    inserted="(m.xmax = 0)",
+)
 
 # The same reinforcement for a memory already stored with its embedding, so that observing
 # it again needs no model call. A miss (new, or still pending an embedding) returns nothing
 # and goes through _UPSERT. The dedup key leads with content_hash: an index search whether
 # or not there is a repository (`IS NOT DISTINCT FROM` matches its NULLS NOT DISTINCT).
-_REINFORCE = f"""
+_REINFORCE = returning_memories(
+    f"""
 UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
                 ELSE m.tags END,
     archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
     {
-    _OBSERVED_AT.format(new=":git_branch::text", commit=":git_commit::text", files=":files::text[]")
-},
+        _OBSERVED_AT.format(
+            new=":git_branch::text", commit=":git_commit::text", files=":files::text[]"
+        )
+    },
     version = m.version + 1,
     updated_at = now()
 WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(:content)
-  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL
-RETURNING {MEMORY_COLUMNS}
-"""
+  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL"""
+)
 
 
 # Both directions of the supersede chain in one round trip. Backwards uses the partial
@@ -207,8 +211,10 @@ class MemoryRepository:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
             *named(
-                "UPDATE memories AS m SET embedding = memory_vector_if_fits(:embedding, :model)"
-                f" WHERE m.tenant_id = :tenant_id AND m.id = :memory_id RETURNING {MEMORY_COLUMNS}",
+                returning_memories(
+                    "UPDATE memories AS m SET embedding = memory_vector_if_fits(:embedding, :model)"
+                    " WHERE m.tenant_id = :tenant_id AND m.id = :memory_id"
+                ),
                 {
                     "tenant_id": self.tenant_id,
                     "memory_id": memory_id,
@@ -301,7 +307,7 @@ class FeedbackRepository:
     ) -> Memory | None:
         floor, trusted_floor, ceiling = bounds
         conn = await self._uow.connection()
-        sql = f"""
+        sql = returning_memories(f"""
             UPDATE memories AS m SET
                 relevance_score = least(greatest(
                     m.relevance_score + :delta,
@@ -311,9 +317,7 @@ class FeedbackRepository:
                                      to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1)),
                 version = m.version + 1,
                 updated_at = now()
-            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id
-            RETURNING {MEMORY_COLUMNS}
-            """
+            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id""")
         values = {
             "tenant_id": self._uow.tenant_id,
             "memory_id": memory_id,

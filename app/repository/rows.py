@@ -17,9 +17,19 @@ INTACT = (
 # Served to agents: intact and not quarantined.
 SERVABLE = f"(m.quarantined_at IS NULL AND {INTACT})"
 
-# Every field of app/domain/fields.py: the stored columns, then those computed when read.
-# Embeddings and search vectors never leave the database.
+# A memory's access counts, kept beside it in memory_access (migration 0030): a search
+# that counts what it returned writes that small row, never the memory's own, whose every
+# rewrite off its page would enter its vector into the HNSW graph again.
+# (By :tenant_id, not m.tenant_id: Citus then sends the statement to the tenant's shard.)
+_ACCESS_ROW = "FROM memory_access a WHERE a.tenant_id = :tenant_id AND a.memory_id = m.id"
+ACCESS_COUNT = f"coalesce((SELECT a.access_count {_ACCESS_ROW}), 0)"
+LAST_ACCESSED_AT = f"(SELECT a.last_accessed_at {_ACCESS_ROW})"
+
+# Every field of app/domain/fields.py: the stored columns, then those computed or looked up
+# when read. Embeddings and search vectors never leave the database.
 _COMPUTED = {
+    "access_count": ACCESS_COUNT,
+    "last_accessed_at": LAST_ACCESSED_AT,
     "has_embedding": "(m.embedding IS NOT NULL)",
     "intact": INTACT,
 }
@@ -34,6 +44,21 @@ def memory_columns(instead: Mapping[str, str] | None = None) -> str:
 
 
 MEMORY_COLUMNS = memory_columns()
+
+
+def returning_memories(write: str, **extra: str) -> str:
+    """`write`, an INSERT or UPDATE of `memories AS m` without RETURNING, answering with the
+    rows it wrote as memories (and `extra` expressions of them, by name). The access counts
+    are looked up in a select of the written rows, not in RETURNING: Citus takes no
+    subquery there."""
+    returned = "".join(f", {expr} AS {name}" for name, expr in extra.items())
+    names = "".join(f", m.{name}" for name in extra)
+    return (
+        f"WITH written AS (\n{write.strip()}\nRETURNING m.*{returned}\n)\n"
+        f"SELECT {MEMORY_COLUMNS}{names} FROM written m"
+    )
+
+
 _NAMES = tuple(f.name for f in MEMORY_FIELDS)
 
 

@@ -1,7 +1,9 @@
-"""Hybrid search: one statement (app/repository/search_statement.py), run with its settings."""
+"""Hybrid search: one statement (app/repository/search_statement.py), run with its settings,
+then one that counts what it returned as read."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -13,6 +15,22 @@ from app.domain.filters import MemoryFilter
 from app.domain.search import SearchHit
 from app.repository.rows import to_memory
 from app.repository.search_statement import SearchParams, SearchStatement, search_statement
+from app.repository.sql import named
+
+# The returned memories' reads, counted beside them (migration 0030), never in their rows.
+# A memory deleted since the search read it is skipped; the ones counted are kept from
+# deletion (KEY SHARE) until the search commits. In id order: concurrent searches counting
+# the same memories in other orders would otherwise deadlock on their access rows.
+_COUNT_READS = """
+INSERT INTO memory_access AS a (tenant_id, memory_id, access_count, last_accessed_at)
+SELECT m.tenant_id, m.id, 1, now() FROM memories m
+WHERE m.tenant_id = :tenant_id AND m.id = ANY (:ids::uuid[])
+ORDER BY m.id
+FOR KEY SHARE
+ON CONFLICT (tenant_id, memory_id) DO UPDATE
+    SET access_count = a.access_count + 1, last_accessed_at = EXCLUDED.last_accessed_at
+RETURNING a.memory_id, a.access_count, a.last_accessed_at
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +87,8 @@ class SearchRepository:
             for row in rows
             if row["id"] is not None  # the counts' row when nothing is returned
         ]
+        if p.track_access and hits:
+            hits = await self._count_reads(conn, hits)
         counts = rows[0]
         return SearchOutcome(
             hits,
@@ -78,6 +98,26 @@ class SearchRepository:
             bool(counts["vectors_fit"]),
             list(counts["quarantined_ids"]),
         )
+
+    async def _count_reads(
+        self, conn: asyncpg.Connection, hits: list[SearchHit]
+    ) -> list[SearchHit]:
+        """The hits with their access counts as this search left them."""
+        values = {"tenant_id": self._uow.tenant_id, "ids": [hit.memory.id for hit in hits]}
+        counted = {
+            row["memory_id"]: (row["access_count"], row["last_accessed_at"])
+            for row in await conn.fetch(*named(_COUNT_READS, values))
+        }
+        updated = []
+        for hit in hits:
+            if hit.memory.id in counted:
+                reads, last_read = counted[hit.memory.id]
+                memory = dataclasses.replace(
+                    hit.memory, access_count=reads, last_accessed_at=last_read
+                )
+                hit = dataclasses.replace(hit, memory=memory)
+            updated.append(hit)
+        return updated
 
     async def explain(self, f: MemoryFilter, p: SearchParams) -> list[str]:
         """EXPLAIN (ANALYZE, BUFFERS) of the statement as `search` sends it (planned the

@@ -4,7 +4,7 @@
     keyword     each term's hits (rarest first, within a budget), BM25 over them
     vector      the nearest by cosine distance (HNSW with iterative scan, or exact)
     fuse        both sides joined, weighted by alpha, decayed, floored, integrity-checked
-    effects     quarantine marks and access counts for what is returned
+    effects     quarantine marks for altered rows found on the way
     output      the rows, and one row of counts even when nothing is returned
 
 Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
@@ -50,7 +50,7 @@ from typing import Any
 
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_sql, function_args, is_narrowed, scope_parts
-from app.repository.rows import INTACT, memory_columns
+from app.repository.rows import INTACT, MEMORY_COLUMNS
 from app.repository.sql import named
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
@@ -61,11 +61,6 @@ BM25_B = 0.3
 # memory is found through the situation it came from, but its own words rank first
 # (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
 FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
-# A returned memory's access counters as this search left them.
-TOUCHED = {
-    "access_count": "coalesce(t.access_count, m.access_count)",
-    "last_accessed_at": "coalesce(t.last_accessed_at, m.last_accessed_at)",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +154,7 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
             f"SELECT m.id AS hit FROM memories m"
             f" WHERE {scope} AND m.search_vector @@ {tsq} LIMIT :term_cap"
         ),
-        vector_candidates=f"""SELECT m.id, m.pinned, m.last_accessed_at, m.created_at,
-               m.access_count, m.relevance_score,
+        vector_candidates=f"""SELECT m.id, m.pinned, m.created_at, m.relevance_score,
                greatest(0, 1 - (m.embedding <=> :embedding::vector))::float8
                    AS vector_similarity,
                m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
@@ -275,13 +269,13 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
     -- By primary key: the planner cannot tell how few candidates kw_ids holds, and
     -- on a join it picked a sequential scan of the tenant's rows.
     SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl,
-           m.pinned, m.last_accessed_at, m.created_at, m.access_count, m.relevance_score
+           m.pinned, m.created_at, m.relevance_score
     FROM memories m
     WHERE m.tenant_id = :tenant_id AND m.id = ANY (ARRAY(SELECT id FROM kw_ids))
 )""",
         f"""kw_raw AS MATERIALIZED (
     -- MATERIALIZED: inlined into kw, whose three uses of raw would each recompute it.
-    SELECT d.id, d.pinned, d.last_accessed_at, d.created_at, d.access_count, d.relevance_score,
+    SELECT d.id, d.pinned, d.created_at, d.relevance_score,
            (SELECT sum(tb.idf * (tf.v * ({BM25_K1} + 1))
                        / (tf.v + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * d.dl / a.avgdl)))
             FROM term_budget tb
@@ -314,15 +308,15 @@ def _vector(r: _Readers) -> list[str]:
 
 def _fuse() -> list[str]:
     return [
-        """fused AS (
+        """fused AS MATERIALIZED (
+    -- MATERIALIZED: its id is then a column, which the access lookup below can take to
+    -- the index; as the full join's coalesce() it was only a filter on the tenant's rows.
     SELECT coalesce(kw.id, vec.id) AS id,
            coalesce(vec.vector_similarity, 0) AS vector_similarity,
            coalesce(kw.keyword_score, 0) AS keyword_score,
            coalesce(kw.pinned, vec.pinned) AS pinned,
-           coalesce(kw.access_count, vec.access_count) AS access_count,
            coalesce(kw.relevance_score, vec.relevance_score)::float8 AS relevance,
-           coalesce(kw.last_accessed_at, vec.last_accessed_at, kw.created_at, vec.created_at)
-               AS last_seen
+           coalesce(kw.created_at, vec.created_at) AS created_at
     FROM kw FULL OUTER JOIN vec ON kw.id = vec.id
 )""",
         """scored AS (
@@ -330,9 +324,17 @@ def _fuse() -> list[str]:
            :alpha::float8 * f.vector_similarity + (1 - :alpha::float8) * f.keyword_score
                AS similarity,
            CASE WHEN f.pinned THEN 1.0::float8 ELSE exp(
-               -greatest(extract(epoch FROM now() - f.last_seen), 0)
-               / 86400.0 / (:strength_days::float8 * (1 + f.access_count))) END AS retention
+               -greatest(extract(epoch FROM now() - coalesce(a.last_accessed_at, f.created_at)), 0)
+               / 86400.0 / (:strength_days::float8 * (1 + coalesce(a.access_count, 0)))) END
+               AS retention
     FROM fused f
+    -- Access counts live beside the memories (migration 0030): a memory never read has
+    -- none. One index probe per candidate, whatever the plan's estimate of either side.
+    LEFT JOIN LATERAL (
+        SELECT a.access_count, a.last_accessed_at FROM memory_access a
+        WHERE a.tenant_id = :tenant_id AND a.memory_id = f.id
+        LIMIT 1
+    ) a ON true
 )""",
         """top AS (
     SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,
@@ -368,8 +370,9 @@ def _fuse() -> list[str]:
 
 
 def _effects() -> list[str]:
-    """Writes, in the same round trip as the read that decides them: one statement is one
-    snapshot, so what is counted is exactly what is returned."""
+    """Writes, in the same round trip as the read that decides them. What is returned is
+    counted as read by the statement that follows, in the same transaction
+    (app/repository/search.py): Citus takes no INSERT among this statement's CTEs."""
     return [
         """quarantined AS (
     -- An altered row found on the way is marked, so /stats counts it and the audit
@@ -379,24 +382,9 @@ def _effects() -> list[str]:
     WHERE NOT c.intact AND c.unmarked AND m.tenant_id = :tenant_id AND m.id = c.id
     RETURNING m.id
 )""",
-        """locked AS (
-    -- Row locks taken in id order: concurrent searches returning the same memories in
-    -- different orders would otherwise deadlock on their access counters.
-    SELECT m.id FROM memories m
-    WHERE :track_access AND m.tenant_id = :tenant_id AND m.id IN (SELECT id FROM ranked)
-    ORDER BY m.id
-    FOR NO KEY UPDATE
-)""",
-        """touched AS (
-    UPDATE memories m
-    SET access_count = m.access_count + 1, last_accessed_at = now()
-    FROM locked l
-    WHERE m.tenant_id = :tenant_id AND m.id = l.id
-    RETURNING m.id, m.access_count, m.last_accessed_at
-)""",
         """relaxed_commit AS (
-    -- Access counters are statistics, not data: the search's commit need not wait for
-    -- the WAL flush (a crash may lose the last moments of counts, never a memory).
+    -- Access counts are statistics, not data: the search's commit need not wait for the
+    -- WAL flush (a crash may lose the last moments of counts, never a memory).
     SELECT set_config('synchronous_commit', 'off', true) AS setting
 )""",
     ]
@@ -410,14 +398,13 @@ def _output(fits: str) -> tuple[list[str], str]:
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    select = f"""SELECT {memory_columns(TOUCHED)},
+    select = f"""SELECT {MEMORY_COLUMNS},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids
 FROM counts n
 CROSS JOIN relaxed_commit
 LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true
-LEFT JOIN touched t ON t.id = r.id
 ORDER BY r.score DESC, r.id"""
     return [counts], select
 
@@ -442,7 +429,6 @@ def search_statement(
         ("limit", p.limit),
         ("decay_weight", p.decay_weight),
         ("strength_days", p.strength_days),
-        ("track_access", p.track_access),
         ("floor_ratio", p.floor_ratio),
         ("floor_min", p.floor_min),
         ("git_branch", p.git_branch),

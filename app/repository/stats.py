@@ -27,15 +27,17 @@ WITH counts AS (
     GROUP BY m.memory_type, m.trust_level, m.confidence
 ),
 top_accessed AS (
+    -- From the access counts (kept beside the memories), not from a pass over the scope.
     SELECT t.memory_type, t.id, t.name, t.content, t.access_count, t.last_accessed_at
     FROM (
-        SELECT m.memory_type, m.id, m.name, left(m.content, 120) AS content, m.access_count,
-               m.last_accessed_at,
+        SELECT m.memory_type, m.id, m.name, left(m.content, 120) AS content, a.access_count,
+               a.last_accessed_at,
                row_number() OVER (PARTITION BY m.memory_type
-                                  ORDER BY m.access_count DESC, m.last_accessed_at DESC) AS nth
-        FROM memories m
-        WHERE {_SCOPE}
-          AND m.access_count > 0 AND m.archived_at IS NULL AND m.superseded_by IS NULL
+                                  ORDER BY a.access_count DESC, a.last_accessed_at DESC) AS nth
+        FROM memory_access a
+        JOIN memories m ON m.tenant_id = a.tenant_id AND m.id = a.memory_id
+        WHERE a.tenant_id = :tenant_id AND {_SCOPE}
+          AND a.access_count > 0 AND m.archived_at IS NULL AND m.superseded_by IS NULL
     ) t
     WHERE t.nth <= 10
 )

@@ -39,14 +39,12 @@ ORDER BY m.created_at, m.id
 _IMPORT = f"""
 INSERT INTO memories AS m (
     tenant_id, id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
-    observation_count, relevance_score, access_count, last_accessed_at, archived_at,
-    quarantined_at, created_at
+    observation_count, relevance_score, archived_at, quarantined_at, created_at
 )
 VALUES (
     :tenant_id, coalesce(:id::uuid, uuidv7()), {CLIENT_VALUES}, memory_content_hash(:content),
     memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
-    memory_content_hash(:context), :observation_count, :relevance_score,
-    :access_count, :last_accessed_at, :archived_at,
+    memory_content_hash(:context), :observation_count, :relevance_score, :archived_at,
     CASE WHEN :file_hash::text IS NULL OR :file_hash = memory_content_hash(:content)
          THEN :quarantined_at::timestamptz
          ELSE coalesce(:quarantined_at, :imported_at) END,
@@ -59,6 +57,12 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
 RETURNING m.id, (xmax = 0) AS inserted, m.quarantined_at IS NOT NULL AS quarantined
+"""
+
+# A new memory keeps the reads it had, beside it as a search counts them (migration 0030).
+_IMPORT_READS = """
+INSERT INTO memory_access (tenant_id, memory_id, access_count, last_accessed_at)
+VALUES (:tenant_id, :memory_id, :access_count, :last_accessed_at)
 """
 
 # Links whose target is in this tenant; a link already in place is left as it is.
@@ -153,8 +157,6 @@ class TransferRepository:
             "created_by_key": self._uow.key_id,
             "observation_count": state.observation_count,
             "relevance_score": state.relevance_score,
-            "access_count": state.access_count,
-            "last_accessed_at": state.last_accessed_at,
             "archived_at": state.archived_at,
             "quarantined_at": state.quarantined_at,
             "file_hash": item.content_hash,
@@ -163,6 +165,14 @@ class TransferRepository:
             "imported_at": datetime.now(UTC),
         }
         row = await conn.fetchrow(*named(_IMPORT, values))
+        if row["inserted"] and (state.access_count or state.last_accessed_at):
+            reads = {
+                "tenant_id": self.tenant_id,
+                "memory_id": row["id"],
+                "access_count": state.access_count,
+                "last_accessed_at": state.last_accessed_at,
+            }
+            await conn.execute(*named(_IMPORT_READS, reads))
         return row["id"], row["inserted"], row["quarantined"]
 
     async def link(self, links: Sequence[tuple[UUID, UUID]]) -> int:

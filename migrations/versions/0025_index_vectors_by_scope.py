@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, held_by, load_function
+from app.db.migrations import begin_function_change, held_by
 
 revision: str = "0025"
 down_revision: str | None = "0024"
@@ -53,8 +53,8 @@ INDEXES = {
 def upgrade() -> None:
     begin_function_change()
     op.execute(SEARCH_TYPE)
-    # Right with or without the indexes; faster with them.
-    load_function("memory_vector_candidates")
+    # Right with or without the indexes; faster with them. (Its text then, which 0029 holds.)
+    op.execute(held_by("0029", "VECTOR_BEFORE"))
     with op.get_context().autocommit_block():
         for name, definition in INDEXES.items():
             op.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, load_function
+from app.db.migrations import begin_function_change, held_by, load_function
 
 revision: str = "0029"
 down_revision: str | None = "0028"
@@ -127,7 +127,8 @@ def upgrade() -> None:
     # Owner rights: only the service's role may call it.
     op.execute(f"REVOKE ALL ON FUNCTION {TAGS_SHARE} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {TAGS_SHARE} TO {APP_ROLE}")
-    load_function("memory_vector_candidates")
+    # Its text then, which 0030 holds.
+    op.execute(held_by("0030", "VECTOR_BEFORE"))
 
 
 def downgrade() -> None:

@@ -195,6 +195,6 @@ async def test_openai_provider_dead_rate_limited_or_hanging_never_costs_a_memory
     finally:
         await embedder.aclose()
         await provider.stop()
-        await db.execute("TRUNCATE memories")
+        await db.execute("TRUNCATE memories, memory_access")
     assert all("sk-provider-secret" not in r.text for r in stored)
     assert all("rate limited" not in r.text for r in stored)

@@ -266,7 +266,7 @@ async def test_stdio_refuses_a_message_over_the_line_limit_and_keeps_serving(
     finally:
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 60)
-        await db.execute("TRUNCATE memories")
+        await db.execute("TRUNCATE memories, memory_access")
 
 
 async def test_a_worst_case_retry_diff_leaves_the_event_loop_serving(
@@ -323,7 +323,7 @@ async def test_a_search_past_its_statement_timeout_is_503_and_changes_nothing(
         assert "longer than 200 ms" in response.json()["detail"]
     finally:
         await blocker.close()
-    assert await db.fetchval("SELECT access_count FROM memories") == 0
+    assert await db.fetchval("SELECT count(*) FROM memory_access") == 0  # nothing counted
 
 
 async def test_one_tenant_cannot_hold_every_connection(

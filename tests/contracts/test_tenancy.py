@@ -235,10 +235,11 @@ async def test_row_level_security_catalog_and_no_tenant(
 ) -> None:
     tables = await db.fetch(
         "SELECT relname, relrowsecurity, relforcerowsecurity, pg_get_userbyid(relowner) AS owner"
-        " FROM pg_class WHERE relname IN ('memories', 'sessions')"
+        " FROM pg_class WHERE relname IN ('memories', 'memory_access', 'sessions')"
     )
     assert {(t["relname"], t["relrowsecurity"], t["relforcerowsecurity"]) for t in tables} == {
         ("memories", True, True),
+        ("memory_access", True, True),
         ("sessions", True, True),
     }
     role = await db.fetchrow(
@@ -266,6 +267,16 @@ async def test_row_level_security_catalog_and_no_tenant(
         async with conn.transaction():
             await set_local(conn, {"app.tenant_id": "a"})
             assert await conn.fetchval("SELECT count(*) FROM memories") == 1
+        # Nor can one tenant count reads of another's memory.
+        memory_id = await db.fetchval("SELECT id FROM memories WHERE tenant_id = 'a'")
+        async with conn.transaction():
+            await set_local(conn, {"app.tenant_id": "b"})
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.execute(
+                    "INSERT INTO memory_access (tenant_id, memory_id, access_count)"
+                    " VALUES ('a', $1, 99)",
+                    memory_id,
+                )
     finally:
         await conn.close()
 

@@ -37,6 +37,7 @@ DISTRIBUTED = {
     "audit_log": "h",
     "idempotency_keys": "h",
     "memories": "h",
+    "memory_access": "h",
     "sessions": "h",
 }
 
@@ -94,10 +95,11 @@ def with_constants(sql: str, args: Sequence[Any]) -> str:
 
 
 async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) -> None:
-    """Store, get, list, search (plain, filtered, keyword-only) and the session snapshot,
-    as the repositories send them: each EXPLAINs as one task, and Citus counts each as a
-    single-shard execution. (EXPLAIN is given the values as constants: Citus's remote
-    EXPLAIN of bound parameters fails on the worker, "could not determine data type".)"""
+    """Store, get, list, search (plain, filtered, keyword-only, each with its count of what
+    it returned) and the session snapshot, as the repositories send them: each EXPLAINs as
+    one task, and Citus counts each as a single-shard execution. (EXPLAIN is given the
+    values as constants: Citus's remote EXPLAIN of bound parameters fails on the worker,
+    "could not determine data type".)"""
     statements: list[tuple[str, tuple[Any, ...]]] = []
 
     def record(query: LoggedQuery) -> None:
@@ -145,9 +147,12 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     finally:
         await pool.close()
         await reset_tables(citus_url)
-    assert len(statements) == 7  # one per call above
-    assert plans == [1] * 7
-    assert counters == {"single": 7, "multi": 0}
+    # One per call above, and after each search the count of what it returned.
+    assert len(statements) == 10
+    assert plans == [1] * 10
+    # The store runs its write, then the select of the written row with its access counts
+    # (Citus takes no subquery in RETURNING): two executions, both on the tenant's shard.
+    assert counters == {"single": 11, "multi": 0}
     assert unscoped > 1  # the contrast: without the tenant, every shard
 
 
@@ -213,7 +218,7 @@ async def as_owner(url: str, sql: str) -> asyncpg.Record | None:
 
 
 async def reset_tables(url: str) -> None:
-    await as_owner(url, "TRUNCATE memories, sessions, idempotency_keys")
+    await as_owner(url, "TRUNCATE memories, memory_access, sessions, idempotency_keys")
 
 
 async def reset_counters(url: str) -> None:

@@ -75,7 +75,7 @@ async def test_more_clients_than_connections_queue_then_503_and_nothing_leaks(
                     await pool.release(conn)
                 assert (await client.get("/memories")).status_code == 200
     finally:
-        await db.execute("TRUNCATE memories")
+        await db.execute("TRUNCATE memories, memory_access")
     idle_in_transaction = await db.fetchval(
         "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'"
     )
@@ -126,7 +126,7 @@ async def test_a_store_holds_no_connection_while_its_text_is_embedded(
                 embedder.gate.set()
                 assert (await storing).status_code == 201
     finally:
-        await db.execute("TRUNCATE memories")
+        await db.execute("TRUNCATE memories, memory_access")
 
 
 async def test_a_transaction_that_has_written_keeps_its_connection(

@@ -67,6 +67,30 @@ async def test_upgrade_downgrade_upgrade_on_a_live_database(scratch_database: An
     } <= indexes
 
 
+async def test_access_counts_move_beside_the_memories_and_back(scratch_database: Any) -> None:
+    """Migration 0030 carries every count into memory_access, and its downgrade back."""
+    url = await scratch_database("agent_memory_access_counts")
+    await upgrade_head_async(url)
+    await asyncio.to_thread(downgrade, url, "0029")
+    counts = "SELECT content, access_count, last_accessed_at IS NOT NULL FROM memories"
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO memories (tenant_id, content, content_hash, access_count,"
+            " last_accessed_at) VALUES"
+            " ('a', 'read', memory_content_hash('read'), 3, now()),"
+            " ('b', 'unread', memory_content_hash('unread'), 0, NULL)"
+        )
+        before = sorted(tuple(r) for r in await conn.fetch(counts))
+        await upgrade_head_async(url)
+        moved = await conn.fetch("SELECT tenant_id, access_count FROM memory_access")
+        assert [tuple(r) for r in moved] == [("a", 3)]  # a memory never read has no row
+        await asyncio.to_thread(downgrade, url, "0029")
+        assert sorted(tuple(r) for r in await conn.fetch(counts)) == before
+    finally:
+        await conn.close()
+
+
 async def test_backfill_fills_search_vector_for_existing_rows(scratch_database: Any) -> None:
     import asyncio
 

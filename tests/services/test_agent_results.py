@@ -96,7 +96,10 @@ async def test_results_far_below_the_best_are_left_out_unless_asked_for(
     ]
     assert floored["below_floor"] == 1
     # What was left out was not shown to anyone: it is not counted as used.
-    accesses = "SELECT content, access_count FROM memories ORDER BY content"
+    accesses = (
+        "SELECT m.content, coalesce(a.access_count, 0) FROM memories m"
+        " LEFT JOIN memory_access a ON a.memory_id = m.id ORDER BY m.content"
+    )
     assert [tuple(r) for r in await db.fetch(accesses)] == [
         ("Deploys go out with the blue-green script", 1),
         ("The cafeteria closes at three on Fridays", 0),
@@ -145,10 +148,10 @@ async def test_rest_offers_the_compact_form_within_a_budget(
         "context",
     }
     assert (len(body["results"]), body["left_out"]) == (1, 3)
-    counted = await db.fetchval("SELECT sum(access_count) FROM memories")
+    counted = await db.fetchval("SELECT sum(access_count) FROM memory_access")
     refused = await api.get("/search", params={"q": "cache", "format": "compact", "max_tokens": 1})
     assert refused.status_code == 422
-    assert await db.fetchval("SELECT sum(access_count) FROM memories") == counted  # not run
+    assert await db.fetchval("SELECT sum(access_count) FROM memory_access") == counted
 
 
 async def test_an_empty_query_filters_before_it_limits(api: httpx.AsyncClient) -> None:

@@ -31,12 +31,26 @@ async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str
 
 async def age(db: asyncpg.Connection, memory: dict[str, Any], days: int, accesses: int = 0) -> None:
     """Ages are written, never waited for."""
+    memory_id = uuid.UUID(memory["id"])
     await db.execute(
-        "UPDATE memories SET created_at = now() - make_interval(days => $2), access_count = $3"
-        " WHERE id = $1",
-        uuid.UUID(memory["id"]),
+        "UPDATE memories SET created_at = now() - make_interval(days => $2) WHERE id = $1",
+        memory_id,
         days,
-        accesses,
+    )
+    await count_reads(db, memory_id, accesses, last=None)
+
+
+async def count_reads(
+    db: asyncpg.Connection, memory_id: uuid.UUID, reads: int, last: str | None = "now()"
+) -> None:
+    """The memory's access counts as searches would have left them."""
+    await db.execute(
+        "INSERT INTO memory_access (tenant_id, memory_id, access_count, last_accessed_at)"
+        f" SELECT tenant_id, id, $2, {last or 'NULL'} FROM memories WHERE id = $1"
+        " ON CONFLICT (tenant_id, memory_id) DO UPDATE"
+        " SET access_count = EXCLUDED.access_count, last_accessed_at = EXCLUDED.last_accessed_at",
+        memory_id,
+        reads,
     )
 
 
@@ -235,14 +249,8 @@ async def test_stats_against_a_known_fixture(
     d = await store(api, "archived learning", memory_type="learning", source_repo="r")
     await store(api, "other repo", source_repo="elsewhere")
     await db.execute("UPDATE memories SET archived_at = now() WHERE id = $1", uuid.UUID(d["id"]))
-    await db.execute(
-        "UPDATE memories SET access_count = 5, last_accessed_at = now() WHERE id = $1",
-        uuid.UUID(b["id"]),
-    )
-    await db.execute(
-        "UPDATE memories SET access_count = 2, last_accessed_at = now() WHERE id = $1",
-        uuid.UUID(a["id"]),
-    )
+    await count_reads(db, uuid.UUID(b["id"]), 5)
+    await count_reads(db, uuid.UUID(a["id"]), 2)
     await db.execute("UPDATE memories SET embedding = NULL WHERE id = $1", uuid.UUID(c["id"]))
     stale = await store(api, "stale general", source_repo="r")
     await age(db, stale, 100)

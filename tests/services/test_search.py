@@ -369,14 +369,32 @@ async def test_access_counters_move_once_per_returned_hit(
     returned = {r["memory"]["id"]: r["memory"]["access_count"] for r in response.json()["results"]}
     assert len(returned) == 2
     assert set(returned.values()) == {1}
-    rows = await db.fetch("SELECT id::text, access_count, last_accessed_at FROM memories")
-    for row in rows:
-        if row["id"] in returned:
-            assert row["access_count"] == 1 and row["last_accessed_at"] is not None
-        else:
-            assert row["access_count"] == 0 and row["last_accessed_at"] is None
+    rows = await db.fetch("SELECT memory_id::text AS id, access_count, last_accessed_at"
+                          " FROM memory_access")  # fmt: skip
+    assert {row["id"] for row in rows} == set(returned)  # a memory never read has no row
+    assert all(row["access_count"] == 1 and row["last_accessed_at"] for row in rows)
     await search(api, "checkRateLimit", limit=2)  # track_access=false
-    assert await db.fetchval("SELECT sum(access_count) FROM memories") == 2
+    assert await db.fetchval("SELECT sum(access_count) FROM memory_access") == 2
+
+
+async def test_counting_a_read_leaves_the_memorys_row_as_it_was(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """A row written again off its page enters its vector into the HNSW graph again and
+    leaves a dead entry behind (docs/operations.md): the count is kept beside the memory,
+    so the row a search returns is not rewritten at all."""
+    memory = await store(api, "Retry the payment webhook with exponential backoff")
+    row_version = "SELECT xmin::text, ctid::text FROM memories WHERE id = $1"
+    before = tuple(await db.fetchrow(row_version, uuid.UUID(memory["id"])))
+    for reads in (1, 2):
+        response = await api.get("/search", params={"q": "payment webhook", "floor": False})
+        (hit,) = response.json()["results"]
+        assert hit["memory"]["access_count"] == reads and hit["memory"]["last_accessed_at"]
+    assert tuple(await db.fetchrow(row_version, uuid.UUID(memory["id"]))) == before
+    assert (await api.get(f"/memories/{memory['id']}")).json()["access_count"] == 2
+    # Deleting the memory takes its counts with it.
+    assert (await api.delete(f"/memories/{memory['id']}")).status_code == 204
+    assert await db.fetchval("SELECT count(*) FROM memory_access") == 0
 
 
 async def test_concurrent_searches_over_the_same_memories_count_every_hit(
@@ -395,7 +413,7 @@ async def test_concurrent_searches_over_the_same_memories_count_every_hit(
     )
     assert {r.status_code for r in responses} == {200}
     hits = sum(len(r.json()["results"]) for r in responses)
-    assert await db.fetchval("SELECT sum(access_count) FROM memories") == hits
+    assert await db.fetchval("SELECT sum(access_count) FROM memory_access") == hits
 
 
 async def test_tampered_row_is_never_returned(

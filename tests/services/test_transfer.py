@@ -32,7 +32,9 @@ pytestmark = pytest.mark.citus
 KEPT = """
     m.content, m.memory_type, m.category, m.tags, m.source_repo, m.trust_level, m.confidence,
     m.pinned, m.source, m.name, m.metadata, m.context, m.observation_count, m.relevance_score,
-    m.access_count, m.archived_at IS NOT NULL AS archived, m.created_at,
+    (SELECT a.access_count FROM memory_access a
+        WHERE a.tenant_id = m.tenant_id AND a.memory_id = m.id) AS access_count,
+    m.archived_at IS NOT NULL AS archived, m.created_at,
     (SELECT s.content FROM memories s WHERE s.tenant_id = m.tenant_id
         AND s.id = m.superseded_by) AS superseded_by_content
 """

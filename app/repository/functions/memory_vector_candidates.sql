@@ -14,12 +14,13 @@
 -- Otherwise the planner chooses, and it walked the graph for a tag on 1% of a million
 -- rows, three times slower than the read (docs/search.md). A repository's search takes
 -- its rows and, with with_global, the memories of no repository.
+-- A candidate's access counts are not here: they live in memory_access (migration 0030).
 
 CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
     query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
     tags text[], trust text[], min_relevance real, include_archived boolean,
     with_global boolean)
- RETURNS TABLE(id uuid, pinned boolean, last_accessed_at timestamp with time zone, created_at timestamp with time zone, access_count integer, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
+ RETURNS TABLE(id uuid, pinned boolean, created_at timestamp with time zone, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public'
@@ -88,8 +89,7 @@ AS $function$
                 IF scope_rows <= search.exact_bound THEN
                     -- "+ 0": the same order, in a form the HNSW index cannot serve.
                     RETURN QUERY EXECUTE
-                        'SELECT hit.id, hit.pinned, hit.last_accessed_at, hit.created_at,
-                                hit.access_count, hit.relevance_score,
+                        'SELECT hit.id, hit.pinned, hit.created_at, hit.relevance_score,
                                 greatest(0, 1 - nearest.distance)::float8,
                                 hit.search_vector @@ ($1).all_terms
                          FROM (SELECT * FROM (SELECT m.id, (m.embedding <=> ($1).query) + 0 AS distance'
@@ -108,8 +108,7 @@ AS $function$
                 END IF;
             END IF;
             RETURN QUERY EXECUTE
-                'SELECT m.id, m.pinned, m.last_accessed_at, m.created_at, m.access_count,
-                        m.relevance_score,
+                'SELECT m.id, m.pinned, m.created_at, m.relevance_score,
                         greatest(0, 1 - (m.embedding <=> ($1).query))::float8,
                         m.search_vector @@ ($1).all_terms'
                 || live || in_repo || filters || '
