@@ -10,6 +10,7 @@ includes the query embedding) and client-side round trips, per mode, side by sid
     .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300] [--model minilm-l6]
     BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.latency --sizes 1000000 \
         --real-vectors --keep
+    BENCH_DATABASE_URL=$(scripts/citus url) .venv/bin/python -m bench.latency ...  # Citus
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import psutil
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
+from app.db.pool import on_citus
 from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
@@ -149,9 +151,20 @@ async def count_rows(url: str) -> int:
 
 async def disk_use(url: str) -> str:
     """The database, the table (its rows, and what TOAST holds out of them) and its search
-    indexes, on disk."""
+    indexes, on disk (on Citus, the table's shards on every node, with their indexes)."""
     conn = await asyncpg.connect(url)
     try:
+        if await on_citus(conn):
+            row = await conn.fetchrow(
+                "SELECT pg_size_pretty(citus_table_size('memories')) AS heap,"
+                " pg_size_pretty(citus_total_relation_size('memories')) AS total,"
+                " (SELECT count(*) FROM citus_shards WHERE table_name = 'memories'::regclass)"
+                " AS shards"
+            )
+            return (
+                f"disk (Citus): memories {row['heap']} in {row['shards']} shards,"
+                f" {row['total']} with its indexes"
+            )
         row = await conn.fetchrow(
             """
             SELECT pg_size_pretty(pg_database_size(current_database())) AS database,

@@ -18,7 +18,14 @@ from app.db.migrations import upgrade_head_async
 
 @contextlib.asynccontextmanager
 async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
-    """Create database `name` (dropping an old one unless `reuse`), migrate it, yield its URL."""
+    """Create database `name` (dropping an old one unless `reuse`), migrate it, yield its URL.
+    BENCH_DATABASE_URL instead names a database to use as it is, migrated but never created
+    or dropped: a Citus coordinator's, whose extension a new database would lack."""
+    given = os.environ.get("BENCH_DATABASE_URL")
+    if given:
+        await upgrade_head_async(given)
+        yield given
+        return
     embedded = None
     scratch_dir: Path | None = None
     server_url = os.environ.get("DATABASE_URL")

@@ -70,25 +70,25 @@ class SearchRepository:
         conn = await self._uow.connection(self._settings(timeout_ms))
         try:
             rows = await conn.fetch(sql, *args)
+            hits = [
+                SearchHit(
+                    memory=to_memory(row),
+                    score=float(row["score"]),
+                    similarity=float(row["similarity"]),
+                    vector_similarity=float(row["vector_similarity"]),
+                    keyword_score=float(row["keyword_score"]),
+                    decayed_score=float(row["decayed_score"]),
+                )
+                for row in rows
+                if row["id"] is not None  # the counts' row when nothing is returned
+            ]
+            if p.track_access and hits:
+                hits = await self._count_reads(conn, hits)
         except asyncpg.QueryCanceledError as exc:
             raise SearchTimeoutError(
                 f"the search took longer than {timeout_ms} ms and was stopped; "
                 "a shorter or more specific query is cheaper"
             ) from exc
-        hits = [
-            SearchHit(
-                memory=to_memory(row),
-                score=float(row["score"]),
-                similarity=float(row["similarity"]),
-                vector_similarity=float(row["vector_similarity"]),
-                keyword_score=float(row["keyword_score"]),
-                decayed_score=float(row["decayed_score"]),
-            )
-            for row in rows
-            if row["id"] is not None  # the counts' row when nothing is returned
-        ]
-        if p.track_access and hits:
-            hits = await self._count_reads(conn, hits)
         counts = rows[0]
         return SearchOutcome(
             hits,

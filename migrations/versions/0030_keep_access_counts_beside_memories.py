@@ -173,6 +173,8 @@ def upgrade() -> None:
         WHERE m.access_count > 0 OR m.last_accessed_at IS NOT NULL
         """
     )
+    # Statistics from the start: a search's plan is made from them.
+    op.execute("ANALYZE memory_access")
     op.execute(f"DROP FUNCTION {VECTOR}")
     load_function("memory_vector_candidates")
     _grant_vector()
