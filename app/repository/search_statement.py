@@ -115,6 +115,7 @@ class _Readers:
     keyword_hits: Any  # Callable[[str], str]
     vector_candidates: str
     term_class: str
+    vector_scope: tuple[str, ...] = ()  # CTEs the vector side's candidates read
 
 
 def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
@@ -144,24 +145,58 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
     """Citus: the statement runs whole on the worker holding the tenant's shard, where a
     function that reads the table cannot run (it would be a distributed query inside a
     shard's): the readers are written out, filtered by the tenant like any other query,
-    and the worker plans them for their values (Citus sends them as constants). Under
-    row-level security the keyword side reads the tenant's rows through the b-tree, not
-    the GIN index; and the statistics are per shard, on the workers, so no term is taken
-    as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
+    and the worker plans them for their values (Citus sends them as constants); the vector
+    side chooses between an exact read and the graph as the single node's function does.
+    Under row-level security the keyword side reads the tenant's rows through the b-tree,
+    not the GIN index; and the statistics are per shard, on the workers, so no term is
+    taken as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
+    counts = " + ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {part}"
+        " LIMIT (SELECT bound FROM vector_bound) + 1) part)"
+        for part in scope_parts(f, s.bind, tenant=":tenant_id")
+    )
+    distance = "m.embedding <=> :embedding::vector"
+
+    def nearest(order: str) -> str:
+        return f"""SELECT m.id, m.pinned, m.created_at, m.relevance_score,
+               greatest(0, 1 - ({distance}))::float8 AS vector_similarity,
+               m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
+            FROM memories m
+            WHERE {scope} AND m.embedding IS NOT NULL
+            ORDER BY {order}
+            LIMIT :vector_limit"""
+
     return _Readers(
         keyword_hits=lambda tsq: (
             f"SELECT m.id AS hit FROM memories m"
             f" WHERE {scope} AND m.search_vector @@ {tsq} LIMIT :term_cap"
         ),
-        vector_candidates=f"""SELECT m.id, m.pinned, m.created_at, m.relevance_score,
-               greatest(0, 1 - (m.embedding <=> :embedding::vector))::float8
-                   AS vector_similarity,
-               m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
-        FROM memories m
-        WHERE {scope} AND m.embedding IS NOT NULL
-        ORDER BY m.embedding <=> :embedding::vector
-        LIMIT :vector_limit""",
+        # "+ 0": the same order, in a form the HNSW index cannot serve.
+        vector_candidates=f"""SELECT exact.* FROM ({nearest(f"({distance}) + 0")}) exact
+        WHERE (SELECT v.exact FROM vector_scope v)
+        UNION ALL
+        SELECT graph.* FROM ({nearest(distance)}) graph
+        WHERE NOT (SELECT v.exact FROM vector_scope v)""",
+        vector_scope=(
+            """vector_bound AS (
+    -- As memory_vector_candidates() chooses on one node: a scope of at most
+    -- sqrt(app.vector_exact_factor x the rows in the graph) is read whole and sorted. The
+    -- graph is the tenant's shard, whose live rows the worker's statistics count (a
+    -- function of one of its rows' tableoid: the catalog itself, read in this statement,
+    -- crashed the Citus coordinator).
+    SELECT floor(sqrt(
+               coalesce(nullif(current_setting('app.vector_exact_factor', true), ''), '0')::real
+               * coalesce(pg_stat_get_live_tuples((SELECT m.tableoid FROM memories m
+                                                   WHERE m.tenant_id = :tenant_id
+                                                   ORDER BY m.id LIMIT 1)),
+                          0)))::bigint AS bound
+)""",
+            f"""vector_scope AS (
+    -- Counted by tenant and repository only, up to the bound: an upper bound of the scope.
+    SELECT b.bound > 0 AND ({counts}) <= b.bound AS exact FROM vector_bound b
+)""",
+        ),
         term_class="SELECT qt.lexeme, qt.tsq, NULL::real AS freq, false AS common"
         " FROM query_terms qt",
     )
@@ -298,11 +333,12 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
 
 def _vector(r: _Readers) -> list[str]:
     return [
+        *r.vector_scope,
         f"""vec AS (
     -- Planned on each call for its own values: HNSW or an exact scan (see the function).
     SELECT v.* FROM ({r.vector_candidates}) v
     WHERE :vector_limit::integer > 0
-)"""
+)""",
     ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -18,19 +19,23 @@ import asyncpg
 import httpx
 import pytest
 from asyncpg.connection import LoggedQuery
+from pgvector.asyncpg import register_vector
 
+from app.config import Settings
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
-from app.db.unit_of_work import Database, quote_literal, unit_of_work
+from app.db.unit_of_work import Database, quote_literal, set_local, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
-from app.repository.search_statement import SearchParams
+from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
+
+DEFAULT_EXACT_FACTOR = Settings.model_fields["vector_exact_factor"].default
 
 DISTRIBUTED = {
     "api_keys": "n",  # a reference table: on every node
@@ -154,6 +159,63 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     # (Citus takes no subquery in RETURNING): two executions, both on the tenant's shard.
     assert counters == {"single": 11, "multi": 0}
     assert unscoped > 1  # the contrast: without the tenant, every shard
+
+
+async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
+    citus_url: str,
+) -> None:
+    """The written-out vector side chooses as memory_vector_candidates() does on one node:
+    a scope of at most sqrt(app.vector_exact_factor x the shard's live rows) is read whole
+    and sorted by exact distance, a larger one walks the HNSW graph. Here 1,000 rows (the
+    bound about 707): all of them take the graph, a repository of 50 the exact read. Seen
+    in the worker's plan, which branch ran."""
+    rng = random.Random(7)
+    conn = await asyncpg.connect(citus_url)
+    await register_vector(conn)
+    try:
+        await conn.executemany(
+            "INSERT INTO memories (tenant_id, content, content_hash, source_repo, embedding)"
+            " VALUES ('t-exact', $1, memory_content_hash($1), $2, $3)",
+            [
+                (
+                    f"memory {i}",
+                    "small" if i < 50 else "large",
+                    [rng.gauss(0, 1) for _ in range(384)],
+                )
+                for i in range(1000)
+            ],
+        )
+        await conn.execute("ANALYZE memories")  # the workers' live-row counts, at once
+        await conn.execute("SET citus.propagate_set_commands = 'local'")
+        ran = {}
+        for repo in (None, "small"):
+            params = SearchParams("memory", [0.05] * 384, 1.0, 10, 100, 200, 0.3, 30, False)
+            sql, args = search_statement("t-exact", MemoryFilter(repo), params, True).compiled()
+            async with conn.transaction():
+                settings = search_settings(100, DEFAULT_EXACT_FACTOR)
+                await set_local(conn, {"app.tenant_id": "t-exact", **settings})
+                plan = [
+                    r[0]
+                    for r in await conn.fetch(
+                        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+                        + with_constants(sql, args)
+                    )
+                ]
+            # By distance: exactly ("+ 0", a sort), or through the graph (the HNSW index,
+            # or a sort where the worker prices one lower on so few rows).
+            executed = [
+                line
+                for n, line in enumerate(plan)
+                if ("Sort Key" in line and "embedding <=>" in line and "(actual" in plan[n - 1])
+                or ("memories_embedding_hnsw" in line and "(actual" in line)
+            ]
+            exact = any("+ '0'::double precision" in line for line in executed)
+            graph = any("+ '0'::double precision" not in line for line in executed)
+            ran[repo] = (exact, graph)
+    finally:
+        await conn.close()
+        await reset_tables(citus_url)
+    assert ran == {None: (False, True), "small": (True, False)}
 
 
 async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
