@@ -50,7 +50,7 @@ from typing import Any
 
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_sql, function_args, is_narrowed, scope_parts
-from app.repository.rows import INTACT, MEMORY_COLUMNS
+from app.repository.rows import INTACT, memory_columns
 from app.repository.sql import named
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
@@ -61,6 +61,9 @@ BM25_B = 0.3
 # memory is found through the situation it came from, but its own words rank first
 # (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
 FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
+# A returned memory's access counts, as the ranking read them (the search's own count
+# follows it: app/repository/search.py).
+RANKED_ACCESS = {"access_count": "r.access_count", "last_accessed_at": "r.last_accessed_at"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,15 @@ class _Readers:
     vector_scope: tuple[str, ...] = ()  # CTEs the vector side's candidates read
 
 
+def _scope_size(f: MemoryFilter, s: SearchStatement, at_most: str) -> str:
+    """The filtered scope's rows, counted part by part (scope_parts: from the index alone
+    where the filter allows), each part up to `at_most` (SQL)."""
+    return " + ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {part} LIMIT {at_most}) part)"
+        for part in scope_parts(f, s.bind, tenant=":tenant_id")
+    )
+
+
 def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
     """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
     security would forbid it) and enforces the tenant itself; memory_vector_candidates()
@@ -151,11 +163,7 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
     not the GIN index; and the statistics are per shard, on the workers, so no term is
     taken as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
-    counts = " + ".join(
-        f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {part}"
-        " LIMIT (SELECT bound FROM vector_bound) + 1) part)"
-        for part in scope_parts(f, s.bind, tenant=":tenant_id")
-    )
+    counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
     distance = "m.embedding <=> :embedding::vector"
 
     def nearest(order: str) -> str:
@@ -209,12 +217,7 @@ def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatemen
     # worker's catalog knows nothing of its size); the planner's row estimate for the
     # whole table otherwise.
     if distributed or is_narrowed(f):
-        counts = " + ".join(
-            f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {part}"
-            " LIMIT 10 * :term_cap) scope)"
-            for part in scope_parts(f, s.bind, tenant=":tenant_id")
-        )
-        corpus = f"SELECT greatest({counts}, 1)::float8 AS n"
+        corpus = f"SELECT greatest({_scope_size(f, s, at_most='10 * :term_cap')}, 1)::float8 AS n"
     else:
         corpus = (
             "SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class"
@@ -357,6 +360,7 @@ def _fuse() -> list[str]:
 )""",
         """scored AS (
     SELECT f.id, f.vector_similarity, f.keyword_score, f.relevance,
+           coalesce(a.access_count, 0) AS access_count, a.last_accessed_at,
            :alpha::float8 * f.vector_similarity + (1 - :alpha::float8) * f.keyword_score
                AS similarity,
            CASE WHEN f.pinned THEN 1.0::float8 ELSE exp(
@@ -365,7 +369,8 @@ def _fuse() -> list[str]:
                AS retention
     FROM fused f
     -- Access counts live beside the memories (migration 0030): a memory never read has
-    -- none. One index probe per candidate, whatever the plan's estimate of either side.
+    -- none. One index probe per candidate, whatever the plan's estimate of either side;
+    -- the output takes them from here.
     LEFT JOIN LATERAL (
         SELECT a.access_count, a.last_accessed_at FROM memory_access a
         WHERE a.tenant_id = :tenant_id AND a.memory_id = f.id
@@ -373,8 +378,8 @@ def _fuse() -> list[str]:
     ) a ON true
 )""",
         """top AS (
-    SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity,
-           s.similarity * s.retention AS decayed_score,
+    SELECT s.id, s.vector_similarity, s.keyword_score, s.similarity, s.access_count,
+           s.last_accessed_at, s.similarity * s.retention AS decayed_score,
            s.similarity * ((1 - :decay_weight::float8) + :decay_weight::float8 * s.retention)
                * s.relevance AS score
     FROM scored s
@@ -388,6 +393,7 @@ def _fuse() -> list[str]:
     -- on every candidate.
     -- The current branch's memories rank a little higher (none is left out).
     SELECT t.id, t.vector_similarity, t.keyword_score, t.similarity, t.decayed_score,
+           t.access_count, t.last_accessed_at,
            t.score * CASE WHEN m.git_branch = :git_branch THEN :branch_boost::float8
                           ELSE 1 END AS score,
            m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
@@ -434,7 +440,7 @@ def _output(fits: str) -> tuple[list[str], str]:
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    select = f"""SELECT {MEMORY_COLUMNS},
+    select = f"""SELECT {memory_columns(RANKED_ACCESS)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids
