@@ -393,7 +393,11 @@ async def test_counting_a_read_leaves_the_memorys_row_as_it_was(
     assert tuple(await db.fetchrow(row_version, uuid.UUID(memory["id"]))) == before
     assert (await api.get(f"/memories/{memory['id']}")).json()["access_count"] == 2
     # A search that does not count shows the counts as they are.
-    untracked = {"q": "payment webhook", "floor": False, "track_access": False}
+    untracked: dict[str, str | bool] = {
+        "q": "payment webhook",
+        "floor": False,
+        "track_access": False,
+    }
     (hit,) = (await api.get("/search", params=untracked)).json()["results"]
     assert hit["memory"]["access_count"] == 2
     # Deleting the memory takes its counts with it.
