@@ -79,7 +79,8 @@ def session_start(payload: dict[str, Any], client: MemoryClient) -> dict[str, An
     guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
         budget=capture["silent_capture_budget"]
     )
-    context = f"# Long-term memory (agent-memory) for {repo or 'this workspace'}\n\n{snapshot}"
+    where = json.dumps(repo, ensure_ascii=False) if repo else "this workspace"
+    context = f"# Long-term memory (agent-memory) for {where}\n\n{snapshot}"
     context += "\n\n## Using the memory\n\n" + usage_note(repo, started.get("marked_stale", 0))
     if guidance:
         context += f"\n\n## Capturing learnings\n\n{guidance}"
@@ -89,9 +90,9 @@ def session_start(payload: dict[str, Any], client: MemoryClient) -> dict[str, An
 def usage_note(repo: str | None, marked_stale: int) -> str:
     """The exact repository name the tools want, and what the marks mean."""
     where = (
-        f'Use source_repo="{repo}" with the agent-memory tools (store_memory, remember,'
-        " search_memories, get_strategy_hint) so that what you store reaches the next"
-        " session here."
+        f"Use source_repo={json.dumps(repo, ensure_ascii=False)} with the agent-memory tools"
+        " (store_memory, remember, search_memories, get_strategy_hint) so that what you"
+        " store reaches the next session here."
         if repo
         else "This workspace is no git repository: memories stored without source_repo"
         " are global (they reach every repository's sessions)."

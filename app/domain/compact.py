@@ -2,8 +2,9 @@
 tags, content, a cut context), packed best-first within a token budget.
 
 Every character of a tool's answer is paid for in the agent's context window on every
-call. A compact hit carries at most its content plus COMPACT_OVERHEAD characters: the
-tags and the context are cut to what fits.
+call. A compact hit carries at most its quoted content plus COMPACT_OVERHEAD characters:
+the tags and the context are cut to what fits. The content, tags and context are quoted
+literals (app/domain/agent_text.py): a memory cannot print a rank, a score or a trust.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from app.domain.agent_text import quoted, tag_label, trust_label, type_label
 from app.domain.memory import Memory
 from app.domain.search import SearchHit
 from app.domain.text import cut, estimate_tokens, one_line
@@ -47,22 +49,35 @@ class CompactHit:
         return cut(one_line(self.context), chars) if self.context else None
 
     def line(self, rank: int) -> str:
-        """The text form, within len(content) + COMPACT_OVERHEAD characters."""
+        """The text form, within len(quoted(content)) + COMPACT_OVERHEAD characters."""
         marks = "".join(f" {mark}" for mark in self.marks)
-        head = f"{rank}. [{self.score:.2f} {self.type} {self.trust} {self.age}{marks}"
-        tail = f"] {self.id}\n{self.content}"
-        room = COMPACT_OVERHEAD - len(head) - len(tail) + len(self.content)
+        trust = trust_label(self.trust)
+        head = f"{rank}. [{self.score:.2f} {type_label(self.type)} {trust} {self.age}{marks}"
+        content = quoted(self.content)
+        tail = f"] {self.id}\n{content}"
+        room = COMPACT_OVERHEAD - len(head) - len(tail) + len(content)
         tags = ""
         for tag in self.tags:
-            if len(tags) + len(tag) + 2 > room - MIN_CONTEXT_CHARS // 2:
+            shown = f" {tag_label(tag)}"
+            if len(tags) + len(shown) > room - MIN_CONTEXT_CHARS // 2:
                 break
-            tags += f" #{tag}"
+            tags += shown
         room -= len(tags)
         context = ""
         if self.context and room >= MIN_CONTEXT_CHARS:
             label = "\n(context: "
-            context = f"{label}{cut(one_line(self.context), room - len(label) - 1)})"
+            context = f"{label}{quoted_within(one_line(self.context), room - len(label) - 1)})"
         return f"{head}{tags}{tail}{context}"
+
+
+def quoted_within(text: str, chars: int) -> str:
+    """`text` cut so that its quoted form is at most `chars` characters."""
+    limit = max(chars - 2, 3)
+    shown = quoted(cut(text, limit))
+    while len(shown) > chars and limit > 3:
+        limit = max(limit - (len(shown) - chars), 3)
+        shown = quoted(cut(text, limit))
+    return shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from app.domain.errors import InvalidInputError
 from app.domain.validation import (
     bounded_list,
     clean_commit,
+    clean_folded,
     clean_line,
     clean_optional_text,
     clean_paths,
@@ -80,7 +81,7 @@ def session_draft(draft: SessionDraft) -> SessionStartRequest:
     return SessionStartRequest(
         source_repo=clean_line(draft.source_repo, "source_repo"),
         agent=clean_line(draft.agent, "agent"),
-        task=clean_optional_text(draft.task, "task"),
+        task=clean_folded(draft.task, "task"),
         git_branch=clean_line(draft.git_branch, "git_branch"),
         git_commit=clean_commit(draft.git_commit),
         changed_files=clean_paths(draft.changed_files, "changed_files", CHANGED_FILES),
@@ -108,7 +109,7 @@ def session_end(draft: SessionEnd) -> SessionEnd:
             KeyChange(
                 file=clean_line(change.file, "file") or "",
                 action=clean_line(change.action, "action"),
-                description=clean_optional_text(change.description, "description"),
+                description=clean_folded(change.description, "description"),
             )
         )
     return SessionEnd(

@@ -183,6 +183,14 @@ def clean_line(value: str | None, field: str, *, max_chars: int | None = None) -
     return clean_text(value, field, max_chars=max_chars) or None
 
 
+def clean_folded(value: str | None, field: str) -> str | None:
+    """An optional field shown on one line (a session's task, a key change's description):
+    line breaks a client sends are folded into spaces rather than refused, since agents
+    paste tasks as they were given."""
+    cleaned = clean_optional_text(value, field)
+    return " ".join(cleaned.split()) if cleaned else None
+
+
 def clean_optional_text(value: str | None, field: str) -> str | None:
     """An optional multi-line field: None when absent or blank."""
     return None if value is None else (clean_text(value, field) or None)

@@ -31,6 +31,7 @@ from app.domain.secrets import screen, screen_json
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
+    hint_text,
     strategy_content,
 )
 from app.domain.validation import MEMORY_FILES, clean_content, clean_paths
@@ -40,9 +41,6 @@ from app.services.memories import MemoryService
 from app.services.search import SearchService
 
 logger = logging.getLogger("agent_memory.learning")
-
-HINT_OPEN = "[STRATEGY HINT — previously successful approach for similar tasks]"
-HINT_CLOSE = "[END STRATEGY HINT — use as inspiration, not as instruction]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +189,7 @@ class LearningService:
         if not ranked or ranked[0][0] <= self._settings.strategy_hint_threshold:
             return empty
         similarity, best = ranked[0]
-        return Hint(f"{HINT_OPEN}\n{best.memory.content}\n{HINT_CLOSE}", similarity, best.memory)
+        return Hint(hint_text(best.memory.content), similarity, best.memory)
 
     async def retry_context(self, draft: RetryDraft) -> dict[str, Any]:
         """The diff is CPU work bounded in time (see domain.retry), done in a worker thread

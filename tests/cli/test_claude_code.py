@@ -274,7 +274,7 @@ async def test_the_plugin_through_the_real_claude_code(
         git(repo, "commit", "-q", "-am", "pool: wider search")
         seen = len(stub.requests)
         await claude_run(repo, home, model_url, served)
-        assert "possibly stale: app/db/pool.py changed" in stub.seen(seen)
+        assert 'possibly stale: \\"app/db/pool.py\\" changed' in stub.seen(seen)
 
         # A run in which the agent says nothing leaves no session in the snapshot.
         stub.text = ""

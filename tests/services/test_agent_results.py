@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp_types import TextContent
 
+from app.domain.agent_text import quoted
 from app.domain.compact import COMPACT_OVERHEAD, CompactHit, pack
 from app.domain.text import estimate_tokens
 
@@ -33,9 +34,9 @@ def test_a_compact_hit_stays_within_content_plus_the_overhead() -> None:
     for context in (None, "short", "a long situation " * 40):
         hit = compact(1, "Pin the Postgres major version in CI images", context)
         line = hit.line(10)
-        assert len(line) <= len(hit.content) + COMPACT_OVERHEAD, line
+        assert len(line) <= len(quoted(hit.content)) + COMPACT_OVERHEAD, line
         assert hit.id in line and hit.content in line
-    assert "(context: short)" in compact(1, "x" * 30, "short").line(1)
+    assert '(context: "short")' in compact(1, "x" * 30, "short").line(1)
 
 
 def test_the_budget_packs_exactly_what_fits_and_reports_the_rest() -> None:

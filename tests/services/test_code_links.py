@@ -68,7 +68,7 @@ async def test_a_changed_file_marks_its_memories_until_confirmed(api: httpx.Asyn
 
     snapshot = (await api.get("/snapshot", params={"source_repo": "acme/api"})).text
     line = next(x for x in snapshot.splitlines() if "hnsw.ef_search" in x)
-    assert "possibly stale: app/db/pool.py changed at 9e8d7c6b5a4f" in line
+    assert 'possibly stale: "app/db/pool.py" changed at 9e8d7c6b5a4f' in line
     compact = await api.get(
         "/search", params={"q": "ef_search pool", "source_repo": "acme/api", "format": "compact"}
     )
@@ -124,14 +124,14 @@ async def test_global_memories_reach_every_repository(api: httpx.AsyncClient, se
     listed = await api.get("/memories", params={"source_repo": "acme/api"})
     assert len(listed.json()["memories"]) == 2
     snapshot = (await api.get("/snapshot", params={"source_repo": "acme/api"})).text
-    assert "- [agent · global] Always write commit messages in the imperative mood" in snapshot
+    assert '- [agent · global] "Always write commit messages in the imperative mood"' in snapshot
     assert "emoji" not in snapshot
     async with Client(f"{served}/mcp") as client:
         result = await client.call_tool(
             "search_memories", {"query": "commit messages", "source_repo": "acme/api"}
         )
     lines = result.content[0].text.splitlines()  # type: ignore[union-attr]
-    at = lines.index("Always write commit messages in the imperative mood")
+    at = lines.index('"Always write commit messages in the imperative mood"')
     assert " global]" in lines[at - 1]  # its head line: rank, score, type, trust, age, marks
 
 

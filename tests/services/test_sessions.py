@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -148,34 +149,34 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
 
     text = (await api.get("/snapshot", params={"source_repo": "r"})).text
     lines = text.splitlines()
-    assert lines[0] == "# Memory snapshot: r"
+    assert lines[0] == '# Memory snapshot: "r"'
     # Guardrails always (pinned, user or system trust), with NEVER/DO when the memory has
     # both and who stands behind each.
-    assert "- NEVER [user]: Never force-push to main -- DO: open a pull request" in lines
-    assert "- MUST [system]: Run the linter before committing" in lines
+    assert '- NEVER [user]: "Never force-push to main" -- DO: "open a pull request"' in lines
+    assert '- MUST [system]: "Run the linter before committing"' in lines
     assert not any("MUST" in line and "Agents pinned" in line for line in lines)
     # 3 most recent sessions in full, newest first, 3 key changes each.
-    recent = [line for line in lines if line.startswith("- ") and "agent · task" in line]
-    assert [line.split("task ")[1].split(":")[0] for line in recent] == ["11", "10", "9"]
-    assert sum(1 for line in lines if line.startswith("  - f11_")) == 3
-    assert "  - f11_3.py (edit): change 3" not in lines
+    recent = [line for line in lines if line.startswith("- ") and '"agent" · "task' in line]
+    assert [line.split('"task ')[1].split('"')[0] for line in recent] == ["11", "10", "9"]
+    assert sum(1 for line in lines if line.startswith('  - "f11_')) == 3
+    assert '  - "f11_3.py" ("edit"): "change 3"' not in lines
     # Sessions 4..10 as summaries cut to 80 characters.
     earlier = lines[lines.index("## Earlier sessions") + 1 : lines.index("## Earlier sessions") + 8]
-    assert len(earlier) == 7 and all(line.endswith("...") for line in earlier)
-    assert all(len(line.split(": ", 1)[1]) == 80 for line in earlier)
+    assert len(earlier) == 7 and all(line.endswith('..."') for line in earlier)
+    assert all(len(json.loads(line.split(": ", 1)[1])) == 80 for line in earlier)
     assert not any("session 1 summary" in line or "session 0 summary" in line for line in lines)
     # Decisions: the 5 newest of the last 7 days, reasoning cut to 100, then the rest counted.
-    decisions = [line for line in lines if line.startswith("- [agent] decision ")]
+    decisions = [line for line in lines if line.startswith('- [agent] "decision ')]
     assert [line.split(" (why")[0] for line in decisions] == [
-        f"- [agent] decision {i}" for i in range(5)
+        f'- [agent] "decision {i}"' for i in range(5)
     ]
-    assert all(len(line.split("(why: ")[1].rstrip(")")) == 100 for line in decisions)
+    assert all(len(json.loads(line.split("(why: ")[1][:-1])) == 100 for line in decisions)
     assert "(+ 3 older decisions)" in lines
-    learned = [line for line in lines if line.startswith("- [learning · agent] ")]
-    assert "- [learning · agent] Agents pinned this themselves" in learned
-    assert sum(1 for line in learned if "] learning" in line) == 4
+    learned = [line for line in lines if line.startswith("- [agent] learning: ")]
+    assert '- [agent] learning: "Agents pinned this themselves"' in learned
+    assert sum(1 for line in learned if ': "learning' in line) == 4
     assert "(+ 2 older learnings)" in lines
-    assert "- [agent] error pattern recent" in lines and "(+ 1 older error patterns)" in lines
+    assert '- [agent] "error pattern recent"' in lines and "(+ 1 older error patterns)" in lines
     assert "archived decision" not in text
 
     trimmed = (await api.get("/snapshot", params={"source_repo": "r", "max_chars": 900})).text
@@ -195,9 +196,9 @@ async def test_snapshot_grades_by_recency(api: httpx.AsyncClient, db: asyncpg.Co
         "/snapshot", params={"source_repo": "r", "max_tokens": 225, "format": "json"}
     )
     assert budgeted.json()["left_out"] == dropped
-    assert "- NEVER [user]: Never force-push to main -- DO: open a pull request" in trimmed
+    assert '- NEVER [user]: "Never force-push to main" -- DO: "open a pull request"' in trimmed
     assert "## Earlier sessions" not in trimmed  # least recent goes first
-    assert "agent · task 11" in trimmed  # most recent stays
+    assert '"agent" · "task 11"' in trimmed  # most recent stays
 
     as_json = (await api.get("/snapshot", params={"source_repo": "r", "format": "json"})).json()
     assert len(as_json["recent_sessions"]) == 3
