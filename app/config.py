@@ -12,6 +12,7 @@ import platformdirs
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain.origins import origin_of
 from app.domain.validation import Limits
 
 LIMITS = Limits()  # the defaults
@@ -78,6 +79,13 @@ class Settings(BaseSettings):
     http_max_connections: int = Field(default=0, ge=0)
 
     host: str = "127.0.0.1"
+    # Host names the service answers for, comma-separated ("*": any). Empty: the loopback
+    # names and HOST when it is one address. A request naming another host gets 421, so a
+    # web page cannot reach the service by DNS rebinding (app/domain/origins.py).
+    allowed_hosts: str = ""
+    # Origins (scheme://host:port) whose pages may send state-changing requests besides
+    # the service's own; a browser's request from any other origin gets 403.
+    allowed_origins: str = ""
     port: int = Field(default=8080, ge=1, le=65535)
     log_level: str = "INFO"
     # "auto": text at a terminal, JSON lines otherwise.
@@ -186,6 +194,12 @@ def tenant_connection_share(settings: Settings) -> int:
 
 def tenant_request_share(settings: Settings) -> int:
     return settings.tenant_max_requests or max(4, 2 * (os.cpu_count() or 1))
+
+
+def origins_of(settings: Settings) -> frozenset[str]:
+    return frozenset(
+        origin_of(origin) for origin in settings.allowed_origins.split(",") if origin.strip()
+    )
 
 
 def limits_of(settings: Settings) -> Limits:

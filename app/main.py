@@ -31,9 +31,11 @@ from app.api.errors import PROBLEM_RESPONSES, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.mcp_http import AuthenticatedMcp
 from app.api.options import OptionsMiddleware
+from app.api.request_guard import RequestGuardMiddleware
 from app.api.rules import as_served
-from app.config import Settings, get_settings, limits_of
+from app.config import Settings, get_settings, limits_of, origins_of
 from app.console import routes as console
+from app.domain.origins import allowed_hosts
 from app.domain.problems import Problem
 from app.embeddings.base import Embedder
 from app.mcp.server import build_mcp_server
@@ -98,6 +100,13 @@ def create_app(
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,
         streamed=frozenset({"/memories/import"}),
+    )
+    # Before anything reads the body or the key: a rebinding page or a cross-site form
+    # gets nothing but the refusal.
+    app.add_middleware(
+        RequestGuardMiddleware,
+        allowed_hosts=allowed_hosts(settings.allowed_hosts, settings.host),
+        allowed_origins=origins_of(settings),
     )
     app.add_middleware(metrics.MetricsMiddleware)
     app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")

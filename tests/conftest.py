@@ -217,7 +217,7 @@ async def running(application: FastAPI) -> AsyncIterator[None]:
 @pytest.fixture(scope="session")
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         yield http
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
 from app.api.examples import SourceRepo
 from app.api.responses import ImportOut, render_import
-from app.domain.errors import InvalidInputError, PayloadTooLargeError
+from app.domain.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from app.domain.transfer import (
     ExportDraft,
     ExportHeader,
@@ -31,6 +31,7 @@ from app.services.scope import services_for
 router = APIRouter(prefix="/memories", tags=["export and import"])
 
 NDJSON = "application/x-ndjson"
+IMPORT_MEDIA_TYPES = frozenset({NDJSON, "application/jsonl", "application/json"})
 
 _EXPORT_EXAMPLE = (
     '{"format":"agent-memory/export","version":1,"tenant_id":"default","source_repo":null,'
@@ -155,6 +156,14 @@ async def _numbered_lines(
     },
 )
 async def import_memories(request: Request, services: ServicesDep) -> ImportOut:
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type not in IMPORT_MEDIA_TYPES:
+        # A browser's form or `text/plain` fetch is sent cross-site without asking first;
+        # only the declared types are an import.
+        raise UnsupportedMediaTypeError(
+            f"an import is sent as {NDJSON} (the body was {media_type or 'untyped'})",
+            field="Content-Type",
+        )
     settings = services.runtime.settings
     body = NdjsonImport(request, settings.max_import_bytes, settings.max_body_bytes)
     report = await services.transfer.import_memories(body)

@@ -5,11 +5,15 @@ closes), HttpOnly so no script can read it, SameSite=Strict so no other site's p
 it, and never in a URL. Each request authenticates it again, exactly like an API request,
 so a revoked key signs the console out on the next click.
 
-Every form carries a token that must match a second cookie (double submit): a page on
-another origin can neither read the cookie nor set it, so it cannot forge the field."""
+Every form carries a token made from a second cookie (a random nonce) and the signed-in key:
+a page on another origin can read neither cookie, so it cannot forge the field, and a token
+from another session (another key, or a nonce planted by a sibling host) does not pass.
+Signing in starts a new nonce. The request guard (app/api/request_guard.py) refuses a
+cross-origin form before it gets here."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 
@@ -35,18 +39,26 @@ async def signed_in(request: Request, runtime: Runtime) -> Principal | None:
         return None
 
 
+def _bound(nonce: str, request: Request) -> str:
+    """The form token: this browser's nonce bound to the key it signed in with, so a token
+    (or a nonce cookie planted by a sibling host) from any other session does not pass."""
+    key = request.cookies.get(KEY_COOKIE, "")
+    return hmac.new(nonce.encode(), key.encode(), hashlib.sha256).hexdigest()
+
+
 def csrf_token(request: Request) -> str:
-    """This browser's token: the cookie's, or a new one (set_cookies stores it)."""
-    token = request.cookies.get(CSRF_COOKIE)
-    if token is None:
-        token = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
-        request.state.new_csrf = token
-    return token
+    """This browser's token for its forms: from the nonce cookie, or a new nonce
+    (set_cookies stores it)."""
+    nonce = request.cookies.get(CSRF_COOKIE)
+    if nonce is None:
+        nonce = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
+        request.state.new_csrf = nonce
+    return _bound(nonce, request)
 
 
 def check_csrf(request: Request, sent: str) -> None:
-    expected = request.cookies.get(CSRF_COOKIE)
-    if not expected or not sent or not hmac.compare_digest(expected, sent):
+    nonce = request.cookies.get(CSRF_COOKIE)
+    if not nonce or not sent or not hmac.compare_digest(_bound(nonce, request), sent):
         raise ForbiddenError("the form's security token is missing or stale: reload the page")
 
 
@@ -62,12 +74,14 @@ def _cookie(response: Response, request: Request, name: str, value: str) -> None
 
 
 def set_cookies(request: Request, response: Response, key: str | None = None) -> None:
-    """The CSRF cookie when this request made a token, and the key after a sign-in."""
-    token = getattr(request.state, "new_csrf", None)
-    if token is not None:
-        _cookie(response, request, CSRF_COOKIE, token)
+    """The nonce cookie when this request made one, and the key (with a new nonce) after a
+    sign-in."""
+    nonce = getattr(request.state, "new_csrf", None)
     if key is not None:
+        nonce = secrets.token_urlsafe(32)  # a new session, a new nonce
         _cookie(response, request, KEY_COOKIE, key)
+    if nonce is not None:
+        _cookie(response, request, CSRF_COOKIE, nonce)
 
 
 def sign_out(response: Response) -> None:

@@ -79,3 +79,15 @@ class SearchTimeoutError(ServiceUnavailableError):
 
 class OverloadedError(ServiceUnavailableError):
     """This tenant already holds its share of the service (connections or model lanes)."""
+
+
+class MisdirectedRequestError(AppError):
+    """The request names a host this service does not answer for (DNS rebinding)."""
+
+    status = 421
+    title = "Misdirected Request"
+
+
+class UnsupportedMediaTypeError(AppError):
+    status = 415
+    title = "Unsupported Media Type"

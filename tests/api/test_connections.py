@@ -48,7 +48,7 @@ async def test_a_body_a_byte_at_a_time_is_closed(app: FastAPI, settings: Setting
     async with guarded(app, settings, **rules) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
-            b"POST /memories HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\n"
+            b"POST /memories HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n"
             b"content-length: 425\r\n\r\n{"
         )
         await writer.drain()

@@ -28,6 +28,8 @@ from tests.conftest import running, serving
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
 
+NDJSON_BODY = {"Content-Type": "application/x-ndjson"}
+
 # What a round trip must keep, per memory (ids may differ; links are compared by content).
 KEPT = """
     m.content, m.memory_type, m.category, m.tags, m.source_repo, m.trust_level, m.confidence,
@@ -178,7 +180,9 @@ async def test_import_reembeds_vectors_of_another_model_or_none(
         assert await asyncio.to_thread(cli, "export", "--url", served, *flags,
                                        "-o", str(exported)) == 0  # fmt: skip
         async with httpx.AsyncClient(base_url=there, timeout=60) as http:
-            report = await http.post("/memories/import", content=exported.read_bytes())
+            report = await http.post(
+                "/memories/import", content=exported.read_bytes(), headers=NDJSON_BODY
+            )
         assert report.status_code == 200, report.text
         assert report.json()["reembedded"] == 5
     expected = HashEmbedder(384)
@@ -225,7 +229,7 @@ async def test_a_bad_file_is_refused_whole_and_names_the_line(
                            max_body_bytes=2048)  # fmt: skip
     async with server as (base, conn):
         async with httpx.AsyncClient(base_url=base) as http:
-            answer = await http.post("/memories/import", content=body)
+            answer = await http.post("/memories/import", content=body, headers=NDJSON_BODY)
         assert answer.status_code == status, answer.text
         assert [e["field"] for e in answer.json()["errors"]] == [field]
         assert await conn.fetchval("SELECT count(*) FROM memories") == 0
@@ -240,7 +244,9 @@ async def test_import_takes_an_admin_key_and_export_a_reader_key(
     body = export_file({"content": "an agent may not restore a backup"})
     async with httpx.AsyncClient(base_url=served) as http:
         refused = await http.post(
-            "/memories/import", content=body, headers={"Authorization": f"Bearer {agent}"}
+            "/memories/import",
+            content=body,
+            headers={"Authorization": f"Bearer {agent}", **NDJSON_BODY},
         )
         exported = await http.get("/memories/export", headers={"Authorization": f"Bearer {reader}"})
     assert refused.status_code == 403
