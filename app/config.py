@@ -139,7 +139,7 @@ class Settings(BaseSettings):
     prune_stale_min_accesses: int = Field(default=3, ge=1)
     prune_interval_s: float = Field(default=3600.0, ge=0)
     # Audit entries older than this are deleted when a tenant is pruned.
-    audit_retention_days: int = Field(default=365, ge=1)
+    audit_retention_days: int = Field(default=365, ge=30)
 
     # Sessions: an active one older than this is closed as abandoned (its agent never said
     # how it ended; no snapshot shows it).

@@ -45,6 +45,10 @@ class MemoryOut(BaseModel):
     updated_at: datetime
     last_accessed_at: datetime | None
     archived_at: datetime | None
+    archived_by_admin: bool = Field(
+        default=False,
+        description="Archived by an admin's hand: no agent's re-store brings it back.",
+    )
     quarantined_at: datetime | None = Field(
         description="Set when the content was found altered behind the API's back."
     )

@@ -24,6 +24,8 @@ ACTIONS = (
     "quarantine",
     "feedback",
     "confirm",
+    "mark_stale",
+    "session_delete",
     "key_create",
     "key_revoke",
     "undo",

@@ -64,20 +64,29 @@ class CompactHit:
             tags += shown
         room -= len(tags)
         context = ""
+        label = "\n(context: "
         if self.context and room >= MIN_CONTEXT_CHARS:
-            label = "\n(context: "
-            context = f"{label}{quoted_within(one_line(self.context), room - len(label) - 1)})"
+            shown = quoted_within(one_line(self.context), room - len(label) - 1)
+            context = f"{label}{shown})" if shown else ""
         return f"{head}{tags}{tail}{context}"
 
 
-def quoted_within(text: str, chars: int) -> str:
-    """`text` cut so that its quoted form is at most `chars` characters."""
-    limit = max(chars - 2, 3)
-    shown = quoted(cut(text, limit))
-    while len(shown) > chars and limit > 3:
-        limit = max(limit - (len(shown) - chars), 3)
-        shown = quoted(cut(text, limit))
-    return shown
+def quoted_within(text: str, chars: int) -> str | None:
+    """`text` quoted in at most `chars` characters, cut (ending in "...") when it must be;
+    None when not even a cut of it fits."""
+    whole = quoted(text)
+    if len(whole) <= chars:
+        return whole
+    room = chars - len('"..."')
+    kept, used = [], 0
+    for char in text:
+        shown = len(quoted(char)) - 2
+        if used + shown > room:
+            break
+        kept.append(char)
+        used += shown
+    cut_text = "".join(kept).rstrip()
+    return quoted(cut_text + "...") if cut_text else None
 
 
 @dataclass(frozen=True, slots=True)

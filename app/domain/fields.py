@@ -62,6 +62,8 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("access_count", "server", stored=False),
     MemoryField("last_accessed_at", "server", stored=False),
     MemoryField("archived_at", "server"),
+    # An admin's archive holds against agents' re-stores; the forgetting curve's does not.
+    MemoryField("archived_by_admin", "server", exported=False, doc="Archived by an admin"),
     MemoryField("created_at", "server"),
     MemoryField("updated_at", "server", exported=False),
     MemoryField("quarantined_at", "server"),

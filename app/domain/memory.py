@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from app.domain.errors import ConflictError
 from app.domain.text import PATTERN_END
 
 DEFAULT_TENANT = "default"
@@ -99,6 +100,7 @@ class Memory:
     access_count: int
     last_accessed_at: datetime | None
     archived_at: datetime | None
+    archived_by_admin: bool
     created_at: datetime
     updated_at: datetime
     quarantined_at: datetime | None
@@ -120,6 +122,17 @@ class Memory:
 
     def embedding_text(self) -> str:
         return embedding_text(self.content, self.name, self.category, self.context)
+
+    def require_changeable(self) -> None:
+        """A quarantined or altered memory is changed by no write (feedback, edit, confirm,
+        supersede): its answer would hand back text nobody vouches for. An admin reads,
+        archives or deletes it."""
+        if not self.servable:
+            raise ConflictError(
+                f"memory {self.id} is quarantined (imported as such, or its content changed"
+                " outside the API): an admin can read it with include_quarantined=true,"
+                " archive or delete it; nothing else changes it"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,14 @@ class Principal:
     tenant_id: str
     role: str
     key_id: UUID | None  # None in open mode
+    # The caller whose request made the service act on its own (a session start's prune):
+    # the audit trail records it as the actor.
+    on_behalf_of: Principal | None = None
+
+    @property
+    def accountable(self) -> Principal:
+        """Who the audit trail names for what this principal does."""
+        return self.on_behalf_of or self
 
     def can(self, capability: str) -> bool:
         return self.role in CAPABILITIES[capability]
@@ -46,9 +54,10 @@ class Principal:
 OPEN_PRINCIPAL = Principal(DEFAULT_TENANT, "admin", None)
 
 
-def system_principal(tenant_id: str) -> Principal:
-    """The service acting on its own schedule (pruning, backfill) for a tenant."""
-    return Principal(tenant_id, "admin", None)
+def system_principal(tenant_id: str, on_behalf_of: Principal | None = None) -> Principal:
+    """The service acting on its own (pruning, backfill) for a tenant: on its schedule, or
+    for a caller's request (recorded as that caller's)."""
+    return Principal(tenant_id, "admin", None, on_behalf_of)
 
 
 class Authenticates(Protocol):

@@ -1,4 +1,4 @@
-"""The audit log: appended by the services, read by admins, pruned by age."""
+"""The audit log: appended by the services, read by admins, aged out by the owner's function."""
 
 from __future__ import annotations
 
@@ -12,26 +12,33 @@ from app.domain.memory import Memory
 from app.repository.rows import returning_memories, to_memory
 from app.repository.sql import named
 
-_COLUMNS = (
-    "tenant_id, id, at, actor_key, actor_role, action, memory_ids, before, after, detail, undone_by"
-)
+_STORED = "tenant_id, id, at, actor_key, actor_role, action, memory_ids, before, after, detail"
+# The log is append-only for the app role (migration 0031): an undo is its own entry, whose
+# detail names the entry it undid, and that is how an entry knows it was undone (entries
+# from before 0031 carry the mark in undone_by).
+_UNDONE_BY = """coalesce(a.undone_by, (
+    SELECT u.id FROM audit_log u
+    WHERE u.tenant_id = :tenant_id AND u.action = 'undo' AND u.detail->>'undid' = a.id::text
+    ORDER BY u.at LIMIT 1))"""
+_COLUMNS = ", ".join(f"a.{name}" for name in _STORED.split(", ")) + f", {_UNDONE_BY} AS undone_by"
+_NAMES = (*_STORED.split(", "), "undone_by")
 
 _RECORD = f"""
 INSERT INTO audit_log (tenant_id, actor_key, actor_role, action, memory_ids, before, after,
                        detail)
 VALUES (:tenant_id, :actor_key, :actor_role, :action, :memory_ids, :before, :after, :detail)
-RETURNING {_COLUMNS}
+RETURNING {_STORED}, NULL::uuid AS undone_by
 """
 
 _LIST = f"""
-SELECT {_COLUMNS} FROM audit_log
-WHERE tenant_id = :tenant_id
-  AND (:since::timestamptz IS NULL OR at >= :since)
-  AND (:until::timestamptz IS NULL OR at < :until)
-  AND (:actor_key::uuid IS NULL OR actor_key = :actor_key)
-  AND (:memory_id::uuid IS NULL OR memory_ids @> ARRAY[:memory_id::uuid])
-  AND (:action::text IS NULL OR action = :action)
-ORDER BY at DESC, id DESC
+SELECT {_COLUMNS} FROM audit_log a
+WHERE a.tenant_id = :tenant_id
+  AND (:since::timestamptz IS NULL OR a.at >= :since)
+  AND (:until::timestamptz IS NULL OR a.at < :until)
+  AND (:actor_key::uuid IS NULL OR a.actor_key = :actor_key)
+  AND (:memory_id::uuid IS NULL OR a.memory_ids @> ARRAY[:memory_id::uuid])
+  AND (:action::text IS NULL OR a.action = :action)
+ORDER BY a.at DESC, a.id DESC
 LIMIT :limit
 """
 
@@ -56,7 +63,7 @@ WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND m.version = :expected_v
 
 
 def _entry(row: Any) -> AuditEntry:
-    return AuditEntry(**{name: row[name] for name in _COLUMNS.split(", ")})
+    return AuditEntry(**{name: row[name] for name in _NAMES})
 
 
 class AuditRepository:
@@ -102,22 +109,11 @@ class AuditRepository:
         conn = await self._uow.connection()
         row = await conn.fetchrow(
             *named(
-                f"SELECT {_COLUMNS} FROM audit_log"
-                " WHERE tenant_id = :tenant_id AND id = :id FOR UPDATE",
+                f"SELECT {_COLUMNS} FROM audit_log a WHERE a.tenant_id = :tenant_id AND a.id = :id",
                 {"tenant_id": self._uow.tenant_id, "id": entry_id},
             )
         )
         return _entry(row) if row else None
-
-    async def mark_undone(self, entry_id: UUID, undo_id: UUID) -> None:
-        conn = await self._uow.connection()
-        await conn.execute(
-            *named(
-                "UPDATE audit_log SET undone_by = :undo_id"
-                " WHERE tenant_id = :tenant_id AND id = :id",
-                {"tenant_id": self._uow.tenant_id, "id": entry_id, "undo_id": undo_id},
-            )
-        )
 
     async def put_back(
         self, memory_id: UUID, state: dict[str, Any], expected_version: int, now: Any
@@ -134,13 +130,7 @@ class AuditRepository:
         return to_memory(row) if row else None
 
     async def forget_older_than(self, days: int) -> int:
+        """Through the owner's function, the one way entries leave (migration 0031)."""
         conn = await self._uow.connection()
-        deleted = await conn.fetchval(
-            *named(
-                "WITH gone AS (DELETE FROM audit_log WHERE tenant_id = :tenant_id"
-                " AND at < now() - make_interval(days => :days) RETURNING 1)"
-                " SELECT count(*) FROM gone",
-                {"tenant_id": self._uow.tenant_id, "days": days},
-            )
-        )
+        deleted = await conn.fetchval(*named("SELECT audit_log_forget(:days)", {"days": days}))
         return int(deleted)

@@ -56,7 +56,8 @@ WITH candidates AS (
       AND {PRUNABLE}
 ),
 archived AS (
-    UPDATE memories m SET archived_at = now(), updated_at = now(), version = m.version + 1
+    UPDATE memories m SET archived_at = now(), archived_by_admin = false, updated_at = now(),
+                          version = m.version + 1
     FROM candidates c
     WHERE NOT :dry_run AND m.tenant_id = :tenant_id AND m.id = c.id
     RETURNING m.id, m.version
@@ -101,18 +102,21 @@ class LifecycleRepository:
         return [PruneCandidate(r["id"], r["memory_type"], r["version"]) for r in rows]
 
     async def archive(self, memory_id: UUID) -> Memory | None:
-        """Archived now (kept as it was if already archived)."""
+        """Archived now by an admin's hand (kept as it was if an admin archived it already;
+        one the forgetting curve archived is now held by the admin's hand)."""
         return await self._change_or_read(
             memory_id,
-            "archived_at = now(), version = m.version + 1, updated_at = now()",
-            "m.archived_at IS NULL",
+            "archived_at = now(), archived_by_admin = true, version = m.version + 1,"
+            " updated_at = now()",
+            "NOT m.archived_by_admin",
         )
 
     async def restore(self, memory_id: UUID) -> Memory | None:
         """Back in search (kept as it was if not archived)."""
         return await self._change_or_read(
             memory_id,
-            "archived_at = NULL, version = m.version + 1, updated_at = now()",
+            "archived_at = NULL, archived_by_admin = false, version = m.version + 1,"
+            " updated_at = now()",
             "m.archived_at IS NOT NULL",
         )
 
@@ -203,11 +207,15 @@ class LifecycleRepository:
 # the memory is possibly stale (until reinforced, edited or confirmed). Two statements, the
 # rows first and then their marks (Citus takes no stable function of a column in an
 # UPDATE); the reasons (which of its files changed, at which commit) are made between.
+# The changed files are the caller's word, which the server cannot check against git: they
+# mark only memories of a trust the caller may write (an agent's list never marks a
+# person's or the operator's rule).
 _STALE_CANDIDATES = """
 SELECT m.id, m.files FROM memories m
 WHERE m.tenant_id = :tenant_id AND m.source_repo = :source_repo
   AND m.files && :changed::text[] AND m.stale_since IS NULL
   AND m.superseded_by IS NULL AND m.archived_at IS NULL
+  AND m.trust_level = ANY(:writable::text[])
 ORDER BY m.id
 FOR NO KEY UPDATE
 """
@@ -216,6 +224,7 @@ _MARK_STALE = """
 UPDATE memories AS m SET stale_since = now(), stale_reason = r.reason, version = m.version + 1
 FROM unnest(:ids::uuid[], :reasons::jsonb[]) AS r(id, reason)
 WHERE m.tenant_id = :tenant_id AND m.id = r.id
+RETURNING m.id, m.version
 """
 
 _CONFIRM = returning_memories(
@@ -234,17 +243,29 @@ class StalenessRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def mark(self, source_repo: str, changed: Sequence[str], git_commit: str | None) -> int:
+    async def mark(
+        self,
+        source_repo: str,
+        changed: Sequence[str],
+        git_commit: str | None,
+        writable: Sequence[str],
+    ) -> dict[UUID, int]:
+        """The memories marked, each with the version the mark left it at."""
         conn = await self._uow.connection()
         tenant = self._uow.tenant_id
         found = await conn.fetch(
             *named(
                 _STALE_CANDIDATES,
-                {"tenant_id": tenant, "source_repo": source_repo, "changed": list(changed)},
+                {
+                    "tenant_id": tenant,
+                    "source_repo": source_repo,
+                    "changed": list(changed),
+                    "writable": list(writable),
+                },
             )
         )
         if not found:
-            return 0
+            return {}
         changed_set = set(changed)
         reasons = [
             {"files": sorted(set(row["files"]) & changed_set), "commit": git_commit}
@@ -252,8 +273,8 @@ class StalenessRepository:
         ]
         ids = [row["id"] for row in found]
         values = {"tenant_id": tenant, "ids": ids, "reasons": reasons}
-        await conn.execute(*named(_MARK_STALE, values))
-        return len(found)
+        marked = await conn.fetch(*named(_MARK_STALE, values))
+        return {row["id"]: row["version"] for row in marked}
 
     async def confirm(
         self, memory_id: UUID, git_commit: str | None, writable: Sequence[str]

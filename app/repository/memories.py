@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -17,6 +17,7 @@ from app.repository.rows import (
     CLIENT_VALUES,
     INTACT,
     MEMORY_COLUMNS,
+    SERVABLE,
     client_values,
     returning_memories,
     to_memory,
@@ -29,11 +30,15 @@ from app.repository.sql import named
 # row's default, now().
 # Reinforcing keeps the original confidence and trust and counts the observation. Only a
 # caller who may write the stored row's trust level (:writable) also merges its tags (order
-# kept, no duplicates) and brings it back from the archive, since it was just observed
-# again: an agent re-storing a person's or the operator's memory changes nothing else.
+# kept, no duplicates), moves its version, and brings it back from the forgetting curve's
+# archive, since it was just observed again: an agent re-storing a person's or the
+# operator's memory changes nothing else (an admin's undo still finds the version it left),
+# and no re-store undoes an admin's archive. A quarantined or altered row is never
+# reinforced: the write finds no row, and the service refuses it.
 # (A function, not a subquery: Citus routes no INSERT with a subquery.)
 MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
 _MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
+_REVIVES = f"({_MAY_CHANGE} AND NOT m.archived_by_admin)"
 # Observed again at a commit, by a writer who may change it: where it was seen last (what
 # it names of its code only when it names anything), and no longer possibly stale.
 _OBSERVED_AT = f"""git_branch = CASE WHEN {_MAY_CHANGE} THEN coalesce({{new}}, m.git_branch)
@@ -60,14 +65,15 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming="EXCLUDED.tags")}
                 ELSE m.tags END,
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
-    archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
+    archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,
     {
         _OBSERVED_AT.format(
             new="EXCLUDED.git_branch", commit="EXCLUDED.git_commit", files="EXCLUDED.files"
         )
     },
-    version = m.version + 1,
-    updated_at = EXCLUDED.updated_at""",
+    version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
+    updated_at = CASE WHEN {_MAY_CHANGE} THEN EXCLUDED.updated_at ELSE m.updated_at END
+WHERE {SERVABLE}""",
     inserted="(m.xmax = 0)",
 )
 
@@ -81,16 +87,17 @@ UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
                 ELSE m.tags END,
-    archived_at = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.archived_at END,
+    archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,
     {
         _OBSERVED_AT.format(
             new=":git_branch::text", commit=":git_commit::text", files=":files::text[]"
         )
     },
-    version = m.version + 1,
-    updated_at = now()
+    version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
+    updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
 WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(:content)
-  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL"""
+  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL
+  AND {SERVABLE}"""
 )
 
 
@@ -172,6 +179,7 @@ class MemoryRepository:
         `writable`: the trust levels the caller may change beyond counting the observation.
         (asyncpg keeps each statement prepared per connection, across requests.)"""
         conn = await self._uow.connection()
+        now = datetime.now(UTC)  # Citus takes no now() inside a CASE of an UPDATE
         reinforced = []
         for new in items:
             values = {
@@ -183,6 +191,7 @@ class MemoryRepository:
                 "git_commit": new.git_commit,
                 "files": list(new.files),
                 "writable": list(writable),
+                "now": now,
             }
             row = await conn.fetchrow(*named(_REINFORCE, values))
             reinforced.append(to_memory(row) if row else None)
@@ -190,9 +199,10 @@ class MemoryRepository:
 
     async def upsert_many(
         self, items: Sequence[tuple[NewMemory, Sequence[float] | None]], writable: Sequence[str]
-    ) -> list[UpsertResult]:
-        """In input order, in the caller's transaction. One statement per memory: a
-        duplicate inside the batch must see the row its twin just wrote, which a single
+    ) -> list[UpsertResult | None]:
+        """In input order, in the caller's transaction; None where the content is that of a
+        quarantined or altered memory, which is never reinforced. One statement per memory:
+        a duplicate inside the batch must see the row its twin just wrote, which a single
         multi-row INSERT ... ON CONFLICT cannot do."""
         if not items:
             return []  # everything was reinforced
@@ -202,7 +212,7 @@ class MemoryRepository:
             row = await conn.fetchrow(
                 *named(_UPSERT, self._upsert_values(new, embedding, writable))
             )
-            results.append(UpsertResult(to_memory(row), row["inserted"]))
+            results.append(UpsertResult(to_memory(row), row["inserted"]) if row else None)
         return results
 
     async def set_embedding(
@@ -291,9 +301,10 @@ class MemoryRepository:
 
 
 class FeedbackRepository:
-    """Relevance moves within [floor, ceiling]; every feedback counts one reuse. A memory of
-    a trust level the caller may not write never sinks below `trusted_floor` (nor below
-    where it already is) by that caller's feedback."""
+    """Relevance moves within [floor, ceiling]. A memory of a trust level the caller may not
+    write never sinks below `trusted_floor` (nor below where it already is) by that
+    caller's feedback, which leaves its version and metadata alone; a caller who may write
+    it counts one reuse. A quarantined or altered row is not touched (None)."""
 
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
@@ -313,11 +324,12 @@ class FeedbackRepository:
                     m.relevance_score + :delta,
                     CASE WHEN {_MAY_CHANGE} THEN :floor
                          ELSE least(:trusted_floor, m.relevance_score) END), :ceiling),
-                metadata = jsonb_set(m.metadata, '{{reuse_count}}',
-                                     to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1)),
-                version = m.version + 1,
-                updated_at = now()
-            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id""")
+                metadata = CASE WHEN {_MAY_CHANGE} THEN jsonb_set(m.metadata, '{{reuse_count}}',
+                    to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1))
+                    ELSE m.metadata END,
+                version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
+                updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
+            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {SERVABLE}""")
         values = {
             "tenant_id": self._uow.tenant_id,
             "memory_id": memory_id,
@@ -326,6 +338,7 @@ class FeedbackRepository:
             "trusted_floor": trusted_floor,
             "ceiling": ceiling,
             "writable": list(writable),
+            "now": datetime.now(UTC),
         }
         row = await conn.fetchrow(*named(sql, values))
         return to_memory(row) if row else None

@@ -7,6 +7,7 @@ from typing import Any
 from app.db.unit_of_work import UnitOfWork
 from app.repository.filters import in_repository
 from app.repository.lifecycle import PRUNABLE, PruneRules
+from app.repository.rows import SERVABLE
 from app.repository.sql import named
 
 # The tenant's memories, or one repository's.
@@ -38,6 +39,7 @@ top_accessed AS (
         JOIN memories m ON m.tenant_id = a.tenant_id AND m.id = a.memory_id
         WHERE a.tenant_id = :tenant_id AND {_SCOPE}
           AND a.access_count > 0 AND m.archived_at IS NULL AND m.superseded_by IS NULL
+          AND {SERVABLE}  -- a quarantined or altered row's text is shown to no one here
     ) t
     WHERE t.nth <= 10
 )

@@ -17,17 +17,20 @@ from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
     MEMORY_COLUMNS,
+    SERVABLE,
     client_values,
     to_memory,
 )
 from app.repository.sessions import SESSION_COLUMNS, session_of
 from app.repository.sql import named
 
+# What an export holds: a quarantined or altered row only for an admin's (marked).
+_EXPORTED = f"m.tenant_id = :tenant_id AND {in_repository()} AND (:with_quarantined OR {SERVABLE})"
 # Oldest first, so that a file reads like the memory's history.
 _EXPORT = f"""
 SELECT {MEMORY_COLUMNS}, CASE WHEN :with_embeddings THEN m.embedding END AS vector
 FROM memories m
-WHERE m.tenant_id = :tenant_id AND {in_repository()}
+WHERE {_EXPORTED}
 ORDER BY m.created_at, m.id
 """
 
@@ -96,22 +99,25 @@ class TransferRepository:
     def tenant_id(self) -> str:
         return self._uow.tenant_id
 
-    async def count(self, source_repo: str | None) -> int:
+    async def count(self, source_repo: str | None, with_quarantined: bool) -> int:
         conn = await self._uow.connection()
         counted = await conn.fetchval(
             *named(
-                f"SELECT count(*) FROM memories m WHERE m.tenant_id = :tenant_id"
-                f" AND {in_repository()}",
-                {"tenant_id": self.tenant_id, "source_repo": source_repo},
+                f"SELECT count(*) FROM memories m WHERE {_EXPORTED}",
+                {
+                    "tenant_id": self.tenant_id,
+                    "source_repo": source_repo,
+                    "with_quarantined": with_quarantined,
+                },
             )
         )
         return int(counted)
 
     async def stream(
-        self, source_repo: str | None, with_embeddings: bool
+        self, source_repo: str | None, with_embeddings: bool, with_quarantined: bool
     ) -> AsyncIterator[tuple[Memory, list[float] | None]]:
-        """Every memory (archived and superseded too), read through a cursor so that a
-        large tenant is never held in memory whole."""
+        """Every memory (archived and superseded too; quarantined ones when asked), read
+        through a cursor so that a large tenant is never held in memory whole."""
         conn = await self._uow.connection()
         statement = named(
             _EXPORT,
@@ -119,6 +125,7 @@ class TransferRepository:
                 "tenant_id": self.tenant_id,
                 "source_repo": source_repo,
                 "with_embeddings": with_embeddings,
+                "with_quarantined": with_quarantined,
             },
         )
         async for row in conn.cursor(*statement, prefetch=256):

@@ -34,7 +34,7 @@ class AuditTrail:
     ) -> AuditEntry:
         ids = list(memory_ids) if memory_ids is not None else [m.id for m in after or before]
         return await self._repo.record(
-            (self._actor.key_id, self._actor.role),
+            self._recorded_actor,
             action,
             ids,
             {str(m.id): state_of(m) for m in before},
@@ -51,8 +51,14 @@ class AuditTrail:
         detail: dict[str, Any] | None = None,
     ) -> AuditEntry:
         """For changes made in bulk by one statement (prune), whose rows are not read back."""
-        actor = (self._actor.key_id, self._actor.role)
-        return await self._repo.record(actor, action, memory_ids, before, after, detail or {})
+        return await self._repo.record(
+            self._recorded_actor, action, memory_ids, before, after, detail or {}
+        )
+
+    @property
+    def _recorded_actor(self) -> tuple[UUID | None, str]:
+        actor = self._actor.accountable
+        return actor.key_id, actor.role
 
 
 class AuditService:
@@ -98,10 +104,12 @@ class AuditService:
                     " undone; look at its history and change it by hand"
                 )
             restored.append(memory)
+        # The undo's own entry is the mark: its detail names the entry it undid. Two undos
+        # of one entry at once cannot both pass: the first holds the memories' rows, and
+        # the second finds their versions moved.
         undo = await self._trail.record(
             "undo", before=(), after=restored, detail={"undid": str(entry_id)}
         )
-        await self._repo.mark_undone(entry_id, undo.id)
         return undo, restored
 
     async def forget_old(self, days: int) -> int:

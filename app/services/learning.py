@@ -214,8 +214,11 @@ class FeedbackService:
         delta = s.feedback_helpful_step if outcome == "helpful" else -s.feedback_unhelpful_step
         bounds = (0.0, s.feedback_trusted_floor, s.relevance_ceiling)
         before = await self._memories.get(memory_id)
+        if before is None:
+            raise NotFoundError(f"memory {memory_id} not found")
+        before.require_changeable()
         memory = await self._repository.apply(memory_id, delta, bounds, self._actor.writable_trust)
-        if before is None or memory is None:
+        if memory is None:
             raise NotFoundError(f"memory {memory_id} not found")
         await self._audit.record("feedback", [before], [memory], {"outcome": outcome})
         return memory

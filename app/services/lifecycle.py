@@ -169,6 +169,7 @@ class LifecycleService:
         old = await self._memories.get(memory_id)
         if old is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        old.require_changeable()
         self._require_trust_of(old)
         if old.superseded_by is not None:
             raise ConflictError(f"memory {memory_id} is already superseded by {old.superseded_by}")
@@ -205,6 +206,7 @@ class LifecycleService:
         before = await self._memories.get(memory_id)
         if before is None:
             raise NotFoundError(f"memory {memory_id} not found")
+        before.require_changeable()
         self._require_trust_of(before)
         memory = await StalenessRepository(self._uow).confirm(
             memory_id, commit, self._actor.writable_trust
@@ -225,6 +227,8 @@ class LifecycleService:
         fields = screen_fields(memory_edit(changes, store.limits), store.limits.secrets_policy)
         writable = sorted(TRUST_ALLOWED[self._actor.role])
         before = await self._memories.get(memory_id)
+        if before is not None:
+            before.require_changeable()
         memory = await self._repo.update_fields(memory_id, fields, expected_version, writable)
         if memory is not None and before is not None:
             # The embedding reads the category: a stale vector would rank by the old one.

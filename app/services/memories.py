@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.errors import InvalidInputError, NotFoundError
+from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.inputs import (
     ListDraft,
     MemoryDraft,
@@ -153,6 +153,13 @@ class MemoryService:
         upserted = await self._embed_and_upsert([items[i] for i in fresh], writable)
         outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
         for i, result in zip(fresh, upserted, strict=True):
+            if result is None:
+                # The answer must not carry the quarantined row's (possibly altered) text.
+                raise ConflictError(
+                    "a quarantined memory holds this content: an admin must review it"
+                    " (GET /memories?include_quarantined=true) before it can be stored again",
+                    field="content" if len(items) == 1 else f"memories.{i}.content",
+                )
             outcomes[i] = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
         done = [outcome for outcome in outcomes if outcome is not None]
         for outcome in done:
@@ -162,13 +169,13 @@ class MemoryService:
 
     async def _embed_and_upsert(
         self, news: Sequence[NewMemory], writable: Sequence[str]
-    ) -> list[UpsertResult]:
+    ) -> list[UpsertResult | None]:
         chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
 
         def embed(chunk: Sequence[NewMemory]) -> asyncio.Task[list[list[float] | None]]:
             return asyncio.ensure_future(self.vectors_for([m.embedding_text() for m in chunk]))
 
-        results: list[UpsertResult] = []
+        results: list[UpsertResult | None] = []
         if not chunks:
             return results
         pending = embed(chunks[0])

@@ -63,10 +63,10 @@ class Services:
 
     @cached_property
     def sessions(self) -> SessionService:
-        runtime, tenant_id = self.runtime, self.principal.tenant_id
+        runtime, principal = self.runtime, self.principal
 
         async def prune(source_repo: str | None) -> PruneReport | None:
-            return await prune_quietly(runtime, tenant_id, source_repo)
+            return await prune_quietly(runtime, principal.tenant_id, source_repo, principal)
 
         return SessionService(self.uow, runtime.settings, self.principal, prune)
 

@@ -28,6 +28,7 @@ from app.domain.sessions import (
 )
 from app.repository.lifecycle import StalenessRepository
 from app.repository.sessions import SessionRepository
+from app.services.audit import AuditTrail
 from app.services.lifecycle import LifecycleService, PruneReport
 
 if TYPE_CHECKING:
@@ -50,13 +51,20 @@ class SessionStart:
 
 
 async def prune_quietly(
-    runtime: Runtime, tenant_id: str, source_repo: str | None
+    runtime: Runtime,
+    tenant_id: str,
+    source_repo: str | None,
+    on_behalf_of: Principal | None = None,
 ) -> PruneReport | None:
-    """Pruning in its own transaction; a failure is logged, never raised."""
+    """Pruning in its own transaction; a failure is logged, never raised. `on_behalf_of`:
+    the caller whose session start prunes, whom the audit trail records."""
     try:
         async with unit_of_work(runtime.database, tenant_id) as uow:
             service = LifecycleService(
-                uow, runtime.settings, runtime.telemetry, system_principal(tenant_id)
+                uow,
+                runtime.settings,
+                runtime.telemetry,
+                system_principal(tenant_id, on_behalf_of),
             )
             return await service.prune(source_repo)
     except Exception:
@@ -73,6 +81,7 @@ class SessionService:
     ) -> None:
         self._repo = SessionRepository(uow)
         self._staleness = StalenessRepository(uow)
+        self._audit = AuditTrail(uow, actor)
         self._settings = settings
         self._actor = actor
         self._prune = prune  # in a transaction of its own; never raises
@@ -92,12 +101,23 @@ class SessionService:
         report = await self._prune(checked.source_repo)
         await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
         session = await self._repo.start(checked)
-        stale = 0
+        marked: dict[UUID, int] = {}
         if checked.source_repo and checked.changed_files:
-            stale = await self._staleness.mark(
-                checked.source_repo, checked.changed_files, checked.git_commit
+            marked = await self._staleness.mark(
+                checked.source_repo,
+                checked.changed_files,
+                checked.git_commit,
+                self._actor.writable_trust,
             )
-        return SessionStart(session, report, self.capture_settings(), stale)
+        if marked:
+            await self._audit.record_states(
+                "mark_stale",
+                list(marked),
+                {str(i): {"stale_since": None, "version": v - 1} for i, v in marked.items()},
+                {str(i): {"stale_since": "marked", "version": v} for i, v in marked.items()},
+                {"session_id": str(session.id), "git_commit": checked.git_commit},
+            )
+        return SessionStart(session, report, self.capture_settings(), len(marked))
 
     def _check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
@@ -127,8 +147,19 @@ class SessionService:
 
     async def delete(self, session_id: UUID) -> None:
         self._actor.require("admin")
-        if not await self._repo.delete(session_id):
+        session = await self._repo.get(session_id)
+        if session is None or not await self._repo.delete(session_id):
             raise NotFoundError(f"session {session_id} not found")
+        await self._audit.record(
+            "session_delete",
+            detail={
+                "session_id": str(session_id),
+                "source_repo": session.source_repo,
+                "status": session.status,
+                "started_at": session.started_at.isoformat(),
+            },
+            memory_ids=[],
+        )
 
     async def recent(self, source_repo: str | None, limit: int = 50) -> list[Session]:
         self._actor.require("read")

@@ -88,14 +88,16 @@ class TransferService:
 
     async def export(self, draft: ExportDraft) -> Export:
         """Every memory of the caller's tenant (optionally one repository), archived and
-        superseded ones included, oldest first; with the vectors when asked for."""
+        superseded ones included, oldest first; with the vectors when asked for. Quarantined
+        and altered memories go only into an admin's export, marked quarantined."""
         self._memories.actor.require("read")
         query = export_draft(draft)
+        with_quarantined = self._memories.actor.can("admin")
         embedder = self._memories.embedder
         header = ExportHeader(
             tenant_id=self._repo.tenant_id,
             source_repo=query.source_repo,
-            count=await self._repo.count(query.source_repo),
+            count=await self._repo.count(query.source_repo, with_quarantined),
             embedding_model=embedder.name if query.embeddings else None,
             dimensions=embedder.dim if query.embeddings else None,
             exported_at=datetime.now(UTC),
@@ -103,7 +105,7 @@ class TransferService:
         )
         return Export(
             header,
-            _marked(self._repo.stream(query.source_repo, query.embeddings)),
+            _marked(self._repo.stream(query.source_repo, query.embeddings, with_quarantined)),
             self._sessions.stream(query.source_repo),
         )
 

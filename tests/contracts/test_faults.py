@@ -148,7 +148,7 @@ async def test_openai_provider_dead_rate_limited_or_hanging_never_costs_a_memory
     try:
         async with running(application):
             transport = httpx.ASGITransport(app=application)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as api:
 
                 async def store(content: str) -> None:
                     # Room for a busy machine; without the service's own bounds (a 0.5 s

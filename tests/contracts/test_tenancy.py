@@ -172,7 +172,7 @@ async def test_concurrent_requests_of_two_tenants_never_mix(
     application = create_app(small, embedder=embedder, database_url=database_url)
     async with running(application):
         transport = httpx.ASGITransport(app=application)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             for tenant in ("a", "b"):
                 for i in range(5):
                     await client.post(

@@ -21,6 +21,7 @@ from app.main import create_app
 from app.services.auth import FailedAuthLimiter, decide_open_mode
 from app.services.keys import KeyService
 from tests.conftest import running
+from tests.console.test_console import csrf_of
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -117,10 +118,16 @@ async def test_an_agent_re_storing_a_memory_above_its_trust_only_counts_it(
     seen = await api.post("/memories", json={**person, "tags": ["x"]}, headers=agent)
     assert seen.json()["memory"]["archived_at"] is not None
     assert seen.json()["memory"]["tags"] == []
-    # ... while an agent's own archived memory comes back, as before.
+    # An agent's own memory that an admin archived by hand stays archived too ...
     own = {"content": "The flaky test is the temp dir one", "source_repo": "acme/api"}
     mine = (await api.post("/memories", json=own, headers=agent)).json()["memory"]
     await api.post(f"/memories/{mine['id']}/archive", headers=admin)
+    held = await api.post("/memories", json={**own, "tags": ["ci"]}, headers=agent)
+    assert held.json()["memory"]["archived_at"] is not None
+    assert held.json()["memory"]["archived_by_admin"] is True
+    # ... while one the forgetting curve archived comes back when observed again.
+    await api.post(f"/memories/{mine['id']}/restore", headers=admin)
+    await db.execute("UPDATE memories SET archived_at = now() WHERE id = $1", uuid.UUID(mine["id"]))
     back = await api.post("/memories", json={**own, "tags": ["ci"]}, headers=agent)
     assert back.json()["memory"]["archived_at"] is None
     assert back.json()["memory"]["tags"] == ["ci"]
@@ -307,7 +314,7 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
     try:
         async with running(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
                 assert (await http.get("/memories", headers=auth(good))).status_code == 200
                 answers = [
                     (await http.get("/memories", headers=auth(f"am_guess{i}"))).status_code
@@ -318,9 +325,9 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
                 assert int(limited.headers["retry-after"]) > 0
                 assert (await http.get("/memories", headers=auth(good))).status_code == 200
                 signin = await http.get("/console/sign-in")
-                csrf = signin.cookies.get("agent_memory_console_csrf")
                 wrong = await http.post(
-                    "/console/sign-in", data={"api_key": "am_guess10", "csrf_token": csrf or ""}
+                    "/console/sign-in",
+                    data={"api_key": "am_guess10", "csrf_token": csrf_of(signin.text)},
                 )
                 assert wrong.status_code == 429
     finally:

@@ -126,6 +126,7 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
             (stored,) = await memories.upsert_many(
                 [(NewMemory("routed by tenant", source_repo="acme/api"), vector)], ["agent"]
             )
+            assert stored is not None
             await memories.get(stored.memory.id)
             await memories.list(MemoryFilter(), 50, None)
             search = SearchRepository(uow)

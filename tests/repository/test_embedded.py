@@ -26,7 +26,7 @@ async def serving(url: str, embedder: Embedder | None = None) -> AsyncIterator[h
     app = create_app(settings, embedder=embedder or HashEmbedder(384), database_url=url)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             yield client
 
 

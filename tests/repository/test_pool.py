@@ -33,7 +33,9 @@ async def test_more_clients_than_connections_queue_then_503_and_nothing_leaks(
     try:
         async with running(application):
             transport = httpx.ASGITransport(app=application)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 # 64 clients at once on 2 connections: they queue, and all succeed.
                 peak, done = 0, asyncio.Event()
 
@@ -116,7 +118,9 @@ async def test_a_store_holds_no_connection_while_its_text_is_embedded(
     try:
         async with running(application):
             transport = httpx.ASGITransport(app=application)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 storing = asyncio.create_task(
                     client.post("/memories", json={"content": "Embedded without a slot"})
                 )

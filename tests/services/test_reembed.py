@@ -65,7 +65,7 @@ async def server(url: str, embedder: Embedder) -> AsyncIterator[httpx.AsyncClien
     )
     async with running(application):
         transport = httpx.ASGITransport(app=application)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             yield client
 
 
