@@ -62,10 +62,14 @@ class Settings(BaseSettings):
     # created, and only on loopback unless ALLOW_OPEN_NETWORK; never with REQUIRE_KEYS.
     allow_open_network: bool = False
     require_keys: bool = False
-    # Failed authentications (API or console) one client address may make per window;
-    # past that its unknown keys get 429 until the window ends (0: no limit).
+    # Failed authentications (API or console) one client address, or one key, may make per
+    # window; past that its failing attempts get 429 until the window ends, and a key that
+    # keeps failing is not looked up again (0: no limit). A valid key always gets in.
     auth_max_failures: int = Field(default=20, ge=0)
     auth_failure_window_s: float = Field(default=60.0, gt=0)
+    # Proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the
+    # client. Empty: none; the client is the direct peer, whatever a header says.
+    trusted_proxies: str = ""
 
     # No connection held for free (app/http_server.py): a request's headers within this
     # many seconds of the connection (or its previous response); a body at this many bytes

@@ -148,10 +148,16 @@ def server_config(
     app: Any, settings: Settings, host: str, port: int, **extra: Any
 ) -> uvicorn.Config:
     """uvicorn as the service runs it: the guarded protocol, the idle keep-alive bound."""
+    # The client's address (failed-auth throttling, per-client connection caps) is the
+    # direct peer, unless that peer is a proxy TRUSTED_PROXIES names: only then does
+    # X-Forwarded-For count. (uvicorn's own default trusts it from 127.0.0.1, where any
+    # local process could rotate it.)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
+        proxy_headers=bool(settings.trusted_proxies.strip()),
+        forwarded_allow_ips=settings.trusted_proxies.strip() or None,
         http=protocol_for(settings),
         timeout_keep_alive=int(settings.http_keepalive_timeout_s),
         log_config=None,

@@ -53,10 +53,15 @@ class RateLimiter:
 
 
 class FailedAuthLimiter:
-    """Failed authentications per client address: past `max_failures` in `window_s`, that
-    address's unknown keys are refused (429) without being looked up until the window ends.
-    A key that authenticated lately (from anywhere) still passes, so the holder of a valid
-    key behind the same address is not locked out. In this process; bounded in memory."""
+    """Throttles what fails, never a valid key. Every key presented is looked up (one index
+    probe: keys carry 256 random bits, so the throttle is about load and noise, not odds):
+    a valid one always gets in, whatever other keys did from the same address. Past
+    `max_failures` failures in `window_s`, an address's failing attempts answer 429 instead
+    of 401, and a key that keeps failing (a revoked key an agent retries) answers 429
+    without being looked up again. In this process; bounded in memory.
+
+    The address is the direct peer unless TRUSTED_PROXIES names it (app/http_server.py):
+    a forwarded header from anyone else is ignored, so rotating it buys nothing."""
 
     MAX_TRACKED = 10_000
 
@@ -64,43 +69,43 @@ class FailedAuthLimiter:
         self.max_failures = max_failures
         self.window_s = window_s
         self._failures: OrderedDict[str, tuple[float, int]] = OrderedDict()
-        self._verified: OrderedDict[str, float] = OrderedDict()
 
-    def _window(self, address: str, now: float) -> tuple[float, int]:
-        start, count = self._failures.get(address, (now, 0))
+    def _count(self, who: str, now: float) -> tuple[float, int]:
+        start, count = self._failures.get(who, (now, 0))
         return (now, 0) if now - start >= self.window_s else (start, count)
 
-    def check(self, address: str | None, key_hash: str | None, now: float | None = None) -> None:
-        if address is None or self.max_failures <= 0:
-            return
-        now = time.monotonic() if now is None else now
-        if key_hash is not None:
-            seen = self._verified.get(key_hash)
-            if seen is not None and now - seen < self.window_s:
-                return
-        start, count = self._window(address, now)
-        if count >= self.max_failures:
-            raise RateLimitedError(
-                f"too many failed authentications from this address; retry after"
-                f" {int(self.window_s - (now - start)) + 1} s",
-                retry_after_s=int(self.window_s - (now - start)) + 1,
-            )
+    def _refusal(self, who: str, now: float, what: str) -> RateLimitedError | None:
+        start, count = self._count(who, now)
+        if self.max_failures <= 0 or count < self.max_failures:
+            return None
+        retry = int(self.window_s - (now - start)) + 1
+        return RateLimitedError(f"{what}; retry after {retry} s", retry_after_s=retry)
 
-    def failed(self, address: str | None, now: float | None = None) -> None:
-        if address is None or self.max_failures <= 0:
-            return
+    def check_key(self, key_hash: str, now: float | None = None) -> None:
+        """Before the lookup: a key that keeps failing is not looked up again."""
         now = time.monotonic() if now is None else now
-        start, count = self._window(address, now)
-        self._failures[address] = (start, count + 1)
-        self._failures.move_to_end(address)
+        refusal = self._refusal(f"key:{key_hash}", now, "this key keeps failing")
+        if refusal is not None:
+            raise refusal
+
+    def failed(
+        self, address: str | None, key_hash: str, now: float | None = None
+    ) -> RateLimitedError | None:
+        """Count a failure; the 429 to answer instead of 401 when past the limit."""
+        now = time.monotonic() if now is None else now
+        for who in (f"key:{key_hash}", f"address:{address}" if address else None):
+            if who is None or self.max_failures <= 0:
+                continue
+            start, count = self._count(who, now)
+            self._failures[who] = (start, count + 1)
+            self._failures.move_to_end(who)
         while len(self._failures) > self.MAX_TRACKED:
             self._failures.popitem(last=False)
-
-    def verified(self, key_hash: str, now: float | None = None) -> None:
-        self._verified[key_hash] = time.monotonic() if now is None else now
-        self._verified.move_to_end(key_hash)
-        while len(self._verified) > self.MAX_TRACKED:
-            self._verified.popitem(last=False)
+        if address is None:
+            return None
+        return self._refusal(
+            f"address:{address}", now, "too many failed authentications from this address"
+        )
 
 
 class Authenticator:
@@ -130,13 +135,14 @@ class Authenticator:
                     return OPEN_PRINCIPAL
             raise UnauthorizedError("an API key is required: Authorization: Bearer <key>")
         key_hash = hash_key(bearer)
-        self._failures.check(address, key_hash)
+        self._failures.check_key(key_hash)
         async with self._database.connection() as conn:
             key = await KeyRepository(conn).authenticate(key_hash)
         if key is None:
-            self._failures.failed(address)
+            too_many = self._failures.failed(address, key_hash)
+            if too_many is not None:
+                raise too_many
             raise UnauthorizedError("unknown or revoked API key")
-        self._failures.verified(key_hash)
         self._limiter.check(key.id)
         return Principal(key.tenant_id, key.role, key.id)
 

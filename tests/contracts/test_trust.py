@@ -17,10 +17,11 @@ from app.config import Settings
 from app.domain.errors import InvalidInputError, RateLimitedError
 from app.domain.secrets import redact_for_log, screen
 from app.embeddings.base import Embedder
+from app.http_server import server_config
 from app.main import create_app
 from app.services.auth import FailedAuthLimiter, decide_open_mode
 from app.services.keys import KeyService
-from tests.conftest import running
+from tests.conftest import on_loopback, running
 from tests.console.test_console import csrf_of
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
@@ -291,18 +292,20 @@ def test_a_logged_query_is_cut_after_redaction_and_its_tail_is_not_scanned() -> 
 # Slow down guessing.
 
 
-def test_failed_authentications_are_limited_per_address() -> None:
+def test_failures_are_throttled_per_address_and_per_failing_key() -> None:
     limiter = FailedAuthLimiter(max_failures=3, window_s=60)
-    limiter.verified("good-hash", now=0)
+    answers = [limiter.failed("10.0.0.9", f"guess{i}", now=1) for i in range(3)]
+    assert [a is None for a in answers] == [True, True, False]
+    assert answers[2] is not None and answers[2].retry_after_s == 61
+    limiter.check_key("good-hash", now=2)  # a key never tried is looked up: it may be valid
+    assert limiter.failed("10.0.0.8", "other", now=2) is None  # another address
+    # A revoked key retried is, past the limit, refused before it is looked up again.
     for _ in range(3):
-        limiter.check("10.0.0.9", "guess", now=1)
-        limiter.failed("10.0.0.9", now=1)
-    with pytest.raises(RateLimitedError) as limited:
-        limiter.check("10.0.0.9", "guess", now=2)
-    assert limited.value.retry_after_s == 60
-    limiter.check("10.0.0.9", "good-hash", now=2)  # a key that works is not locked out
-    limiter.check("10.0.0.8", "guess", now=2)  # nor is another address
-    limiter.check("10.0.0.9", "guess", now=62)  # the window ends
+        limiter.failed("10.0.0.7", "revoked", now=3)
+    with pytest.raises(RateLimitedError):
+        limiter.check_key("revoked", now=4)
+    limiter.check_key("revoked", now=64)  # the window ends
+    assert limiter.failed("10.0.0.9", "guess9", now=62) is None
 
 
 async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
@@ -320,16 +323,49 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
                     (await http.get("/memories", headers=auth(f"am_guess{i}"))).status_code
                     for i in range(4)
                 ]
-                assert answers == [401, 401, 401, 429]
+                assert answers == [401, 401, 429, 429]
                 limited = await http.get("/memories", headers=auth("am_guess9"))
                 assert int(limited.headers["retry-after"]) > 0
+                # A valid key is never refused for other keys' failures, even one that has
+                # not authenticated lately (a teammate starting the day, a new agent).
                 assert (await http.get("/memories", headers=auth(good))).status_code == 200
+                later = (await KeyService(db).create("a", "teammate", "agent")).key
+                assert (await http.get("/memories", headers=auth(later))).status_code == 200
                 signin = await http.get("/console/sign-in")
                 wrong = await http.post(
                     "/console/sign-in",
                     data={"api_key": "am_guess10", "csrf_token": csrf_of(signin.text)},
                 )
                 assert wrong.status_code == 429
+    finally:
+        await db.execute("TRUNCATE api_keys, audit_log")
+
+
+async def test_a_forwarded_header_counts_only_from_a_trusted_proxy(
+    settings: Settings, embedder: Embedder, database_url: str, db: asyncpg.Connection
+) -> None:
+    await KeyService(db).create("a", "holder", "agent")  # not open mode
+    try:
+        for proxies, expected in (("", [401, 401, 429]), ("127.0.0.1", [401, 401, 401])):
+            strict = settings.model_copy(
+                update={"auth_max_failures": 3, "trusted_proxies": proxies}
+            )
+            app = create_app(strict, embedder=embedder, database_url=database_url)
+
+            def config(port: int, app: FastAPI = app, strict: Settings = strict) -> Any:
+                return server_config(app, strict, "127.0.0.1", port, lifespan="off")
+
+            async with (
+                running(app),
+                on_loopback(config) as port,
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http,
+            ):
+                answers = []
+                for i in range(3):
+                    guess = {**auth(f"am_guess{i}"), "X-Forwarded-For": f"10.9.9.{i}"}
+                    answers.append((await http.get("/memories", headers=guess)).status_code)
+            # A local process rotating the header is one client, unless a proxy says so.
+            assert answers == expected, proxies
     finally:
         await db.execute("TRUNCATE api_keys, audit_log")
 

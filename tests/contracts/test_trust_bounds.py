@@ -9,8 +9,8 @@ from typing import Any
 
 import asyncpg
 import httpx
-import pytest
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
