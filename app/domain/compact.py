@@ -66,8 +66,8 @@ class CompactHit:
         context = ""
         label = "\n(context: "
         if self.context and room >= MIN_CONTEXT_CHARS:
-            shown = quoted_within(one_line(self.context), room - len(label) - 1)
-            context = f"{label}{shown})" if shown else ""
+            cut_context = quoted_within(one_line(self.context), room - len(label) - 1)
+            context = f"{label}{cut_context})" if cut_context else ""
         return f"{head}{tags}{tail}{context}"
 
 

@@ -17,7 +17,9 @@ from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import MEMORY_TYPE_PATTERN
+from app.domain.scripts import mixes_scripts
 from app.domain.text import PATTERN_END
+from app.domain.unicode_tables import EMOJI, EMOJI_MODIFIER, EXTENDED_PICTOGRAPHIC
 
 # NUL cannot be stored in PostgreSQL text. Other C0 and C1 controls (but tab, LF, CR) and
 # DEL have no business in a memory: ESC and CSI start terminal escapes that rewrite what a
@@ -30,9 +32,10 @@ _FORBIDDEN_CLASS = _CONTROL_CLASS + r"\ud800-\udfff"
 # Unicode's default-ignorable code points (DerivedCoreProperties.txt): drawn as nothing,
 # yet read by a model. Tag characters (U+E0000 block) spell whole instructions no person
 # sees; zero-width spaces and joiners, soft hyphens, fillers and variation selectors can
-# carry hidden text too. Refused, but for what emoji need: one zero-width joiner between
-# two visible characters, and one text or emoji presentation selector (U+FE0E, U+FE0F)
-# after a visible character.
+# carry hidden text too. Refused, but inside emoji sequences, for what they need: a
+# zero-width joiner between two pictographs (the first may carry a skin tone or a
+# presentation selector), and one text or emoji presentation selector (U+FE0E, U+FE0F)
+# after an emoji. Between ordinary letters (`a\u200db\ufe0fc`) they are a hidden channel.
 _INVISIBLE_CLASS = (
     r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
     r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
@@ -46,16 +49,26 @@ _INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
 _LINE_BREAKS = re.compile(f"[{_LINE_BREAK_CLASS}]")
 _EMOJI_JOINER = "\u200d"
 _PRESENTATION = ("\ufe0e", "\ufe0f")
+_PICTOGRAPH = re.compile(f"[{EXTENDED_PICTOGRAPHIC}]")
+_SKIN_TONE = re.compile(f"[{EMOJI_MODIFIER}]")
+_TAKES_PRESENTATION = re.compile(f"[{EMOJI}{EXTENDED_PICTOGRAPHIC}]")
+# The same two rules as lookarounds, for the published pattern: each character is matched
+# by exactly one branch, so the pattern runs in linear time.
+_JOINER_PATTERN = (
+    rf"(?:(?<=[{EXTENDED_PICTOGRAPHIC}{EMOJI_MODIFIER}])"
+    rf"|(?<=[{EXTENDED_PICTOGRAPHIC}][\ufe0e\ufe0f]))\u200d(?=[{EXTENDED_PICTOGRAPHIC}])"
+)
+_PRESENTATION_PATTERN = rf"(?<=[{EMOJI}{EXTENDED_PICTOGRAPHIC}])[\ufe0e\ufe0f]"
 
 
 def text_pattern(*, one_line: bool, required: bool = False, min_chars: int = 0) -> str:
     """The same rules as a regular expression, for the OpenAPI document (over characters,
-    which a surrogate is not): visible characters, each optionally joined to the next by
-    one zero-width joiner, each run optionally followed by one presentation selector.
-    `required`: not blank; `min_chars`: at least that many once trimmed."""
+    which a surrogate is not): visible characters, a zero-width joiner only between
+    pictographs, a presentation selector only after an emoji. `required`: not blank;
+    `min_chars`: at least that many once trimmed."""
     breaks = _LINE_BREAK_CLASS if one_line else ""
     visible = f"[^{_CONTROL_CLASS}{_INVISIBLE_CLASS}{breaks}]"
-    text = rf"(?:{visible}(?:\u200d{visible})*[\ufe0e\ufe0f]?)*" + PATTERN_END
+    text = rf"(?:{visible}|{_JOINER_PATTERN}|{_PRESENTATION_PATTERN})*" + PATTERN_END
     if min_chars > 1:
         return rf"^(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*{PATTERN_END})" + text
     return (r"^(?=[\s\S]*\S)" if required or min_chars else "^") + text
@@ -67,13 +80,20 @@ def _invisible_at(value: str) -> int | None:
         i, char = match.start(), match.group()
         before = value[i - 1] if i > 0 else ""
         after = value[i + 1] if i + 1 < len(value) else ""
-        visible_before = bool(before) and not _INVISIBLE.match(before)
-        if char == _EMOJI_JOINER and visible_before and after and not _INVISIBLE.match(after):
+        if char == _EMOJI_JOINER and _PICTOGRAPH.match(after) and _joins_after(value, i):
             continue
-        if char in _PRESENTATION and visible_before:
+        if char in _PRESENTATION and _TAKES_PRESENTATION.match(before):
             continue
         return i
     return None
+
+
+def _joins_after(value: str, i: int) -> bool:
+    """Whether a joiner at `i` follows a pictograph (with a skin tone, or a selector)."""
+    before = value[i - 1] if i > 0 else ""
+    if _PICTOGRAPH.match(before) or _SKIN_TONE.match(before):
+        return True
+    return before in _PRESENTATION and i >= 2 and bool(_PICTOGRAPH.match(value[i - 2]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +194,32 @@ def clean_text(value: str, field: str, *, max_chars: int | None = None) -> str:
 
 
 def clean_line(value: str | None, field: str, *, max_chars: int | None = None) -> str | None:
-    """An optional one-line field: None when absent or blank."""
+    """An optional one-line field: None when absent or blank. An identifier field is
+    written in one script (IDENTIFIER_FIELDS)."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string", field=field)
     forbid_hidden_characters(value, field, one_line=True)
+    if field in IDENTIFIER_FIELDS:
+        forbid_mixed_scripts(value, field)
     return clean_text(value, field, max_chars=max_chars) or None
+
+
+# Names that file, filter or label memories: each in one script (app/domain/scripts.py),
+# so that no look-alike letter files a memory where a person would not look for it.
+IDENTIFIER_FIELDS = frozenset(
+    {"source_repo", "tags", "category", "memory_type", "tenant", "git_branch"}
+)
+
+
+def forbid_mixed_scripts(value: str, field: str) -> None:
+    if mixes_scripts(value):
+        raise InvalidInputError(
+            f"{field} mixes scripts (as a Cyrillic а in a Latin name would): write it in one"
+            " script (Unicode's UTS #39)",
+            field=field,
+        )
 
 
 def clean_folded(value: str | None, field: str) -> str | None:
@@ -266,6 +305,7 @@ def clean_metadata(metadata: Mapping[str, Any] | None, limits: Limits) -> dict[s
                 if not isinstance(key, str):
                     raise InvalidInputError("metadata keys must be strings", field="metadata")
                 forbid_hidden_characters(key, "metadata")
+                forbid_mixed_scripts(key, "metadata")
                 if len(key) > METADATA_KEY_CHARS:
                     raise InvalidInputError(
                         f"a metadata key is longer than {METADATA_KEY_CHARS} characters",

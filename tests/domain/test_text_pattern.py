@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from app.domain.errors import InvalidInputError
 from app.domain.validation import forbid_hidden_characters, text_pattern
 
-# Characters near every boundary the rules draw: visible ones, white space and line breaks,
-# controls, bidi controls, joiners, selectors, tags, fillers.
+# Characters near every boundary the rules draw: visible ones (letters, pictographs, emoji
+# that are not pictographs, a skin tone), white space and line breaks, controls, bidi
+# controls, joiners, selectors, tags, fillers.
 PARTS = st.sampled_from(
     [
-        *"aZ9 é😀\t\n\r",
+        *"aZ9 é😀💻❤#\t\n\r",
+        "\U0001f3fd",  # a skin tone
         *("\u2028", "\u2029", "\x00", "\x1b", "\x7f", "\x9f", "\u202e", "\u2067"),
         *("\u200d", "\u200b", "\ufe0e", "\ufe0f", "\u00ad", "\U000e0041", "\u3164", "\ufeff"),
     ]
