@@ -1,6 +1,7 @@
-"""The secret screen measured: detection on credentials in their real formats, and false
-refusals on text that holds none (the LoCoMo dev split's turns, and this project's own docs
-and code cut into memory-sized pieces).
+"""The secret screen measured: detection on credentials in their real formats (samples made
+per detector, and bench/secret_corpus.py's hand-written corpus, with encoded and split
+forms), and false refusals on text that holds none (the corpus's look-alikes, the LoCoMo dev
+split's turns, and this project's own docs and code cut into memory-sized pieces).
 
     .venv/bin/python -m bench.secrets [--data ../shared/data/locomo/locomo_dev.json]
 """
@@ -14,7 +15,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.domain.secrets import find_secrets
+from app.domain.errors import InvalidInputError
+from app.domain.memory import NewMemory
+from app.domain.secrets import find_secrets, screen_memory
+from bench import secret_corpus
 from bench.secret_samples import samples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +70,14 @@ def main() -> None:
     for kind in sorted(kinds):
         print(f"  {kind:24} {kinds[kind] - missed[kind]}/{kinds[kind]}")
 
+    report("corpus credentials", secret_corpus.positives(), want=True)
+    report("held-out credentials", secret_corpus.held_out(), want=True)
+    report("corpus look-alikes (false refusals)", secret_corpus.negatives(), want=False)
+    report("encoded credentials", secret_corpus.encoded(), want=True)
+    split = secret_corpus.split()
+    caught = sum(refused_as_memory(content, context) for _, content, context in split)
+    print(f"split between content and context: {caught} of {len(split)} refused")
+
     turns = list(locomo_turns(args.data))
     started = time.perf_counter()
     refused = [t for t in turns if find_secrets(t)]
@@ -86,6 +98,25 @@ def main() -> None:
     )
     for file, _, findings in flagged:
         print(f"    {file}: {', '.join(sorted({f.kind for f in findings}))}")
+
+
+def report(title: str, cases: list[tuple[str, str]], *, want: bool) -> None:
+    """How many cases the screen flags, by kind; `want`: whether it should."""
+    hits = Counter(kind for kind, text in cases if bool(find_secrets(text)))
+    kinds = Counter(kind for kind, _ in cases)
+    total = sum(hits.values())
+    print(f"{title}: {total} of {len(cases)} flagged ({total / len(cases):.1%})")
+    for kind in sorted(kinds):
+        if (hits[kind] < kinds[kind]) if want else hits[kind]:
+            print(f"  {kind:24} {hits[kind]}/{kinds[kind]}")
+
+
+def refused_as_memory(content: str, context: str) -> bool:
+    try:
+        screen_memory(NewMemory(content, context=context), "refuse")
+    except InvalidInputError:
+        return True
+    return False
 
 
 if __name__ == "__main__":

@@ -10,12 +10,15 @@ rates (bench/secrets.py).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from detect_secrets.filters import heuristic
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
@@ -98,6 +101,86 @@ class UnquotedPasswordAssignmentDetector(RegexBasedDetector):
     )
 
 
+def _prefixed(kind: str, *patterns: str) -> type[RegexBasedDetector]:
+    """A detector for tokens a provider marks with a prefix of its own."""
+    compiled = tuple(re.compile(p) for p in patterns)
+    return type(
+        kind.title().replace(" ", "") + "Detector",
+        (RegexBasedDetector,),
+        {"secret_type": kind, "denylist": compiled},
+    )
+
+
+# Providers' own prefixes, from their documentation of each token format.
+_PREFIXED: tuple[type[RegexBasedDetector], ...] = (
+    _prefixed("Vault Token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    _prefixed("Shopify Token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+    _prefixed("DigitalOcean Token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    _prefixed("NPM Token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _prefixed("Google OAuth Client Secret", r"\bGOCSPX-[A-Za-z0-9_\-]{28}\b"),
+    _prefixed(
+        "Grafana Token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", r"\bglc_[A-Za-z0-9+/]{32,}"
+    ),
+    _prefixed("Linear API Key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    _prefixed("Postman API Key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    _prefixed("Doppler Token", r"\bdp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.\-]{40,}"),
+    _prefixed("Sentry Token", r"\bsntry[su]_[A-Za-z0-9_=+/\-]{40,}"),
+    _prefixed("Databricks Token", r"\bdapi[a-f0-9]{32}\b"),
+    _prefixed("Pulumi Token", r"\bpul-[a-f0-9]{40}\b"),
+    _prefixed("Supabase Token", r"\bsbp_[a-f0-9]{40}\b"),
+    _prefixed("Age Secret Key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"),
+    _prefixed("Mailgun Key", r"\bkey-[0-9a-f]{32}\b"),
+    _prefixed(
+        "Discord Webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{60,}",
+    ),
+)
+
+# What follows the name or the scheme: a value with no white space, quote, or the marks of
+# a reference ($VAR, ${VAR}, <placeholder>, {{template}}), nor a separator of its own.
+_VALUE = r"([^\s\"'`$<>{}\[\](),;]{8,})"
+
+
+class HeaderCredentialDetector(RegexBasedDetector):
+    # `Authorization: Bearer ...`, `X-API-Key: ...` as curl commands and HTTP logs write them.
+    secret_type = "HTTP Credential Header"
+    denylist = (
+        re.compile(r"(?i)\bauthorization\s*[:=]\s*(?:bearer|token|basic)\s+" + _VALUE),
+        re.compile(r"(?i)\bx-(?:api|auth)-(?:key|token)\s*:\s*" + _VALUE),
+    )
+
+
+class NamedSecretAssignmentDetector(RegexBasedDetector):
+    # `password: ...`, `api_key = ...`, `token=...`, `secret_access_key: ...` (YAML, .env,
+    # INI, connection strings' `Password=...;`), whatever the case: a name ending in a word
+    # for a credential, then a value; and the same said on a command line (`--password X`,
+    # `-pX`, `sshpass -p 'X'`), in .netrc (`password X`) and .pgpass (`host:port:db:user:X`).
+    # Kept only when the value looks random (below).
+    secret_type = "Secret Keyword"
+    denylist = (
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])[a-z0-9_.\-]*(?:pass|password|passwd|pwd|secret|token|api_?key"
+            r"|access_?key|auth_?key|private_?key)(?![A-Za-z0-9_])\s*[:=]\s*[\"']?" + _VALUE
+        ),
+        re.compile(r"(?:^|\s)--(?:password|passwd|token|api-key|secret)(?:=|\s+)[\"']?" + _VALUE),
+        re.compile(r"(?:^|\s)-p(?:[\"']|\s+[\"'])?" + r"([^\s\"'`$<>{}]{8,})"),
+        re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+" + _VALUE),
+        re.compile(r"(?:^|\s)[A-Za-z0-9.*\-]+:(?:\d+|\*):[^:\s]+:[^:\s]+:([^:\s]{8,})$"),
+    )
+
+
+class UrlPasswordDetector(RegexBasedDetector):
+    # scheme://user:password@host, the user possibly empty (redis://:password@host).
+    secret_type = "Basic Auth Credentials"
+    denylist = (re.compile(r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]*:([^/\s:@]{6,})@"),)
+
+
+class DockerAuthDetector(RegexBasedDetector):
+    # A registry login kept in a Docker config: base64 of user:password.
+    secret_type = "Docker Registry Auth"
+    denylist = (re.compile(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{12,}={0,2})\""),)
+
+
 # Formats with a fixed shape: a match is a secret.
 _FORMAT_PLUGINS: tuple[type[BasePlugin], ...] = (
     ArtifactoryDetector,
@@ -125,12 +208,17 @@ _FORMAT_PLUGINS: tuple[type[BasePlugin], ...] = (
     HuggingFaceTokenDetector,
     GitHubFineGrainedTokenDetector,
     AwsSecretKeyDetector,
+    *_PREFIXED,
 )
 # Guesses from a name (`password = "..."`) or from randomness: the library's own
 # false-positive filters apply to these.
 _GUESSING_PLUGINS: tuple[type[BasePlugin], ...] = (
     KeywordDetector,
     UnquotedPasswordAssignmentDetector,
+    HeaderCredentialDetector,
+    NamedSecretAssignmentDetector,
+    UrlPasswordDetector,
+    DockerAuthDetector,
 )
 # A quoted string this random (bits per character, base64 alphabet), 20 characters or more.
 ENTROPY_LIMIT = 4.5
@@ -182,18 +270,75 @@ def _placeholder(secret: str) -> bool:
     return lowered in _PLACEHOLDERS or len(set(lowered)) <= 1 or "example" in lowered
 
 
-def _guess_is_noise(secret: str, line: str) -> bool:
+# Words .env.example files and docs put where a credential goes (`xoxb-your-token-here`,
+# `ghp_xxxx...`): a random token holds none of them (odds of one in a 36-character token:
+# about 1 in 40,000 for the lot).
+_PLACEHOLDER_WORDS = re.compile(
+    r"your|here|example|xxxx|placeholder|changeme|dummy|redacted|sample|insert|replace"
+    r"|fake|\.\.\.|<|>",
+    re.IGNORECASE,
+)
+
+
+def _placeholder_token(value: str) -> bool:
+    """A token of a known format whose random part is a placeholder's words or one letter."""
+    random_part = re.split(r"[_\-.]", value, maxsplit=1)[-1]
+    return bool(_PLACEHOLDER_WORDS.search(value)) or len(set(random_part.lower())) <= 2
+
+
+def _looks_random(value: str) -> bool:
+    """A value a person did not write as words: letters of both cases, or letters and digits
+    (`hunter22`, `Xk9...`), or a long high-entropy string. `read_from_vault`, `3600` and
+    `production` are not."""
+    classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    _, _, entropy = _plugins()
+    return classes >= 2 or (len(value) >= 16 and entropy.calculate_shannon_entropy(value) >= 3.5)
+
+
+# Content-addressed hashes (npm lockfiles' integrity, HTML subresource integrity, CSP
+# sources) are random by construction and public: never a secret.
+_DIGEST_PREFIX = re.compile(r"^(?:sha1|sha256|sha384|sha512)-")
+
+
+def _guess_is_noise(secret: str, line: str, *, named: bool = False) -> bool:
+    """`named`: the value was found after a credential's name, so even a UUID is one (many
+    services issue UUID-shaped keys); found by its randomness alone, a UUID is an id."""
     return (
         _placeholder(secret)
+        or bool(_PLACEHOLDER_WORDS.search(secret))
+        or bool(_DIGEST_PREFIX.match(secret))
         # A secret has no spaces; a sentence in quotes after "secret" is prose.
         or any(c.isspace() for c in secret)
         or heuristic.is_sequential_string(secret)
-        or heuristic.is_potential_uuid(secret)
+        or (not named and heuristic.is_potential_uuid(secret))
         or heuristic.is_templated_secret(secret)
         or heuristic.is_prefixed_with_dollar_sign(secret)
         or heuristic.is_indirect_reference(line)
         or heuristic.is_not_alphanumeric_string(secret)
     )
+
+
+# Guesses that read a value after a name, a header or a scheme: kept only when the value
+# looks random, and (Docker) when it decodes to user:password.
+_NAMED_VALUE = (HeaderCredentialDetector, NamedSecretAssignmentDetector, UrlPasswordDetector)
+
+
+# `process.env.DB_PASSWORD`, `settings.SECRET_KEY`: where a credential is read from.
+_CODE_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _guess_holds(plugin: BasePlugin, value: str, line: str) -> bool:
+    named = isinstance(plugin, (*_NAMED_VALUE, UnquotedPasswordAssignmentDetector))
+    if not value or _guess_is_noise(value, line, named=named):
+        return False
+    if named and _CODE_REFERENCE.fullmatch(value):
+        return False
+    if isinstance(plugin, _NAMED_VALUE):
+        return _looks_random(value)
+    if isinstance(plugin, DockerAuthDetector):
+        decoded = _printable(_b64decode(value))
+        return decoded is not None and ":" in decoded
+    return True
 
 
 # Plugins whose pattern captures the secret itself (the password of a URL, the value of an
@@ -211,26 +356,89 @@ def _format_matches(plugin: BasePlugin, line: str) -> Iterator[str]:
             yield match.group(0)
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """Every credential found in `text`, in order of kind; empty when there is none."""
-    formats, guesses, entropy = _plugins()
-    found: dict[str, Finding] = {}
-    # A private key block spans lines; every other format is found within one.
+def _formats_in(text: str) -> Iterator[Finding]:
+    """Credentials of a fixed format in `text` (no guesses): what an encoded or split
+    credential is checked for once it is put back together."""
+    formats, _, _ = _plugins()
+    lines = text.splitlines()
     for plugin in formats:
         if isinstance(plugin, PrivateKeyDetector):
             for value in plugin.analyze_string(text):
-                found.setdefault(value, Finding(plugin.secret_type, value))
-    for line in text.splitlines():
-        for plugin in formats:
-            if isinstance(plugin, PrivateKeyDetector):
-                continue
+                yield Finding(plugin.secret_type, value)
+            continue
+        for line in lines:
             for value in _format_matches(plugin, line):
                 if isinstance(plugin, BasicAuthDetector) and _placeholder(value):
                     continue  # postgresql://user:pass@host in a how-to
-                found.setdefault(value, Finding(plugin.secret_type, value))
+                if _placeholder_token(value):
+                    continue
+                yield Finding(plugin.secret_type, value)
+
+
+# Encoded forms a credential is pasted in: base64 (standard or URL-safe), hex, and
+# percent-encoding. Each token is decoded, and what decodes to text is checked for the
+# fixed formats (guesses would read noise into decoded bytes).
+_BASE64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_TOKEN = re.compile(r"\b(?:[0-9a-fA-F]{2}){10,}\b")
+_PERCENT_TOKEN = re.compile(r"\S*%[0-9A-Fa-f]{2}\S*")
+
+
+def _b64decode(token: str) -> bytes | None:
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        if "-" in token or "_" in token:
+            return base64.urlsafe_b64decode(padded)
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _printable(data: bytes | None) -> str | None:
+    """The bytes as text when they are text (UTF-8, nearly all printable), else None."""
+    if not data or len(data) < 8:
+        return None
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return None
+    shown = sum(c.isprintable() or c.isspace() for c in text)
+    return text if shown >= 0.95 * len(text) else None
+
+
+def _decoded(text: str) -> Iterator[tuple[str, str, str]]:
+    """(encoding, the token as written, what it decodes to) for each token that decodes to
+    text."""
+    for match in _BASE64_TOKEN.finditer(text):
+        decoded = _printable(_b64decode(match.group()))
+        if decoded is not None:
+            yield "base64", match.group(), decoded
+    for match in _HEX_TOKEN.finditer(text):
+        decoded = _printable(bytes.fromhex(match.group()))
+        if decoded is not None:
+            yield "hex", match.group(), decoded
+    if "%" in text:
+        for match in _PERCENT_TOKEN.finditer(text):
+            decoded = urllib.parse.unquote(match.group())
+            if decoded != match.group():
+                yield "URL-encoded", match.group(), decoded
+
+
+# No credential of any format is shorter (a field like `medium` or `agent` holds none).
+_SHORTEST_SECRET = 8
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every credential found in `text`, in order of kind; empty when there is none."""
+    if len(text) < _SHORTEST_SECRET:
+        return []
+    _, guesses, entropy = _plugins()
+    found: dict[str, Finding] = {}
+    for finding in _formats_in(text):
+        found.setdefault(finding.value, finding)
+    for line in text.splitlines():
         for plugin in guesses:
             for value in plugin.analyze_string(line):
-                if value and not _guess_is_noise(value, line):
+                if _guess_holds(plugin, value, line):
                     found.setdefault(value, Finding(plugin.secret_type, value))
         for value in entropy.analyze_string(line):
             if (
@@ -239,6 +447,11 @@ def find_secrets(text: str) -> list[Finding]:
                 and not _guess_is_noise(value, line)
             ):
                 found.setdefault(value, Finding("High Entropy String", value))
+    for encoding, token, decoded in _decoded(text):
+        if token in found:
+            continue
+        for finding in _formats_in(decoded):
+            found.setdefault(token, Finding(f"{finding.kind}, {encoding}", token))
     return list(found.values())
 
 
@@ -303,24 +516,84 @@ def redact_for_log(text: str, keep: int) -> str:
     return redacted(window, find_secrets(window))[:keep]
 
 
+T = TypeVar("T")
+
+
+def screen_fields(record: T, policy: SecretsPolicy, prefix: str = "") -> T:
+    """Every string a write shape (a dataclass) holds, screened, each refusal naming its
+    field: strings, lists of them, mappings (metadata, key changes) and nested shapes, by
+    their type. A field added to a shape is screened without being named here."""
+    assert dataclasses.is_dataclass(record) and not isinstance(record, type)
+    changes = {
+        f.name: _screened(getattr(record, f.name), f"{prefix}{f.name}", policy)
+        for f in dataclasses.fields(record)
+    }
+    return dataclasses.replace(record, **changes)
+
+
+def _screened(value: Any, field: str, policy: SecretsPolicy) -> Any:
+    if isinstance(value, str):
+        return screen(value, field, policy)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return screen_fields(value, policy, f"{field}.")
+    if isinstance(value, Mapping):
+        return screen_json(value, field, policy)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_screened(v, f"{field}.{i}", policy) for i, v in enumerate(value))
+    return value
+
+
+# A credential has no white space: one cut in two is the last word of one field and the
+# first word of another, read together.
+_LAST_WORD = re.compile(r"\S+$")
+_MIN_SPLIT_CHARS = 16  # shorter than any fixed format
+_FIRST_WORD = re.compile(r"^\S+")
+
+
 def screen_memory(new: NewMemory, policy: SecretsPolicy, prefix: str = "") -> NewMemory:
-    """Every stored text of a memory screened, each refusal naming its field (`prefix`
-    names the item of a batch)."""
-    return dataclasses.replace(
-        new,
-        content=screen(new.content, f"{prefix}content", policy),
-        context=_optional(new.context, f"{prefix}context", policy),
-        name=_optional(new.name, f"{prefix}name", policy),
-        category=_optional(new.category, f"{prefix}category", policy),
-        source_repo=_optional(new.source_repo, f"{prefix}source_repo", policy),
-        task_id=_optional(new.task_id, f"{prefix}task_id", policy),
-        tags=tuple(screen(t, f"{prefix}tags.{i}", policy) for i, t in enumerate(new.tags)),
-        metadata=screen_json(new.metadata, f"{prefix}metadata", policy),
-    )
+    """Every stored text of a memory screened (every field the field table lets a writer
+    set), each refusal naming its field (`prefix` names the item of a batch); then each
+    field's end read against every other field's start, for a credential cut in two."""
+    screened = screen_fields(new, policy, prefix)
+    texts = {
+        f.name: getattr(screened, f.name)
+        for f in dataclasses.fields(screened)
+        if isinstance(getattr(screened, f.name), str)
+    }
+    while (split := next(_split_across(texts), None)) is not None:
+        first, second, finding, at = split
+        if policy == "refuse":
+            raise InvalidInputError(
+                f"{prefix}{first} and {prefix}{second} hold what looks like a secret cut in"
+                f" two ({finding.kind}); memories are shared with every agent of the tenant,"
+                " so credentials are never stored",
+                field=f"{prefix}{first}",
+            )
+        label = f"[REDACTED:{finding.kind}]"
+        head, tail = finding.value[:at], finding.value[at:]
+        texts[first] = texts[first][: len(texts[first]) - len(head)] + label
+        texts[second] = label + texts[second][len(tail) :]
+        screened = dataclasses.replace(screened, **{first: texts[first], second: texts[second]})
+    return screened
 
 
-def _optional(value: str | None, field: str, policy: SecretsPolicy) -> str | None:
-    return None if value is None else screen(value, field, policy)
+def _split_across(texts: Mapping[str, str]) -> Iterator[tuple[str, str, Finding, int]]:
+    """(first field, second field, the credential, where the cut is in it) for a fixed-format
+    credential that only the end of one field and the start of the other make whole."""
+    ends = {name: _LAST_WORD.search(text) for name, text in texts.items()}
+    starts = {name: _FIRST_WORD.match(text) for name, text in texts.items()}
+    for first, end in ends.items():
+        for second, start_word in starts.items():
+            if first == second or end is None or start_word is None:
+                continue
+            tail, head = end.group(), start_word.group()
+            joined = tail + head
+            if len(joined) < _MIN_SPLIT_CHARS:
+                continue
+            for finding in _formats_in(joined):
+                start = joined.find(finding.value)
+                if start < len(tail) < start + len(finding.value):
+                    yield first, second, finding, len(tail) - start
 
 
 def memory_text_size(new: NewMemory) -> int:

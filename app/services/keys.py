@@ -10,6 +10,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, ApiKey, display_prefix, generate_key, hash_key
+from app.domain.secrets import screen
 from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail
 
@@ -44,6 +45,8 @@ class KeyService:
 
     async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
         tenant_id, name, role = key_request(tenant_id, name, role, ROLES)
+        # Listed to every admin and written to the log: never a credential.
+        name = screen(name, "name", "refuse")
         key = generate_key()
         record = await (await self._keys()).create(
             tenant_id, name, role, hash_key(key), display_prefix(key)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from app.domain.inputs import (
 from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.domain.principal import Principal
-from app.domain.secrets import screen, screen_json
+from app.domain.secrets import screen_fields
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
@@ -141,13 +140,7 @@ class LearningService:
         self._memories.actor.require_trust("agent")
         learned = learning(draft, self._limits)
         # Screened here too, so that a refusal names the fields as the caller sent them.
-        policy = self._limits.secrets_policy
-        learned = dataclasses.replace(
-            learned,
-            text=screen(learned.text, "text", policy),
-            reasoning=screen_json(learned.reasoning, "reasoning", policy),
-            references=screen_json(learned.references, "references", policy),
-        )
+        learned = screen_fields(learned, self._limits.secrets_policy)
         category = learned.category or infer_category(learned.text)
         name = learned.name or make_title(learned.text)
         metadata: dict[str, Any] = {}

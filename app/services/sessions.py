@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict as vars_of
@@ -16,7 +15,7 @@ from app.domain import snapshot as snapshot_rules
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import snapshot_budget, source_repo_filter
 from app.domain.principal import Principal, system_principal
-from app.domain.secrets import screen, screen_json
+from app.domain.secrets import screen_fields
 from app.domain.sessions import (
     Session,
     SessionDraft,
@@ -122,23 +121,15 @@ class SessionService:
     def _check_start(self, draft: SessionDraft) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
         self._actor.require("write")
-        checked = session_draft(draft)
-        policy = self._settings.secrets_policy
-        return dataclasses.replace(
-            checked, task=None if checked.task is None else screen(checked.task, "task", policy)
-        )
+        return screen_fields(session_draft(draft), self._settings.secrets_policy)
 
     async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
         self._actor.require("write")
-        ending = session_end(draft)
-        policy = self._settings.secrets_policy
-        summary = None if ending.summary is None else screen(ending.summary, "summary", policy)
-        changes = screen_json(
-            [{k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes],
-            "key_changes",
-            policy,
-        )
-        ended = await self._repo.end(session_id, ending.status, summary, changes)
+        ending = screen_fields(session_end(draft), self._settings.secrets_policy)
+        changes = [
+            {k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes
+        ]
+        ended = await self._repo.end(session_id, ending.status, ending.summary, changes)
         if ended is not None:
             return ended
         if await self._repo.get(session_id) is None:

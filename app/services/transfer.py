@@ -11,7 +11,7 @@ from uuid import UUID
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
-from app.domain.secrets import screen, screen_json
+from app.domain.secrets import screen_fields
 from app.domain.sessions import Session
 from app.domain.transfer import (
     ExportDraft,
@@ -126,15 +126,8 @@ class TransferService:
         async for number, draft in source.memories():
             if isinstance(draft, SessionLine):
                 try:
-                    session = imported_session(draft)
                     policy = self._memories.limits.secrets_policy
-                    session = dataclasses.replace(
-                        session,
-                        summary=None
-                        if session.summary is None
-                        else screen(session.summary, "summary", policy),
-                        key_changes=screen_json(session.key_changes, "key_changes", policy),
-                    )
+                    session = screen_fields(imported_session(draft), policy)
                 except InvalidInputError as exc:
                     raise at_line(number, exc) from exc
                 sessions.append(session)

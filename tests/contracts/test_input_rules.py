@@ -8,6 +8,7 @@ field added without a limit (and without a case) fails `test_every_field_has_a_c
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,6 +138,12 @@ MEMORY_FIELDS: list[tuple[str, Any, str]] = [
     ("files", ["f.py"] * (MEMORY_FILES + 1), "files"),
     ("files", ["../outside/the/repository.py"], "files"),
     ("files", [ESCAPE], "files"),
+    # Every stored string is screened, the ones an agent seldom thinks of too.
+    ("files", ["a.py", f"keys/{GITHUB_TOKEN}.txt"], "files.1"),
+    ("git_branch", f"fix/{GITHUB_TOKEN}", "git_branch"),
+    ("source", f"ci {GITHUB_TOKEN}", "source"),
+    # Encoded (a credential cut in two between fields: test_a_split_credential_is_found).
+    ("content", "the CI var is " + base64.b64encode(GITHUB_TOKEN.encode()).decode(), "content"),
 ]
 
 
@@ -373,7 +380,12 @@ OPERATIONS = [
             ("git_commit", "HEAD~1", "git_commit"),
             ("changed_files", items_over("changed_files", "a.py"), "changed_files"),
             ("changed_files", ["../elsewhere.py"], "changed_files"),
+            ("agent", f"bot {GITHUB_TOKEN}", "agent"),
+            ("source_repo", f"acme/{GITHUB_TOKEN}", "source_repo"),
+            ("git_branch", f"fix/{GITHUB_TOKEN}", "git_branch"),
         ],
+        # The hooks send the changed files over REST; the tool takes none.
+        rest_only=[("changed_files", [f"{GITHUB_TOKEN}.txt"], "changed_files.0")],
         mcp_only=[],
     ),
     Operation(
@@ -479,6 +491,7 @@ OPERATIONS = [
         bad=[
             ("name", field_over("key_name"), "name"),
             ("name", "nul\x00name", "name"),
+            ("name", f"ci {GITHUB_TOKEN}", "name"),
             ("name", "", "name"),
             ("role", "root", "role"),
         ],
@@ -684,3 +697,13 @@ async def test_every_field_has_a_case(api: httpx.AsyncClient, served: str) -> No
         missing += [f"tool {tool.name}: {f}" for f in sorted(fields - covered)]
         assert tool.input_schema.get("additionalProperties") is False, tool.name
     assert not missing, "fields without a refusal case:\n" + "\n".join(missing)
+
+
+async def test_a_split_credential_is_found(api: httpx.AsyncClient, db: asyncpg.Connection) -> None:
+    cut = 14
+    body = {"content": f"The deploy script needs {GITHUB_TOKEN[:cut]}",
+            "context": f"{GITHUB_TOKEN[cut:]} is the rest of it"}  # fmt: skip
+    refused = await api.post("/memories", json=body)
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "content"
+    assert GITHUB_TOKEN[cut:] not in refused.text
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0

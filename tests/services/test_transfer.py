@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +30,8 @@ from tests.conftest import running, serving
 pytestmark = pytest.mark.citus
 
 NDJSON_BODY = {"Content-Type": "application/x-ndjson"}
+GITHUB_TOKEN = "ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
+SESSION = {"id": str(uuid.UUID(int=1)), "started_at": "2026-11-01T09:00:00+00:00"}
 
 # What a round trip must keep, per memory (ids may differ; links are compared by content).
 KEPT = """
@@ -215,8 +218,11 @@ def export_file(*records: dict[str, Any]) -> bytes:
         (export_file({"content": "x" * 3_000}), 413, "lines.2"),
         # The same rules as every other door: no hidden text, no credentials.
         (export_file({"content": "fine\u200bhidden"}), 422, "lines.2.content"),
-        (export_file({"content": "ok", "metadata": {"t": "ghp_" + "a1" * 18}}), 422,
+        (export_file({"content": "ok", "metadata": {"t": GITHUB_TOKEN}}), 422,
          "lines.2.metadata.t"),
+        # A session line's every string, its task and agent too.
+        (export_file({"session": {**SESSION, "task": f"use {GITHUB_TOKEN}"}}), 422, "lines.2.task"),
+        (export_file({"session": {**SESSION, "agent": GITHUB_TOKEN}}), 422, "lines.2.agent"),
         (export_file({"content": "ok", "content_hash": "not-a-hash"}), 422,
          "lines.2.content_hash"),
     ],
