@@ -547,6 +547,9 @@ def _screened(value: Any, field: str, policy: SecretsPolicy) -> Any:
 # first word of another, read together.
 _LAST_WORD = re.compile(r"\S+$")
 _MIN_SPLIT_CHARS = 16  # shorter than any fixed format
+# Fields whose values come from a closed vocabulary: no one cuts a key into `general`, and
+# read against them a content ending in half a token would complete it by accident.
+_VOCABULARY_FIELDS = frozenset({"memory_type", "trust_level", "confidence"})
 _FIRST_WORD = re.compile(r"^\S+")
 
 
@@ -558,7 +561,7 @@ def screen_memory(new: NewMemory, policy: SecretsPolicy, prefix: str = "") -> Ne
     texts = {
         f.name: getattr(screened, f.name)
         for f in dataclasses.fields(screened)
-        if isinstance(getattr(screened, f.name), str)
+        if isinstance(getattr(screened, f.name), str) and f.name not in _VOCABULARY_FIELDS
     }
     while (split := next(_split_across(texts), None)) is not None:
         first, second, finding, at = split

@@ -34,3 +34,11 @@ def test_the_readme_is_a_newcomers_page() -> None:
     assert len(readme.splitlines()) < 250
     for must in ("./scripts/run", "./scripts/test", "Connect your agent", "docs/api.md"):
         assert must in readme
+
+
+def test_the_documented_mcp_tools_are_the_servers() -> None:
+    from app.mcp.server import TOOLS
+
+    section = (ROOT / "docs" / "api.md").read_text().split("## MCP", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("Tools: ", 1)[1].split(". Their", 1)[0]
+    assert set(re.findall(r"`([a-z_]+)`", listed)) == {tool.__name__ for tool, _ in TOOLS}
