@@ -51,32 +51,6 @@ SecretsPolicy = Literal["refuse", "redact"]
 SECRETS_POLICIES: tuple[SecretsPolicy, ...] = ("refuse", "redact")
 
 
-class GoogleApiKeyDetector(RegexBasedDetector):
-    secret_type = "Google API Key"
-    denylist = (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),)
-
-
-class AnthropicKeyDetector(RegexBasedDetector):
-    secret_type = "Anthropic API Key"
-    denylist = (re.compile(r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_\-]{80,}"),)
-
-
-class OpenAIProjectKeyDetector(RegexBasedDetector):
-    # detect-secrets knows the legacy `sk-...T3BlbkFJ...` form only.
-    secret_type = "OpenAI Token"
-    denylist = (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"),)
-
-
-class HuggingFaceTokenDetector(RegexBasedDetector):
-    secret_type = "Hugging Face Token"
-    denylist = (re.compile(r"\bhf_[A-Za-z]{34}\b"),)
-
-
-class GitHubFineGrainedTokenDetector(RegexBasedDetector):
-    secret_type = "GitHub Token"
-    denylist = (re.compile(r"\bgithub_pat_[0-9A-Za-z_]{82}\b"),)
-
-
 class AwsSecretKeyDetector(RegexBasedDetector):
     # The secret half of an AWS key pair, named as the SDKs and .env files name it (quoted
     # or not: detect-secrets' keyword detector wants quotes).
@@ -113,6 +87,12 @@ def _prefixed(kind: str, *patterns: str) -> type[RegexBasedDetector]:
 
 # Providers' own prefixes, from their documentation of each token format.
 _PREFIXED: tuple[type[RegexBasedDetector], ...] = (
+    _prefixed("Google API Key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _prefixed("Anthropic API Key", r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_\-]{80,}"),
+    # detect-secrets knows the legacy `sk-...T3BlbkFJ...` form only.
+    _prefixed("OpenAI Token", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"),
+    _prefixed("Hugging Face Token", r"\bhf_[A-Za-z]{34}\b"),
+    _prefixed("GitHub Token", r"\bgithub_pat_[0-9A-Za-z_]{82}\b"),
     _prefixed("Vault Token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
     _prefixed("Shopify Token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
     _prefixed("DigitalOcean Token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
@@ -202,11 +182,6 @@ _FORMAT_PLUGINS: tuple[type[BasePlugin], ...] = (
     StripeDetector,
     TelegramBotTokenDetector,
     TwilioKeyDetector,
-    GoogleApiKeyDetector,
-    AnthropicKeyDetector,
-    OpenAIProjectKeyDetector,
-    HuggingFaceTokenDetector,
-    GitHubFineGrainedTokenDetector,
     AwsSecretKeyDetector,
     *_PREFIXED,
 )
