@@ -1,4 +1,4 @@
-"""The audit log: appended by the services, read by admins, aged out by the owner's function."""
+"""The audit log: appended by the services, read by admins, aged out past a floor."""
 
 from __future__ import annotations
 
@@ -130,7 +130,15 @@ class AuditRepository:
         return to_memory(row) if row else None
 
     async def forget_older_than(self, days: int) -> int:
-        """Through the owner's function, the one way entries leave (migration 0031)."""
+        """The one way entries leave; never one younger than the database's 30-day floor
+        (migration 0031's row policy), whatever `days` says."""
         conn = await self._uow.connection()
-        deleted = await conn.fetchval(*named("SELECT audit_log_forget(:days)", {"days": days}))
+        deleted = await conn.fetchval(
+            *named(
+                "WITH gone AS (DELETE FROM audit_log WHERE tenant_id = :tenant_id"
+                " AND at < now() - make_interval(days => :days) RETURNING 1)"
+                " SELECT count(*) FROM gone",
+                {"tenant_id": self._uow.tenant_id, "days": days},
+            )
+        )
         return int(deleted)

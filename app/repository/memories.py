@@ -300,6 +300,24 @@ class MemoryRepository:
         return [to_memory(row) for row in await conn.fetch(*named(sql, values))]
 
 
+# Two assignments by who gives the feedback: one who may write the memory's trust counts a
+# reuse and moves its version; anyone else moves only its relevance, never below the
+# trusted floor. (Every CASE over columns, parameters and immutable functions only, as
+# Citus requires: jsonb_set or now() may not sit in one.)
+_FEEDBACK = returning_memories(f"""
+UPDATE memories AS m SET
+    relevance_score = least(greatest(
+        m.relevance_score + :delta,
+        CASE WHEN {_MAY_CHANGE} THEN :floor
+             ELSE least(:trusted_floor, m.relevance_score) END), :ceiling),
+    metadata = m.metadata || jsonb_strip_nulls(jsonb_build_object('reuse_count',
+        CASE WHEN {_MAY_CHANGE}
+             THEN coalesce((m.metadata->>'reuse_count')::int, 0) + 1 END)),
+    version = m.version + CASE WHEN {_MAY_CHANGE} THEN 1 ELSE 0 END,
+    updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
+WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {SERVABLE}""")
+
+
 class FeedbackRepository:
     """Relevance moves within [floor, ceiling]. A memory of a trust level the caller may not
     write never sinks below `trusted_floor` (nor below where it already is) by that
@@ -318,18 +336,6 @@ class FeedbackRepository:
     ) -> Memory | None:
         floor, trusted_floor, ceiling = bounds
         conn = await self._uow.connection()
-        sql = returning_memories(f"""
-            UPDATE memories AS m SET
-                relevance_score = least(greatest(
-                    m.relevance_score + :delta,
-                    CASE WHEN {_MAY_CHANGE} THEN :floor
-                         ELSE least(:trusted_floor, m.relevance_score) END), :ceiling),
-                metadata = CASE WHEN {_MAY_CHANGE} THEN jsonb_set(m.metadata, '{{reuse_count}}',
-                    to_jsonb(coalesce((m.metadata->>'reuse_count')::int, 0) + 1))
-                    ELSE m.metadata END,
-                version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
-                updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
-            WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {SERVABLE}""")
         values = {
             "tenant_id": self._uow.tenant_id,
             "memory_id": memory_id,
@@ -340,7 +346,7 @@ class FeedbackRepository:
             "writable": list(writable),
             "now": datetime.now(UTC),
         }
-        row = await conn.fetchrow(*named(sql, values))
+        row = await conn.fetchrow(*named(_FEEDBACK, values))
         return to_memory(row) if row else None
 
 

@@ -179,13 +179,32 @@ async def test_the_app_role_may_only_append_to_the_audit_log(
         await db.execute("SET LOCAL ROLE agent_memory_app")
         await db.execute("SET LOCAL app.tenant_id = 'a'")
         for statement in (
-            "UPDATE audit_log SET action = 'edit'",
-            "DELETE FROM audit_log",
-            "SELECT * FROM audit_log FOR UPDATE",
+            "UPDATE audit_log SET action = 'edit' WHERE tenant_id = 'a'",
+            "TRUNCATE audit_log",
+            "SELECT * FROM audit_log WHERE tenant_id = 'a' FOR UPDATE",
         ):
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
                 async with db.transaction():
                     await db.execute(statement)
-        # Retention goes through the owner's function, by age only, never under 30 days.
-        assert await db.fetchval("SELECT audit_log_forget(1)") == 0
-    assert await db.fetchval("SELECT count(*) FROM audit_log") == 1
+        # A delete passes over every entry younger than the 30-day floor.
+        assert await db.execute("DELETE FROM audit_log WHERE tenant_id = 'a'") == "DELETE 0"
+    # Retention deletes by age only, never under 30 days, after a session start's pruning.
+    for age in (400, 10):
+        await db.execute(
+            "INSERT INTO audit_log (tenant_id, at, actor_role, action) VALUES"
+            " ('a', now() - make_interval(days => $1), 'admin', 'edit')",
+            age,
+        )
+    async with db.transaction():
+        await db.execute("SET LOCAL ROLE agent_memory_app")
+        await db.execute("SET LOCAL app.tenant_id = 'a'")
+        deleted = await db.execute("DELETE FROM audit_log WHERE tenant_id = 'a'")
+        assert deleted == "DELETE 1"  # the 400-day-old one
+    await db.execute(
+        "INSERT INTO audit_log (tenant_id, at, actor_role, action) VALUES"
+        " ('a', now() - interval '400 days', 'admin', 'edit')"
+    )
+    await api.post("/sessions", json={"source_repo": "r"}, headers=auth(keys["a-agent"]))
+    ages = await db.fetch("SELECT now() - at > interval '30 days' AS old FROM audit_log")
+    assert [row["old"] for row in ages if row["old"]] == []
+    assert len(ages) >= 2  # the import's entry and the 10-day-old one stay
