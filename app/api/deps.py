@@ -43,10 +43,12 @@ async def get_principal(request: Request, runtime: RuntimeDep) -> Principal:
     header = request.headers.get("authorization")
     bearer = None
     if header is not None:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
             raise UnauthorizedError("use Authorization: Bearer <key>")
-        bearer = token.strip()
+        # An empty bearer is no key: a client configured with `Bearer ${KEY:-}` (the Claude
+        # Code plugin's .mcp.json) works in open mode, and gets 401 once keys are required.
+        bearer = token.strip() or None
     address = request.client.host if request.client else None
     principal = await runtime.authenticator.authenticate(bearer, address)
     request.state.principal = principal

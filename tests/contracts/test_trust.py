@@ -75,6 +75,24 @@ async def test_revoking_every_key_closes_the_service(
     assert await db.fetchval("SELECT count(*) FROM api_keys") == 6
 
 
+async def test_an_empty_bearer_is_no_key(
+    api: httpx.AsyncClient, db: asyncpg.Connection, mcp_served: str
+) -> None:
+    empty = {"Authorization": "Bearer "}
+    assert (await api.get("/memories", headers=empty)).status_code == 200  # open mode
+    async with httpx.AsyncClient(base_url=mcp_served) as http:
+        listed = await http.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            # On the wire an empty value's trailing space is trimmed: "Bearer" alone.
+            headers={"Authorization": "Bearer", "Accept": "application/json, text/event-stream"},
+        )
+    assert listed.status_code == 200 and "store_memory" in listed.text
+    assert (await api.get("/memories", headers={"Authorization": "Basic x"})).status_code == 401
+    await KeyService(db).create("default", "k", "admin")  # keys now required
+    assert (await api.get("/memories", headers=empty)).status_code == 401
+
+
 async def test_open_mode_is_decided_at_start(app: FastAPI, db: asyncpg.Connection) -> None:
     database = app.state.runtime.database
     assert await decide_open_mode(database, "127.0.0.1", False, False)
