@@ -62,19 +62,6 @@ class AwsSecretKeyDetector(RegexBasedDetector):
     )
 
 
-class UnquotedPasswordAssignmentDetector(RegexBasedDetector):
-    # `PASSWORD=...` / `DB_PASSWORD: ...` as in .env files and shell exports: an upper-case
-    # name ending in PASSWORD/SECRET/TOKEN and a value with no spaces. (Prose such as
-    # "password: the usual one" is not this shape.)
-    secret_type = "Secret Keyword"
-    denylist = (
-        re.compile(
-            r"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY)\s*[=:]\s*"
-            r"([^\s\"'$`{}<>]{8,})"
-        ),
-    )
-
-
 def _prefixed(kind: str, *patterns: str) -> type[RegexBasedDetector]:
     """A detector for tokens a provider marks with a prefix of its own."""
     compiled = tuple(re.compile(p) for p in patterns)
@@ -189,7 +176,6 @@ _FORMAT_PLUGINS: tuple[type[BasePlugin], ...] = (
 # false-positive filters apply to these.
 _GUESSING_PLUGINS: tuple[type[BasePlugin], ...] = (
     KeywordDetector,
-    UnquotedPasswordAssignmentDetector,
     HeaderCredentialDetector,
     NamedSecretAssignmentDetector,
     UrlPasswordDetector,
@@ -303,7 +289,7 @@ _CODE_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*
 
 
 def _guess_holds(plugin: BasePlugin, value: str, line: str) -> bool:
-    named = isinstance(plugin, (*_NAMED_VALUE, UnquotedPasswordAssignmentDetector))
+    named = isinstance(plugin, _NAMED_VALUE)
     if not value or _guess_is_noise(value, line, named=named):
         return False
     if named and _CODE_REFERENCE.fullmatch(value):
@@ -319,7 +305,7 @@ def _guess_holds(plugin: BasePlugin, value: str, line: str) -> bool:
 # Plugins whose pattern captures the secret itself (the password of a URL, the value of an
 # assignment); every other plugin's capture, if any, is a prefix (ghp|gho|...), and the
 # whole match is the secret (what redaction replaces).
-_CAPTURES_SECRET = (BasicAuthDetector, AwsSecretKeyDetector, UnquotedPasswordAssignmentDetector)
+_CAPTURES_SECRET = (BasicAuthDetector, AwsSecretKeyDetector)
 
 
 def _format_matches(plugin: BasePlugin, line: str) -> Iterator[str]:
