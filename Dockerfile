@@ -7,6 +7,7 @@ WORKDIR /srv/agent-memory
 
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
+COPY agent_memory_client ./agent_memory_client
 COPY migrations ./migrations
 RUN pip install -e .
 

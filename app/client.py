@@ -57,16 +57,21 @@ def _without_none(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _filed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A write's body: source_repo is sent even as null (global), which a write must say."""
+    return {**_without_none(values), "source_repo": values.get("source_repo")}
+
+
 class Calls:
     """The API's operations as requests (no I/O): what both clients share."""
 
     @staticmethod
     def remember(text: str, **fields: Any) -> Call:
-        return Call("POST", "/remember", json=_without_none({"text": text, **fields}))
+        return Call("POST", "/remember", json=_filed({"text": text, **fields}))
 
     @staticmethod
     def store(content: str, **fields: Any) -> Call:
-        return Call("POST", "/memories", json=_without_none({"content": content, **fields}))
+        return Call("POST", "/memories", json=_filed({"content": content, **fields}))
 
     @staticmethod
     def search(q: str, **filters: Any) -> Call:

@@ -56,7 +56,7 @@ async def send(
     method: str,
     path: str,
     params: dict[str, str] | None = None,
-    json: dict[str, str] | None = None,
+    json: dict[str, str | None] | None = None,
 ) -> int:
     async with client.request(method, path, params=params, json=json) as response:
         await response.read()
@@ -69,7 +69,7 @@ async def client_loop(
     deadline: float,
     results: dict[str, list[float]],
     errors: dict[str, int],
-    known: list[str],
+    known: list[tuple[str, str]],
 ) -> None:
     rng = random.Random(seed)
     while time.monotonic() < deadline:
@@ -92,10 +92,11 @@ async def client_loop(
                     json={"content": content, "memory_type": kind, "source_repo": repo},
                 )
                 if status == 201:
-                    known.append(content)
+                    known.append((content, repo))
             elif op == "reinforce" and known:
+                content, filed = rng.choice(known)
                 status = await send(
-                    client, "POST", "/memories", json={"content": rng.choice(known)}
+                    client, "POST", "/memories", json={"content": content, "source_repo": filed}
                 )
             else:
                 status = await send(client, "GET", "/snapshot", params={"source_repo": repo})
@@ -134,7 +135,9 @@ async def noisy_loop(
         text = worst_query(rng)
         try:
             if kind == "ingest":
-                status = await send(client, "POST", "/memories", json={"content": text})
+                status = await send(
+                    client, "POST", "/memories", json={"content": text, "source_repo": None}
+                )
             else:
                 status = await send(client, "POST", "/search", json={"q": text})
             answers[str(status)] += 1
@@ -229,7 +232,7 @@ async def noisy_neighbour(
             answers: dict[str, int] = defaultdict(int)
             began = time.monotonic()
             deadline = began + seconds
-            known: list[str] = []
+            known: list[tuple[str, str]] = []
             if statements:
                 await statements.begin_phase()
             await asyncio.gather(
@@ -322,7 +325,7 @@ async def main() -> None:
                     " store p99 | snapshot p99 |"
                 )
                 print("|---|---|---|---|---|---|---|---|")
-                known: list[str] = []
+                known: list[tuple[str, str]] = []
                 failures: dict[str, int] = {}
                 steps: list[tuple[int, float, str]] = []  # clients, req/s, search p99
                 for clients in (int(s) for s in args.steps.split(",") if s):

@@ -132,7 +132,11 @@ async def measure(
                 client,
                 "POST",
                 "/memories",
-                json={"content": f"{text} [scale-out {i}]", "memory_type": kind},
+                json={
+                    "content": f"{text} [scale-out {i}]",
+                    "memory_type": kind,
+                    "source_repo": None,
+                },  # global, as before writes had to say so
                 headers=headers,
             )
             if i >= 20:  # the first 20 warm up

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Depends, Response
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo, answers
 from app.api.responses import SupersedeOut
-from app.api.schemas import ConfirmIn, MemoryIn, MemoryPatch, PruneIn
+from app.api.schemas import ConfirmIn, MemoryPatch, PruneIn, ReplacementIn
 from app.api.versions import etag, expected_version
 from app.shapes import MemoryOut, PruneOut, render_prune, render_store
 
@@ -61,7 +61,7 @@ async def restore(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
     summary="Replace a memory with a new one",
 )
 async def supersede(
-    memory_id: MemoryId, body: MemoryIn, services: ServicesDep, version: VersionDep
+    memory_id: MemoryId, body: ReplacementIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
     old, outcome = await services.lifecycle.supersede(memory_id, body.draft(), version)
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))

@@ -1,5 +1,5 @@
 """MCP over streamable HTTP at /mcp: the same keys as REST, the tools run for the key's
-tenant and role."""
+tenant and role, and where a bridge says the agent works (agent_memory_client/protocol.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from app.api.deps import get_principal
 from app.api.errors import app_error_response
 from app.domain.errors import AppError
 from app.mcp.server import current_principal
+from app.mcp.surface import current_workspace, workspace_of
 
 
 class AuthenticatedMcp:
@@ -29,7 +30,9 @@ class AuthenticatedMcp:
             await response(scope, receive, send)
             return
         token = current_principal.set(principal)
+        place = current_workspace.set(workspace_of(request.headers))
         try:
             await self._mcp(scope, receive, send)
         finally:
+            current_workspace.reset(place)
             current_principal.reset(token)

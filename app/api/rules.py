@@ -13,6 +13,7 @@ from app.domain.validation import (
     LIST_ITEMS,
     METADATA_KEY_CHARS,
     METADATA_TEXT_CHARS,
+    NAMED_COMMIT_PATTERN,
     Limits,
     text_pattern,
 )
@@ -107,6 +108,7 @@ def text_rules(chars: str | int | None = None, **more: Any) -> dict[str, Any]:
 
 TAGS = line_rules("max_tag_chars", items="max_tags")
 COMMIT = documented(pattern=COMMIT_PATTERN)
+NAMED_COMMIT = documented(pattern=NAMED_COMMIT_PATTERN)
 MEMORY_TYPES = documented(items="memory_type", pattern=MEMORY_TYPE_PATTERN)
 # Any JSON, every key and string in it within the text rule, nested no deeper than the
 # limit (its size in bytes is checked by the service alone: JSON Schema cannot state it).

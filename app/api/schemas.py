@@ -14,6 +14,7 @@ from app.api.rules import (
     DEFAULT_LIMITS,
     MEMORY_TYPES,
     METADATA,
+    NAMED_COMMIT,
     TAGS,
     documented,
     line_rules,
@@ -41,7 +42,13 @@ from app.domain.inputs import (
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
-from app.domain.sessions import SESSION_STATUSES, KeyChange, SessionDraft, SessionEnd
+from app.domain.sessions import (
+    SESSION_STATUSES,
+    CommitChange,
+    KeyChange,
+    SessionDraft,
+    SessionEnd,
+)
 from app.domain.validation import MEMORY_FILES
 
 
@@ -60,6 +67,14 @@ class Body(BaseModel):
     # Strict: a boolean is a JSON boolean and a number a JSON number; "1" or 0 for true is
     # refused, not guessed (`{"dry_run": 0}` must not run a real prune).
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# A write says where it belongs: a repository, or null for a memory that holds in every
+# repository (global). Required, so that no forgotten field files one everywhere.
+FILED_UNDER: Any = Field(
+    description="The repository it belongs to; null: global (every repository's sessions).",
+    json_schema_extra=line_rules("source_repo"),
+)
 
 
 class MemoryIn(Body):
@@ -89,7 +104,7 @@ class MemoryIn(Body):
     )
     category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
     tags: list[str] = Field(default_factory=list, json_schema_extra=TAGS)
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    source_repo: str | None = FILED_UNDER
     task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
     trust_level: str = Field(default="agent", json_schema_extra=documented(choices=TRUST_ORDER))
     confidence: str = Field(default="medium", json_schema_extra=documented(choices=CONFIDENCES))
@@ -131,14 +146,32 @@ class MemoryIn(Body):
         return MemoryDraft(**self.model_dump())
 
 
+class ReplacementIn(MemoryIn):
+    """A supersede's replacement: what it leaves out (its repository, files, branch, commit,
+    tags, category, pin) is the superseded memory's."""
+
+    source_repo: str | None = Field(
+        default=None,
+        description="The repository; default: the superseded memory's.",
+        json_schema_extra=line_rules("source_repo"),
+    )
+
+
 class BatchIn(Body):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra=body(
             {
                 "memories": [
-                    {"content": "Prefer keyset paging over OFFSET", "memory_type": "code_pattern"},
-                    {"content": "pytest-asyncio needs loop scope session for shared pools"},
+                    {
+                        "content": "Prefer keyset paging over OFFSET",
+                        "memory_type": "code_pattern",
+                        "source_repo": REPO,
+                    },
+                    {
+                        "content": "pytest-asyncio needs loop scope session for shared pools",
+                        "source_repo": REPO,
+                    },
                 ]
             }
         ),
@@ -242,7 +275,7 @@ class StrategyLearnIn(Body):
         default_factory=list, json_schema_extra=line_rules("files_changed", items="files_changed")
     )
     model: str | None = Field(default=None, json_schema_extra=line_rules("model"))
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    source_repo: str | None = FILED_UNDER
     task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
 
     def draft(self) -> StrategyAttempt:
@@ -272,7 +305,7 @@ class RememberIn(Body):
     text: str = Field(
         json_schema_extra=text_rules("max_content_chars", min_chars=MIN_LEARNING_CHARS)
     )
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    source_repo: str | None = FILED_UNDER
     category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
     name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
     reasoning: str | None = Field(default=None, json_schema_extra=text_rules("reasoning"))
@@ -284,6 +317,14 @@ class RememberIn(Body):
         default=None,
         description="The task or situation the learning came from; searched.",
         json_schema_extra=text_rules("max_context_chars"),
+    )
+    git_branch: str | None = Field(default=None, json_schema_extra=line_rules("git_branch"))
+    git_commit: str | None = Field(default=None, json_schema_extra=COMMIT)
+    files: list[str] = Field(
+        default_factory=list,
+        description="The repository's files it is about: when one changes after it was"
+        " written, the next session marks it possibly stale.",
+        json_schema_extra=line_rules("path", items=MEMORY_FILES),
     )
 
     def draft(self) -> RememberDraft:
@@ -387,6 +428,13 @@ class ConfirmIn(Body):
     )
 
 
+class CommitChangeIn(Body):
+    commit: str = Field(json_schema_extra=NAMED_COMMIT)
+    files: list[str] = Field(
+        default_factory=list, json_schema_extra=line_rules("path", items="changed_files")
+    )
+
+
 class SessionIn(Body):
     model_config = ConfigDict(
         extra="forbid",
@@ -408,9 +456,18 @@ class SessionIn(Body):
         " are marked possibly stale.",
         json_schema_extra=line_rules("path", items="changed_files"),
     )
+    history: list[CommitChangeIn] = Field(
+        default_factory=list,
+        description="The commits since the repository's last session, newest first, with"
+        " the files each changed: a memory written at one of them is marked only for a file"
+        " changed after it.",
+        json_schema_extra=documented(items="history"),
+    )
 
     def draft(self) -> SessionDraft:
-        return SessionDraft(**self.model_dump())
+        fields = self.model_dump(exclude={"history"})
+        history = [CommitChange(c.commit, c.files) for c in self.history]
+        return SessionDraft(**fields, history=history)
 
 
 class KeyChangeIn(Body):

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from app.client import MemoryClient, default_api_key, default_url
@@ -74,13 +74,28 @@ Adder = Callable[[str, str, list[argparse.ArgumentParser]], Any]
 
 def repository_here(args: argparse.Namespace) -> str | None:
     """--source-repo, else (without --any-repo / --global) the git repository here."""
-    from app.git_repository import repository_name
+    from agent_memory_client.git import repository_name
 
     if getattr(args, "source_repo", None):
         return str(args.source_repo)
     if getattr(args, "any_repo", False) or getattr(args, "global_", False):
         return None
     return repository_name(os.getcwd())
+
+
+def written_here(args: argparse.Namespace) -> dict[str, str | None]:
+    """A write's repository (repository_here) and, when that is the checkout here, the
+    branch and commit it is written at: staleness counts from that commit."""
+    from agent_memory_client.git import git_state
+
+    repo = repository_here(args)
+    state = git_state(os.getcwd())
+    here = repo is not None and repo == state.repository
+    return {
+        "source_repo": repo,
+        "git_branch": state.branch if here else None,
+        "git_commit": state.commit if here else None,
+    }
 
 
 def client_of(args: argparse.Namespace) -> MemoryClient:
@@ -134,11 +149,14 @@ async def require_schema(conn: Any, command: str) -> None:
         )
 
 
-def run_async(work: Awaitable[int]) -> int:
+T = TypeVar("T")
+
+
+def run_async(work: Awaitable[T]) -> T:
     return asyncio.run(_awaited(work))
 
 
-async def _awaited(work: Awaitable[int]) -> int:
+async def _awaited(work: Awaitable[T]) -> T:
     return await work
 
 

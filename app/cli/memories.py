@@ -17,6 +17,7 @@ from app.cli.common import (
     repository_here,
     say,
     session_id,
+    written_here,
 )
 from app.domain.audit import MAX_AUDIT_PAGE
 from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
@@ -105,7 +106,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     """Record a learning in a running server."""
     fields = {f: getattr(args, f) for f in ("category", "name", "reasoning")}
     fields |= {"confidence": args.confidence, "context": args.context}
-    fields["source_repo"] = repository_here(args)
+    fields |= written_here(args)
     with client_of(args) as memory:
         answer = memory.remember(args.text, **fields)
     print(answer["message"])
@@ -114,7 +115,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
-    from app.claude_code_hooks import run_hook
+    from agent_memory_client.hooks import run_hook
 
     out, note = run_hook(args.event, sys.stdin.read(), args.url, args.api_key)
     if out:
@@ -131,19 +132,25 @@ def print_memory_line(memory: dict[str, Any], score: float | None = None) -> Non
 
 def cmd_search(args: argparse.Namespace) -> int:
     limit = _limit(args)
+    repo = repository_here(args)
     with client_of(args) as memory:
         types = [args.type] if args.type else None
-        answer = memory.search(
-            args.query, source_repo=repository_here(args), memory_type=types, limit=limit
-        )
+        answer = memory.search(args.query, source_repo=repo, memory_type=types, limit=limit)
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
     for hit in answer["results"]:
         print_memory_line(hit["memory"], hit["score"])
     if not answer["results"]:
-        say("no memories match")
+        say(f"no memories match in {searched_where(repo)}")
     return 0
+
+
+def searched_where(repo: str | None) -> str:
+    """Which memories a search or list read: said, since the default depends on the folder."""
+    if repo is None:
+        return "every repository"
+    return f"{json.dumps(repo, ensure_ascii=False)} and the global memories (--any-repo: all)"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -155,6 +162,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for item in page["memories"]:
         print_memory_line(item)
+    if not page["memories"]:
+        say(f"no memories in {searched_where(repository_here(args))}")
     return 0
 
 

@@ -20,7 +20,7 @@ from app.cli.common import (
     say,
     settings_of,
 )
-from app.client import MemoryClient, default_api_key
+from app.client import default_api_key
 from app.config import Settings
 
 logger = logging.getLogger("agent_memory.cli")
@@ -88,30 +88,47 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_mode_allowed(url: str, host: str, settings: Settings) -> bool:
-    """A server that would start open (no key has ever existed) stays on loopback unless
-    told otherwise; with keys it may listen anywhere."""
+FIRST_KEY_NOTICE = """
+================================================================================
+agent-memory: no API key existed and this server listens on {host}, so it
+created the first admin key (tenant "default"). It is shown only now:
+
+    {key}
+
+Use it as AGENT_MEMORY_API_KEY (the console's sign-in, import, key management);
+create agent keys with it: POST /keys, or `agent-memory keys create`.
+================================================================================
+"""
+
+
+def first_key_on_network(url: str, host: str, settings: Settings) -> None:
+    """A server that would start open (no key has ever existed) on a network address, which
+    open mode never serves (unless ALLOW_OPEN_NETWORK): it creates the first admin key and
+    shows it once, so that `docker compose up` on a fresh volume starts, keyed."""
     import asyncpg
 
     from app.repository.keys import KeyRepository
     from app.services.auth import is_loopback
+    from app.services.keys import KeyService
 
-    async def keys_exist() -> bool:
+    if settings.require_keys or is_loopback(host) or settings.allow_open_network:
+        return
+
+    async def create_if_none() -> str | None:
         conn = await asyncpg.connect(url)
         try:
-            return await KeyRepository(conn).any_ever()
+            async with conn.transaction():
+                # One server at a time decides: two replicas starting together make one key.
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext('first-admin-key'))")
+                if await KeyRepository(conn).any_ever():
+                    return None
+                return (await KeyService(conn).create("default", "first-admin", "admin")).key
         finally:
             await conn.close()
 
-    if settings.require_keys or run_async(keys_exist()):
-        return True
-    if is_loopback(host) or settings.allow_open_network:
-        return True
-    logger.error(
-        f"refusing to listen on {host} without API keys; create a key, bind to 127.0.0.1,"
-        " or set ALLOW_OPEN_NETWORK=true"
-    )
-    return False
+    key = run_async(create_if_none())
+    if key is not None:
+        print(FIRST_KEY_NOTICE.format(host=host, key=key), file=sys.stderr, flush=True)
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
@@ -130,8 +147,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The bind address decides whether open mode may apply (app.services.auth).
     settings = settings.model_copy(update={"host": host})
     with local_database(args, migrate=args.migrate) as url:
-        if not open_mode_allowed(url, host, settings):
-            return 2
+        first_key_on_network(url, host, settings)
         app = create_app(settings, database_url=url)
         logger.info(
             "starting",
@@ -158,14 +174,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """MCP over stdio, for clients that spawn the server as a process: in this process,
     or bridged to a running server when it has a URL."""
     if args.url:
-        from app.git_repository import repository_name
-        from app.mcp.bridge import bridge
+        from agent_memory_client.bridge import bridge
 
-        here = repository_name(os.getcwd())
-        with MemoryClient(args.url, args.api_key) as client:
-            return bridge(
-                client, sys.stdin.buffer, sys.stdout.buffer, Settings().max_body_bytes, here
-            )
+        return bridge(
+            sys.stdin.buffer, sys.stdout.buffer, os.getcwd(), args.url, args.api_key,
+            max_line_bytes=Settings().max_body_bytes,
+        )  # fmt: skip
 
     from app.domain.errors import AppError
     from app.mcp.server import build_mcp_server, current_principal

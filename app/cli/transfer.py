@@ -10,7 +10,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from app.cli.common import Adder, CommandError, Parents, client_of, say
 
@@ -47,6 +47,11 @@ def _replaced_when_done(target: str) -> Iterator[IO[bytes]]:
     if target == "-":
         yield sys.stdout.buffer
         return
+    if Path(target).is_dir():  # said before anything is read, not after the whole export
+        raise CommandError(
+            f"agent-memory export: {target} is a folder; name a file in it"
+            f" ({Path(target) / 'memories.jsonl'}, say)"
+        )
     folder = Path(target).resolve().parent
     if not folder.is_dir():
         raise CommandError(f"agent-memory export: no such folder: {folder}")
@@ -67,19 +72,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     from app.progress import Progress
 
     progress: Progress | None = None
+    header: dict[str, Any] = {}
     with _replaced_when_done(args.output) as out, client_of(args) as memory:
         for line in memory.export(args.source_repo, args.embeddings):
             out.write(line.encode() + b"\n")
-            if progress is None:  # the header says how many follow
-                total = json.loads(line).get("count")
-                progress = Progress("export", total, "memories")
+            if progress is None:  # the header says how many follow: memories, then sessions
+                header = json.loads(line)
+                total = (header.get("count") or 0) + (header.get("sessions") or 0)
+                progress = Progress("export", total, "lines")
             else:
                 progress.advance()
     if progress is not None:
         progress.close()
         where = "stdout" if args.output == "-" else args.output
-        say(f"exported {progress.done} memories to {where}")
+        memories, sessions = header.get("count") or 0, header.get("sessions") or 0
+        say(f"exported {plural(memories, 'memory', 'memories')} and"
+            f" {plural(sessions, 'session', 'sessions')} to {where}")  # fmt: skip
     return 0
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -338,7 +338,8 @@ async def session_action(
         raise NotFoundError(f"no action {action[:40]!r}")
     async with services_of(request, runtime) as services:
         if action == "end":
-            ended = SessionEnd(status="completed", summary="ended from the console")
+            # Its owner closed it; the agent reported nothing: not a result for the snapshot.
+            ended = SessionEnd(status="abandoned", summary="ended by its owner from the console")
             await services.sessions.end(session_id, ended)
         else:
             await services.sessions.delete(session_id)

@@ -177,6 +177,9 @@ class RememberDraft:
     confidence: str | None = None
     references: Sequence[str] | None = None
     context: str | None = None
+    git_branch: str | None = None  # where it was learned: staleness counts from this commit
+    git_commit: str | None = None
+    files: Sequence[str] | None = None  # the repository's files it is about
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +192,9 @@ class Learning:
     confidence: str
     references: list[str]
     context: str | None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    files: tuple[str, ...] = ()
 
 
 def learning(draft: RememberDraft, limits: Limits) -> Learning:
@@ -213,6 +219,9 @@ def learning(draft: RememberDraft, limits: Limits) -> Learning:
         confidence=confidence,
         references=[r for r in clean_lines(draft.references, "references") if r],
         context=clean_context(draft.context, limits),
+        git_branch=clean_line(draft.git_branch, "git_branch"),
+        git_commit=clean_commit(draft.git_commit),
+        files=clean_paths(draft.files, "files"),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -139,3 +140,19 @@ class Memory:
 class StoreOutcome:
     status: Literal["stored", "reinforced"]
     memory: Memory
+
+
+def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
+    """A supersede's replacement with what it left out taken from the memory it replaces:
+    the repository, the files it is about, where it was written, its tags and category, and
+    the pin (a pinned rule's correction stays pinned)."""
+    return dataclasses.replace(
+        replacement,
+        source_repo=replacement.source_repo or old.source_repo,
+        files=replacement.files or tuple(old.files),
+        git_branch=replacement.git_branch or old.git_branch,
+        git_commit=replacement.git_commit or old.git_commit,
+        tags=replacement.tags or tuple(old.tags),
+        category=replacement.category or old.category,
+        pinned=replacement.pinned or old.pinned,
+    )

@@ -36,7 +36,8 @@ class Session:
     git_commit: str | None = None
 
 
-# How a session ends: "abandoned" when the agent did nothing (no snapshot shows those).
+# How a session ends: "abandoned" when the agent reported nothing (it did nothing, or its
+# owner ended it from the console); no snapshot shows those.
 SESSION_STATUSES = ("completed", "failed", "abandoned")
 
 
@@ -54,6 +55,14 @@ CHANGED_FILES = 500
 
 
 @dataclass(frozen=True, slots=True)
+class CommitChange:
+    """One commit of the history since the repository's last session, with its files."""
+
+    commit: str
+    files: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SessionDraft:
     source_repo: str | None = None
     agent: str | None = None
@@ -63,6 +72,9 @@ class SessionDraft:
     git_branch: str | None = None
     git_commit: str | None = None
     changed_files: Sequence[str] | None = None
+    # The commits since then, newest first, each with its files: a memory written at one of
+    # them is marked only for a file changed after it (a fresh learning is not "stale").
+    history: Sequence[CommitChange] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +87,25 @@ class SessionStartRequest:
     git_branch: str | None = None
     git_commit: str | None = None
     changed_files: tuple[str, ...] = ()
+    history: tuple[CommitChange, ...] = ()
+
+    @property
+    def all_changed(self) -> tuple[str, ...]:
+        """Every file named, by the list or by a commit of the history."""
+        named = dict.fromkeys(self.changed_files)
+        for change in self.history:
+            named.update(dict.fromkeys(change.files))
+        return tuple(named)
 
 
 def session_draft(draft: SessionDraft) -> SessionStartRequest:
+    history = []
+    for change in bounded_list(draft.history, "history"):
+        commit = clean_commit(change.commit, "history.commit")
+        if commit is None:
+            raise InvalidInputError("each history entry needs its commit", field="history.commit")
+        files = clean_paths(change.files, "history.files", CHANGED_FILES)
+        history.append(CommitChange(commit, files))
     return SessionStartRequest(
         source_repo=clean_line(draft.source_repo, "source_repo"),
         agent=clean_line(draft.agent, "agent"),
@@ -85,7 +113,30 @@ def session_draft(draft: SessionDraft) -> SessionStartRequest:
         git_branch=clean_line(draft.git_branch, "git_branch"),
         git_commit=clean_commit(draft.git_commit),
         changed_files=clean_paths(draft.changed_files, "changed_files", CHANGED_FILES),
+        history=tuple(history),
     )
+
+
+def changed_after(
+    files: Sequence[str],
+    written_at: str | None,
+    changed: Sequence[str],
+    history: Sequence[CommitChange],
+) -> list[str]:
+    """The memory's files that changed after it was written. Without its commit, or a
+    commit the history does not hold (older than the last session, another branch), every
+    one of its files that changed; with one, only those a newer commit changed."""
+    mine = sorted(set(files) & set(changed))
+    position = next(
+        (i for i, c in enumerate(history) if written_at and c.commit.startswith(written_at)),
+        None,
+    )
+    if position is None:
+        return mine
+    newest_change = {}
+    for i, change in reversed(list(enumerate(history))):
+        newest_change.update(dict.fromkeys(change.files, i))
+    return [f for f in mine if newest_change.get(f, -1) < position]
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,6 +156,7 @@ LIST_ITEMS: dict[str, int] = {
     "files": 500,
     "memory_type": 20,
     "changed_files": 500,
+    "history": 100,
 }
 
 
@@ -399,6 +400,8 @@ def instant(value: str | None, field: str) -> datetime | None:
 # A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), either case, white
 # space around it trimmed; blank is none.
 COMMIT_PATTERN = r"^\s*(?:[0-9a-fA-F]{7,64})?\s*" + PATTERN_END
+# A commit that must be there (a history entry's): not blank.
+NAMED_COMMIT_PATTERN = r"^\s*[0-9a-fA-F]{7,64}\s*" + PATTERN_END
 
 
 def clean_commit(value: str | None, field: str = "git_commit") -> str | None:

@@ -12,14 +12,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Tool as MCPTool
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
+from agent_memory_client.protocol import AGENT_SURFACE
 from app import __version__
 from app.domain.compact import render_compact_search
 from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
@@ -39,9 +40,15 @@ from app.domain.problems import invalid_input_problem, problem_of
 from app.domain.sessions import KeyChange, SessionDraft, SessionEnd
 from app.domain.snapshot import render_markdown
 from app.mcp.briefs import render_session_end_brief, render_session_start_brief, render_store_brief
+from app.mcp.surface import AGENT_TOOLS, current_workspace, tool_schema, with_workspace
 from app.runtime import Runtime
 from app.services.scope import Services, services_for
 from app.shapes import render_hint, render_learned, render_prune, render_search
+
+# A write's repository: required (null says global), unless a bridge names the workspace's.
+FiledUnder = Annotated[
+    str | None, Field(description="Default: this repository. null: global (every repository).")
+]
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
 # `agent-memory mcp` for the process.
@@ -50,13 +57,10 @@ current_principal: ContextVar[Principal | None] = ContextVar("mcp_principal", de
 current_runtime: ContextVar[Callable[[], Runtime] | None] = ContextVar("mcp_runtime", default=None)
 
 INSTRUCTIONS = (
-    "agent-memory: long-term memory for coding agents, shared across sessions. At the start "
-    "of work call start_session, then snapshot. Before planning, search_memories and "
-    "get_strategy_hint. When you learn something durable (a decision and why, an error's "
-    "cause, a pattern), remember it; never store secrets. After a first-attempt success "
-    "call learn_strategy; on a retry call retry_context; when done call end_session. "
-    "A memory marked possibly-stale describes code that changed since: verify it before "
-    "relying on it, then confirm_memory it or store the corrected one."
+    "Long-term memory shared across sessions. Search it before planning; remember what is "
+    "worth keeping (a decision and why, an error's cause, a pattern); never secrets. A memory "
+    "marked possibly stale: check it against the code, then confirm_memory it or remember the "
+    "corrected one. Without session hooks: start_session and snapshot first, end_session last."
 )
 
 
@@ -83,10 +87,16 @@ class AgentMemoryMcp(MCPServer):
         self._arguments: dict[str, frozenset[str]] = {}
 
     async def list_tools(self) -> list[MCPTool]:
+        place = current_workspace.get()
         tools = await super().list_tools()
+        if place.surface == AGENT_SURFACE:
+            tools = [tool for tool in tools if tool.name in AGENT_TOOLS]
         return [
             tool.model_copy(
-                update={"input_schema": {**tool.input_schema, "additionalProperties": False}}
+                update={
+                    "description": " ".join((tool.description or "").split()),
+                    "input_schema": tool_schema(tool.name, tool.input_schema, place),
+                }
             )
             for tool in tools
         ]
@@ -105,6 +115,7 @@ class AgentMemoryMcp(MCPServer):
             if unknown:
                 refusal = InvalidInputError("Extra inputs are not permitted", field=unknown[0])
                 raise ToolError(json.dumps(problem_of(refusal), ensure_ascii=False))
+            arguments = with_workspace(name, arguments, current_workspace.get())
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             text = _problem_text(exc)
@@ -128,10 +139,10 @@ async def call() -> AsyncIterator[Services]:
 
 async def store_memory(
     content: str,
+    source_repo: FiledUnder,
     memory_type: str = "general",
     category: str | None = None,
     tags: list[str] | None = None,
-    source_repo: str | None = None,
     task_id: str | None = None,
     trust_level: str = "agent",
     confidence: str = "medium",
@@ -144,12 +155,9 @@ async def store_memory(
     git_commit: str | None = None,
     files: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Store one durable fact for later sessions when you need a specific
-    memory_type (decision, error_pattern, code_pattern, anti_pattern, ...), tags or a
-    name; for a plain learning `remember` is simpler. Known content in the same
-    repository is reinforced, not duplicated. `context` is the situation it came from,
-    searched with it. Returns the status (stored or reinforced), a one-line message, the
-    memory's id and how often it has been observed. Never store secrets."""
+    """When a memory needs its memory_type (decision, error_pattern, code_pattern,
+    anti_pattern, ...) or tags; for a plain learning `remember` is simpler. Known content is
+    reinforced, not duplicated. Never secrets."""
     draft = MemoryDraft(
         content=content,
         memory_type=memory_type,
@@ -187,16 +195,10 @@ async def search_memories(
     scope: str | None = None,
     git_branch: str | None = None,
 ) -> str:
-    """Search long-term memory before planning or when stuck: decisions, error
-    patterns, code patterns and learnings from earlier sessions, best match first
-    (keyword and semantic ranking together). Answers one line per match: rank, score,
-    type, age, tags, id, then the memory (and the situation it came from). Matches far
-    below the best are left out (floor=false keeps them); max_tokens packs the best
-    that fit and says how many were left out. An empty query lists the newest.
-    With source_repo, the global memories (filed under no repository: conventions that
-    hold everywhere) come too, marked "global"; scope="repo" leaves them out. git_branch
-    ranks the memories written on your branch a little higher.
-    format="full" answers the full rows as JSON."""
+    """Before planning or when stuck: search long-term memory (keyword and semantic),
+    best first, a line per match with its id, then the memory. Global memories come
+    too (scope="repo": not them). An empty query lists the newest. format="full": JSON
+    rows."""
     draft = SearchDraft(
         q=query,
         source_repo=source_repo,
@@ -219,22 +221,24 @@ async def search_memories(
 
 async def remember(
     text: str,
-    source_repo: str | None = None,
+    source_repo: FiledUnder,
     category: str | None = None,
     name: str | None = None,
     reasoning: str | None = None,
     confidence: str | None = None,
     references: list[str] | None = None,
     context: str | None = None,
+    git_branch: str | None = None,
+    git_commit: str | None = None,
+    files: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Record something you learned that a later session should know: a decision and
-    why, an error's real cause and fix, a pattern that worked or one to avoid (at least
-    20 characters, standing on its own). Category and title are inferred when not
-    given; `context` is the task it came from. Returns a one-line message (stored, or
-    reinforced when it was known). Never record secrets."""
+    """When you learn what a later session should know (a decision and why, an error's
+    real cause and fix, a pattern that worked or to avoid): record it in words that stand
+    alone. Never secrets."""
     draft = RememberDraft(
-        text, source_repo, category, name, reasoning, confidence, references, context
-    )
+        text, source_repo, category, name, reasoning, confidence, references, context,
+        git_branch, git_commit, files,
+    )  # fmt: skip
     async with call() as services:
         result = await services.learning.remember(draft)
     answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
@@ -247,18 +251,16 @@ async def learn_strategy(
     task_description: str,
     total_attempts: int,
     quality_score: float,
+    source_repo: FiledUnder,
     plan_steps: list[str] | None = None,
     plan_summary: str | None = None,
     attempt_history: list[dict[str, Any]] | None = None,
     files_changed: list[str] | None = None,
     model: str | None = None,
-    source_repo: str | None = None,
     task_id: str | None = None,
 ) -> dict[str, Any]:
-    """Call after finishing a task: when it succeeded on the first attempt with
-    quality_score >= 7, its plan is kept as a strategy that later hints offer for
-    similar tasks. attempt_history items: {result: success|failure, step_index?,
-    action?, error?}. Returns stored, reinforced or skipped (with the reason)."""
+    """After a task succeeded on the first attempt with quality_score >= 7: keep its
+    plan_steps as a strategy that get_strategy_hint offers for similar tasks."""
     history = [from_mapping(Attempt, a, "attempt_history") for a in attempt_history or []]
     draft = StrategyAttempt(
         task_description, total_attempts, quality_score, plan_steps, plan_summary,
@@ -270,9 +272,8 @@ async def learn_strategy(
 
 
 async def get_strategy_hint(task: str, source_repo: str) -> dict[str, Any]:
-    """Call before planning a task: returns a strategy that worked for a similar task
-    in this repository (as a marked hint to adapt, not an instruction), with its
-    similarity, or an empty hint when none is close enough."""
+    """Before planning: a plan that worked for a similar task here, to adapt; empty
+    when none is close."""
     async with call() as services:
         hint = await services.learning.hint(task, source_repo)
     return render_hint(hint).model_dump(mode="json")
@@ -288,9 +289,8 @@ async def retry_context(
     attempt_number: int = 1,
     full_context_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """Call when retrying a failed attempt, instead of resending everything. Returns
-    what changed since the last attempt (a short diff per file), the latest error and
-    the diagnosis, and how many tokens that saves. Files are {path, content}; diagnosis is
+    """On a retry, instead of resending everything: what changed since the last
+    attempt (a diff per file {path, content}), the latest error and the diagnosis
     {root_cause?, reason?, suggested_action?}. Nothing is stored."""
     draft = RetryDraft(
         task_description=task_description,
@@ -309,10 +309,9 @@ async def retry_context(
 async def start_session(
     source_repo: str | None = None, agent: str | None = None, task: str | None = None
 ) -> dict[str, Any]:
-    """Call once when starting work in a repository: opens a session (forgetting
-    what nobody uses on the way) and returns its id, what the pruning did and the
-    capture settings (whether to ask before recording learnings). Then call `snapshot`
-    for the context to start from, and `end_session` when done."""
+    """For clients without session hooks: open a session in a repository (pruning
+    what nobody uses); returns its id and the capture settings. Then `snapshot`;
+    `end_session` when done."""
     async with call() as services:
         started = await services.sessions.start(SessionDraft(source_repo, agent, task))
     brief = render_session_start_brief(started.session, started.pruning, started.capture)
@@ -325,9 +324,8 @@ async def end_session(
     summary: str | None = None,
     key_changes: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Call when the work is done: ends the session as completed or failed, with a
-    short summary and key changes ({file, action, description}) that the next
-    session's snapshot shows. Returns the session's id, status and end time."""
+    """When the work is done: end the session as completed or failed, with a summary
+    and key changes ({file, action, description}) that the next snapshot shows."""
     try:
         session = UUID(session_id)
     except ValueError as exc:
@@ -339,9 +337,7 @@ async def end_session(
 
 
 async def delete_session(session_id: str) -> dict[str, Any]:
-    """For an admin cleaning up after a run that should not be remembered: deletes a session
-    of the tenant, so no later snapshot shows it (its memories stay). Returns the deleted
-    session's id."""
+    """Admins: delete a session so that no snapshot shows it (its memories stay)."""
     try:
         session = UUID(session_id)
     except ValueError as exc:
@@ -352,10 +348,8 @@ async def delete_session(session_id: str) -> dict[str, Any]:
 
 
 async def confirm_memory(memory_id: str, git_commit: str | None = None) -> dict[str, Any]:
-    """Call after checking a memory marked possibly-stale (a file it is about changed
-    since) against the code as it is now, when it still holds: the mark is cleared (give
-    HEAD as git_commit). When it no longer holds, supersede it instead (store the corrected
-    memory). Returns the memory's id and version."""
+    """A memory marked possibly stale still holds (you checked the code): clear the
+    mark. When it no longer holds, remember the corrected one instead."""
     try:
         memory = UUID(memory_id)
     except ValueError as exc:
@@ -368,27 +362,22 @@ async def confirm_memory(memory_id: str, git_commit: str | None = None) -> dict[
 async def snapshot(
     source_repo: str | None = None, max_chars: int | None = None, max_tokens: int | None = None
 ) -> str:
-    """Call at the start of work: the repository's memory as markdown, most recent
-    first (recent sessions and their changes, guardrails, recent and older decisions,
-    errors and learnings). max_tokens (or max_chars) drops the oldest lines to fit and
-    says how many."""
+    """The repository's memory as markdown, most recent first; max_tokens drops the
+    oldest lines to fit."""
     async with call() as services:
         built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
     return render_markdown(built)
 
 
 async def run_pruning(source_repo: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-    """Call as an admin to archive memories nobody has used (a forgetting curve;
-    pinned ones and decisions are spared). Never deletes. dry_run=true lists what would
-    go. Returns the counts by type."""
+    """Admins: archive memories nobody uses (never deletes); dry_run lists them."""
     async with call() as services:
         report = await services.lifecycle.prune(source_repo, dry_run)
     return render_prune(report).model_dump(mode="json")
 
 
 async def get_access_stats(source_repo: str | None = None) -> dict[str, Any]:
-    """For a person checking on the memory, not for routine work. Returns counts by
-    type, trust and confidence, health signals, the most used memories and what the
+    """For a person checking on the memory: counts, health, the most used, what the
     next prune would archive."""
     async with call() as services:
         return await services.stats.stats(source_repo)
@@ -412,8 +401,16 @@ TOOLS: tuple[tuple[Callable[..., Awaitable[Any]], bool], ...] = (
 )
 
 
+# What MCPServer serves beside tools: none of it is ours. Left registered, a client shows
+# the agent resource tools (Claude Code adds three, about 2,100 characters a request).
+NOT_OURS = ("resources/", "prompts/", "completion/")
+
+
 def build_mcp_server(get_runtime: Callable[[], Runtime]) -> MCPServer:
     server = AgentMemoryMcp(get_runtime)
     for tool, structured in TOOLS:
         server.add_tool(tool, structured_output=structured)
+    handlers = server._lowlevel_server._request_handlers
+    for method in [m for m in handlers if m.startswith(NOT_OURS)]:
+        del handlers[method]
     return server

@@ -6,34 +6,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
+from agent_memory_client.bridge import request_id, skip_rest_of_line
+
 logger = logging.getLogger("agent_memory.mcp")
 
-REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?[0-9]{1,18})')
-CHUNK = 64 * 1024
 # Answered "method not found" by the server, under the oversized request's id.
 TOO_LARGE_METHOD = "agent-memory/message-too-large"
-
-
-def request_id(head: bytes) -> tuple[bool, Any]:
-    """The JSON-RPC id read from the start of a message: (found, id)."""
-    found = REQUEST_ID.search(head[:1000])
-    return (False, None) if found is None else (True, json.loads(found.group(1)))
-
-
-def skip_rest_of_line(stream: BinaryIO) -> None:
-    """Read past the rest of an over-long line without holding it."""
-    while True:
-        chunk = stream.readline(CHUNK)
-        if not chunk or chunk.endswith(b"\n"):
-            return
 
 
 class BoundedLines:

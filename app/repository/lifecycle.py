@@ -10,6 +10,7 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
+from app.domain.sessions import CommitChange, changed_after
 from app.repository.filters import in_repository
 from app.repository.rows import ACCESS_COUNT, MEMORY_COLUMNS, returning_memories, to_memory
 from app.repository.sql import named
@@ -211,7 +212,7 @@ class LifecycleRepository:
 # mark only memories of a trust the caller may write (an agent's list never marks a
 # person's or the operator's rule).
 _STALE_CANDIDATES = """
-SELECT m.id, m.files FROM memories m
+SELECT m.id, m.files, m.git_commit FROM memories m
 WHERE m.tenant_id = :tenant_id AND m.source_repo = :source_repo
   AND m.files && :changed::text[] AND m.stale_since IS NULL
   AND m.superseded_by IS NULL AND m.archived_at IS NULL
@@ -247,10 +248,12 @@ class StalenessRepository:
         self,
         source_repo: str,
         changed: Sequence[str],
+        history: Sequence[CommitChange],
         git_commit: str | None,
         writable: Sequence[str],
     ) -> dict[UUID, int]:
-        """The memories marked, each with the version the mark left it at."""
+        """The memories marked (those with a file changed after they were written: the
+        domain's `changed_after`), each with the version the mark left it at."""
         conn = await self._uow.connection()
         tenant = self._uow.tenant_id
         found = await conn.fetch(
@@ -264,14 +267,15 @@ class StalenessRepository:
                 },
             )
         )
-        if not found:
-            return {}
-        changed_set = set(changed)
-        reasons = [
-            {"files": sorted(set(row["files"]) & changed_set), "commit": git_commit}
+        stale = {
+            row["id"]: files
             for row in found
-        ]
-        ids = [row["id"] for row in found]
+            if (files := changed_after(row["files"], row["git_commit"], changed, history))
+        }
+        if not stale:
+            return {}
+        reasons = [{"files": files, "commit": git_commit} for files in stale.values()]
+        ids = list(stale)
         values = {"tenant_id": tenant, "ids": ids, "reasons": reasons}
         marked = await conn.fetch(*named(_MARK_STALE, values))
         return {row["id"]: row["version"] for row in marked}

@@ -104,6 +104,7 @@ class AuditService:
                     " undone; look at its history and change it by hand"
                 )
             restored.append(memory)
+        restored += await self._archive_replacement(entry, now)
         # The undo's own entry is the mark: its detail names the entry it undid. Two undos
         # of one entry at once cannot both pass: the first holds the memories' rows, and
         # the second finds their versions moved.
@@ -111,6 +112,27 @@ class AuditService:
             "undo", before=(), after=restored, detail={"undid": str(entry_id)}
         )
         return undo, restored
+
+    async def _archive_replacement(self, entry: AuditEntry, now: datetime) -> list[Memory]:
+        """Undoing a supersede that stored its replacement archives that replacement too
+        (only while nothing changed it since), so the snapshot does not show both."""
+        if entry.action != "supersede" or not entry.detail.get("replacement_stored"):
+            return []
+        replacement = str(entry.detail["replacement"])
+        left_at = entry.after.get(replacement, {}).get("version")
+        archived = (
+            None
+            if left_at is None
+            else await self._repo.put_back(
+                UUID(replacement), {"archived_at": now.isoformat()}, left_at, now
+            )
+        )
+        if archived is None:
+            raise ConflictError(
+                f"memory {replacement} (the replacement) changed since this entry: nothing"
+                " was undone; look at its history and change it by hand"
+            )
+        return [archived]
 
     async def forget_old(self, days: int) -> int:
         return await self._repo.forget_older_than(days)

@@ -159,6 +159,9 @@ class LearningService:
                 name=name,
                 metadata=metadata,
                 context=learned.context,
+                git_branch=learned.git_branch,
+                git_commit=learned.git_commit,
+                files=learned.files,
             )
         )
         return RememberResult(outcome, name, category)

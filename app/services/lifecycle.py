@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -19,7 +18,7 @@ from app.domain.errors import (
 )
 from app.domain.inputs import MemoryDraft, memory_edit, source_repo_filter
 from app.domain.keys import TRUST_ALLOWED
-from app.domain.memory import Memory, StoreOutcome
+from app.domain.memory import Memory, StoreOutcome, carried_over
 from app.domain.principal import Principal
 from app.domain.secrets import SecretsPolicy, screen_json
 from app.domain.validation import clean_commit
@@ -177,9 +176,7 @@ class LifecycleService:
             raise PreconditionFailedError(
                 f"memory {memory_id} is at version {old.version}, not {expected_version}"
             )
-        if replacement.source_repo is None and old.source_repo is not None:
-            replacement = dataclasses.replace(replacement, source_repo=old.source_repo)
-        outcome = await store.store_new(replacement)
+        outcome = await store.store_new(carried_over(old, replacement))
         if outcome.memory.id == memory_id:
             raise ConflictError(
                 "the replacement has the same content as the memory it supersedes:"
@@ -189,11 +186,14 @@ class LifecycleService:
             raise ConflictError(f"memory {memory_id} was changed concurrently")
         updated = await self._memories.get(memory_id)
         assert updated is not None
+        # A replacement this supersede stored is in `after` (its version), so that an undo
+        # can archive it again: undone, the memory stands alone as before.
+        stored = outcome.status == "stored"
         await self._audit.record(
             "supersede",
             [old],
-            [updated],
-            {"replacement": str(outcome.memory.id)},
+            [updated, outcome.memory] if stored else [updated],
+            {"replacement": str(outcome.memory.id), "replacement_stored": stored},
             memory_ids=[memory_id, outcome.memory.id],
         )
         return updated, outcome

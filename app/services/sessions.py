@@ -101,10 +101,11 @@ class SessionService:
         await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
         session = await self._repo.start(checked)
         marked: dict[UUID, int] = {}
-        if checked.source_repo and checked.changed_files:
+        if checked.source_repo and checked.all_changed:
             marked = await self._staleness.mark(
                 checked.source_repo,
-                checked.changed_files,
+                checked.all_changed,
+                checked.history,
                 checked.git_commit,
                 self._actor.writable_trust,
             )

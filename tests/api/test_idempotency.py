@@ -18,7 +18,7 @@ async def test_replay_answers_the_first_response_and_adds_nothing(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
     headers = {"Idempotency-Key": "store-1"}
-    body = {"content": "Idempotent memory", "tags": ["x"]}
+    body = {"content": "Idempotent memory", "tags": ["x"], "source_repo": None}
     first = await api.post("/memories", json=body, headers=headers)
     again = await api.post("/memories", json=body, headers=headers)
     assert first.status_code == again.status_code == 201
@@ -27,7 +27,9 @@ async def test_replay_answers_the_first_response_and_adds_nothing(
     row = await db.fetchrow("SELECT count(*) AS n, max(observation_count) AS obs FROM memories")
     assert (row["n"], row["obs"]) == (1, 1)  # not reinforced by the replay
 
-    other = await api.post("/memories", json={"content": "different"}, headers=headers)
+    other = await api.post(
+        "/memories", json={"content": "different", "source_repo": None}, headers=headers
+    )
     assert other.status_code == 422
     assert other.json()["errors"][0]["field"] == "Idempotency-Key"
 
@@ -36,7 +38,7 @@ async def test_concurrent_retries_end_as_one_write(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
     headers = {"Idempotency-Key": "batch-7"}
-    body = {"memories": [{"content": f"batch item {i}"} for i in range(20)]}
+    body = {"memories": [{"content": f"batch item {i}", "source_repo": None} for i in range(20)]}
     responses = await asyncio.gather(
         *(api.post("/memories/batch", json=body, headers=headers) for _ in range(5))
     )
@@ -52,7 +54,7 @@ async def test_concurrent_retries_end_as_one_write(
 
 
 async def test_errors_are_replayed_too(api: httpx.AsyncClient) -> None:
-    bad = {"content": ""}
+    bad = {"content": "", "source_repo": None}
     first = await api.post("/memories", json=bad, headers={"Idempotency-Key": "k"})
     again = await api.post("/memories", json=bad, headers={"Idempotency-Key": "k"})
     assert first.status_code == again.status_code == 422
@@ -68,7 +70,7 @@ async def test_keys_are_per_tenant(api: httpx.AsyncClient, db: asyncpg.Connectio
     for key, content in ((a, "tenant a's note"), (b, "tenant b's note")):
         response = await api.post(
             "/memories",
-            json={"content": content},
+            json={"content": content, "source_repo": None},
             headers={"Idempotency-Key": "same", "Authorization": f"Bearer {key}"},
         )
         assert response.status_code == 201

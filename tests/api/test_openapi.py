@@ -49,7 +49,11 @@ async def test_every_operation_has_a_summary_and_an_example(api: httpx.AsyncClie
 
 async def test_every_request_example_is_accepted(api: httpx.AsyncClient) -> None:
     spec = (await api.get("/openapi.json")).json()
-    memory = (await api.post("/memories", json={"content": "A memory the examples act on"})).json()
+    memory = (
+        await api.post(
+            "/memories", json={"content": "A memory the examples act on", "source_repo": None}
+        )
+    ).json()
     session = (await api.post("/sessions", json={})).json()
     ids = {"{memory_id}": memory["memory"]["id"], "{session_id}": session["session_id"]}
     tried = 0

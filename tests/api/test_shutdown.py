@@ -18,9 +18,14 @@ async def test_sigterm_finishes_in_flight_work_and_keeps_every_acknowledged_writ
     process, base = await launch(tmp_path)
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            acknowledged = await client.post("/memories", json={"content": "written before"})
+            acknowledged = await client.post(
+                "/memories", json={"content": "written before", "source_repo": None}
+            )
             assert acknowledged.status_code == 201
-            batch = [{"content": f"in flight memory {i} with some words"} for i in range(300)]
+            batch = [
+                {"content": f"in flight memory {i} with some words", "source_repo": None}
+                for i in range(300)
+            ]
             in_flight = asyncio.create_task(
                 client.post("/memories/batch", json={"memories": batch})
             )

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +30,23 @@ PLUGIN = Path(__file__).parents[2] / "integrations" / "claude-code"
 def test_the_plugin_files_are_well_formed() -> None:
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "agent-memory"
-    server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["agent-memory"]
-    assert server["type"] == "http" and server["url"].endswith("/mcp")
-    assert "${AGENT_MEMORY_API_KEY" in server["headers"]["Authorization"]
+    wrapper = "${CLAUDE_PLUGIN_ROOT}/bin/agent-memory-client"
+    server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memory"]
+    # The bridge, which knows the repository the agent works in (HTTP cannot).
+    assert server == {
+        "type": "stdio", "command": wrapper, "args": ["mcp", "--tools", "agent"],
+    }  # fmt: skip
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     commands = {
         event: [h["command"] for group in groups for h in group["hooks"]]
         for event, groups in hooks.items()
     }
-    wrapper = '"${CLAUDE_PLUGIN_ROOT}/hooks/agent-memory-hook"'
     assert commands == {
-        "SessionStart": [f"{wrapper} session-start"],
-        "Stop": [f"{wrapper} stop"],
-        "SessionEnd": [f"{wrapper} session-end"],
+        "SessionStart": [f'"{wrapper}" hook session-start'],
+        "Stop": [f'"{wrapper}" hook stop'],
+        "SessionEnd": [f'"{wrapper}" hook session-end'],
     }
-    assert os.access(PLUGIN / "hooks" / "agent-memory-hook", os.X_OK)
+    assert os.access(PLUGIN / "bin" / "agent-memory-client", os.X_OK)
     for document in (
         PLUGIN / "commands" / "remember.md",
         PLUGIN / "skills" / "capturing-learnings" / "SKILL.md",
@@ -60,7 +62,7 @@ async def hook(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "app.cli",
+        "agent_memory_client",
         "hook",
         event,
         env={**os.environ, **env},
@@ -153,12 +155,20 @@ CLAUDE = (
 )
 
 
+# How Claude Code names the plugin's MCP tools.
+TOOL_PREFIX = "mcp__plugin_agent-memory_memory__"
+
+
 class StubModel:
-    """A stand-in for the model's API: every request is kept; each answer streams `text`."""
+    """A stand-in for the model's API: every request is kept; each answer streams `text`,
+    or, while `tool_calls` holds one whose tool the request offers, that tool call (after
+    running `before_tool`, what the agent did first)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.text = "Done: I looked at the repository."
+        self.tool_calls: list[tuple[str, dict[str, Any]]] = []
+        self.before_tool: Callable[[], None] | None = None
 
     def app(self) -> Starlette:
         async def messages(request: Request) -> Response:
@@ -166,6 +176,14 @@ class StubModel:
             self.requests.append(body)
             if not body.get("stream"):
                 return JSONResponse(self._message([{"type": "text", "text": self.text}]))
+            offered = {tool["name"] for tool in body.get("tools") or []}
+            if self.tool_calls and self.tool_calls[0][0] in offered:
+                name, arguments = self.tool_calls.pop(0)
+                if self.before_tool is not None:
+                    self.before_tool()
+                return StreamingResponse(
+                    self._tool_events(name, arguments), media_type="text/event-stream"
+                )
             return StreamingResponse(self._events(), media_type="text/event-stream")
 
         async def anything(request: Request) -> Response:
@@ -200,6 +218,23 @@ class StubModel:
         ):  # fmt: skip
             yield f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
+    async def _tool_events(self, name: str, arguments: dict[str, Any]) -> AsyncIterator[str]:
+        start = {**self._message([]), "stop_reason": None}
+        block = {"type": "tool_use", "id": f"toolu_{len(self.requests)}", "name": name,
+                 "input": {}}  # fmt: skip
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(arguments)}
+        for event, data in (
+            ("message_start", {"type": "message_start", "message": start}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 5},
+                               "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+            ("message_stop", {"type": "message_stop"}),
+        ):  # fmt: skip
+            yield f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
     def seen(self, since: int = 0) -> str:
         return "\n".join(json.dumps(r) for r in self.requests[since:])
 
@@ -209,15 +244,17 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-async def claude_run(repo: Path, home: Path, model_url: str, served: str) -> str:
+async def claude_run(repo: Path, home: Path, model_url: str, served: str, *allowed: str) -> str:
+    tools = ["--allowedTools", ",".join(f"{TOOL_PREFIX}{name}" for name in allowed)]
     process = await asyncio.create_subprocess_exec(
         str(CLAUDE), "-p", "Look at this repository", "--plugin-dir", str(PLUGIN),
+        *(tools if allowed else []),
         cwd=repo,
         env={
             "PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
             "ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "stub",
             "AGENT_MEMORY_URL": served, "DISABLE_AUTOUPDATER": "1",
-            "AGENT_MEMORY_BIN": str(Path(sys.executable).parent / "agent-memory"),
+            "AGENT_MEMORY_CLIENT": str(Path(sys.executable).parent / "agent-memory-client"),
         },
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -236,7 +273,7 @@ async def test_the_plugin_through_the_real_claude_code(
     async with httpx.AsyncClient(base_url=served) as http:
         for memory in (
             {"content": "Always write commit messages in the imperative mood",
-             "memory_type": "decision"},
+             "memory_type": "decision", "source_repo": None},
             {"content": "app/db/pool.py sets hnsw.ef_search per connection",
              "memory_type": "decision", "source_repo": "acme/api", "files": ["app/db/pool.py"]},
         ):  # fmt: skip
@@ -261,7 +298,7 @@ async def test_the_plugin_through_the_real_claude_code(
         # global one, and the repository name to use.
         assert "app/db/pool.py sets hnsw.ef_search per connection" in first
         assert "Always write commit messages in the imperative mood" in first
-        assert 'source_repo=\\"acme/api\\"' in first
+        assert 'for \\"acme/api\\"' in first
         # The Stop hook reminded the agent, once, to capture what it learned.
         assert "Before you finish" in first
         row = await db.fetchrow("SELECT source_repo, status, git_commit, summary FROM sessions")
@@ -289,18 +326,107 @@ async def test_the_plugin_through_the_real_claude_code(
     assert recent.count("\n- ") == 2 and "ended before the agent answered" not in snapshot
 
 
-async def test_the_hooks_without_agent_memory_on_path_exit_0(tmp_path: Path) -> None:
+def checkout(path: Path) -> Path:
+    """A git work tree with an origin (acme/api) and one commit of app/db/pool.py."""
+    (path / "app" / "db").mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.org")
+    git(path, "config", "user.name", "t")
+    git(path, "remote", "add", "origin", "git@github.com:acme/api.git")
+    (path / "app" / "db" / "pool.py").write_text("EF_SEARCH = 100\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "pool")
+    return path
+
+
+def plugin_tools(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools of the plugin's server in one request, and any resource tools."""
+    return [
+        tool
+        for tool in request["tools"]
+        if tool["name"].startswith(TOOL_PREFIX) or "McpResource" in tool["name"]
+    ]
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
+)
+async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
+    served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """Open mode (no key), the plugin as installed: the tools connect and cost at most 4,000
+    characters a request; a `remember` that names no repository is filed under the one the
+    agent works in, at the commit it was written at; the next session marks stale only the
+    memory written before the file's change, not the one written after it."""
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    home.mkdir()
+    before = git(repo, "rev-parse", "HEAD")
+    async with httpx.AsyncClient(base_url=served) as http:
+        old = {
+            "content": "app/db/pool.py keeps hnsw.ef_search at 100", "source_repo": "acme/api",
+            "files": ["app/db/pool.py"], "git_commit": before, "memory_type": "decision",
+        }  # fmt: skip
+        assert (await http.post("/memories", json=old)).status_code == 201
+
+    def commit_the_change() -> None:  # what the agent did before it remembered
+        (repo / "app" / "db" / "pool.py").write_text("EF_SEARCH = 200\n")
+        git(repo, "commit", "-q", "-am", "pool: wider search")
+
+    learned = "Raising hnsw.ef_search to 200 in app/db/pool.py fixed the recall drop"
+    stub = StubModel()
+    stub.tool_calls = [(f"{TOOL_PREFIX}remember", {"text": learned, "files": ["app/db/pool.py"]})]
+    stub.before_tool = commit_the_change
+    async with serving(stub.app()) as model_url:
+        await claude_run(repo, home, model_url, served, "remember")
+        first = stub.requests[0]
+        tools = plugin_tools(first)
+        assert sorted(t["name"].removeprefix(TOOL_PREFIX) for t in tools) == [
+            "confirm_memory", "get_strategy_hint", "learn_strategy", "remember",
+            "search_memories",
+        ]  # fmt: skip
+        assert len(json.dumps(tools)) <= 4_000
+        answered = [
+            block for r in stub.requests for m in r["messages"] if isinstance(m["content"], list)
+            for block in m["content"] if block.get("type") == "tool_result"
+        ]  # fmt: skip
+        assert answered and not any(block.get("is_error") for block in answered), answered
+        row = await db.fetchrow(
+            "SELECT source_repo, git_commit, git_branch, files FROM memories WHERE content = $1",
+            learned,
+        )
+        assert dict(row) == {
+            "source_repo": "acme/api",
+            "git_commit": git(repo, "rev-parse", "HEAD"),
+            "git_branch": "main",
+            "files": ["app/db/pool.py"],
+        }
+        assert await db.fetchval("SELECT count(*) FROM memories WHERE source_repo IS NULL") == 0
+
+        seen = len(stub.requests)
+        await claude_run(repo, home, model_url, served)
+        context = stub.seen(seen)
+    stale = dict(await db.fetch("SELECT content, stale_since IS NOT NULL FROM memories"))
+    assert stale == {old["content"]: True, learned: False}
+    assert 'possibly stale: \\"app/db/pool.py\\" changed' in context
+    statuses = await db.fetch("SELECT status FROM sessions ORDER BY started_at")
+    assert [r["status"] for r in statuses] == ["completed", "completed"]
+
+
+async def test_the_plugin_without_the_client_on_path_says_so(tmp_path: Path) -> None:
+    """A hook exits 0 (the agent starts without memory); the MCP server exits 1, which
+    Claude Code lists as failed."""
     plugin = tmp_path / "plugin"
     shutil.copytree(PLUGIN, plugin)  # outside the checkout: no .venv beside it
-    process = await asyncio.create_subprocess_exec(
-        str(plugin / "hooks" / "agent-memory-hook"), "session-start",
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(plugin)},
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(b"{}"), 30)
-    assert process.returncode == 0 and out == b""
-    assert err.decode().strip().splitlines() == [
-        "agent-memory: the agent-memory command was not found (set AGENT_MEMORY_BIN to its"
-        " path); continuing without memory"
-    ]
+    for args, code in ((["hook", "session-start"], 0), (["mcp", "--tools", "agent"], 1)):
+        process = await asyncio.create_subprocess_exec(
+            str(plugin / "bin" / "agent-memory-client"), *args,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(plugin)},
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(b"{}"), 30)
+        assert process.returncode == code and out == b""
+        assert err.decode().strip().splitlines() == [
+            "agent-memory: the agent-memory-client command was not found (set"
+            " AGENT_MEMORY_CLIENT to its path); continuing without memory"
+        ]

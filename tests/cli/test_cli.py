@@ -53,6 +53,7 @@ async def test_search_list_and_show_against_a_server_with_keys(
             json={
                 "content": "Pin the Postgres major version in CI images",
                 "memory_type": "decision",
+                "source_repo": None,
             },
             headers={"Authorization": f"Bearer {key}"},
         )
@@ -137,13 +138,46 @@ async def test_export_replaces_the_file_only_when_complete(
     served: str, tmp_path: Path, db: asyncpg.Connection
 ) -> None:
     async with httpx.AsyncClient(base_url=served) as http:
-        await http.post("/memories", json={"content": "Keep one migration per concern"})
+        await http.post(
+            "/memories", json={"content": "Keep one migration per concern", "source_repo": None}
+        )
     backup = tmp_path / "backup.jsonl"
     backup.write_text("old\n")
+    async with httpx.AsyncClient(base_url=served) as http:
+        await http.post("/sessions", json={"source_repo": "acme/api"})
     code, _, err = await run("export", "-o", str(backup), "--url", served)
     assert code == 0, err
     lines = backup.read_text().splitlines()
-    assert json.loads(lines[0])["count"] == 1 and len(lines) == 2
+    assert json.loads(lines[0])["count"] == 1 and len(lines) == 3
+    assert f"exported 1 memory and 1 session to {backup}" in err
+
+
+async def test_export_to_a_folder_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    # The server is not even asked (its URL answers nothing): the folder is named first.
+    code, _, err = await run("export", "-o", str(tmp_path), "--url", "http://127.0.0.1:9")
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f"agent-memory export: {tmp_path} is a folder; name a file in it"
+        f" ({tmp_path / 'memories.jsonl'}, say)"
+    ]
+    assert os.listdir(tmp_path) == []
+
+
+async def test_search_says_which_memories_it_read(served: str, tmp_path: Path) -> None:
+    """Inside a folder the search scopes to its repository: when nothing matches it says
+    which, so a newcomer knows why (and how to read every repository's)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "search", "postgres version", "--url", served,
+        cwd=folder, env={**os.environ, "LOG_FORMAT": "json"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0
+    assert err.decode().strip() == (
+        'no memories match in "notes" and the global memories (--any-repo: all)'
+    )
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,11 @@ async def keys(served: str, db: asyncpg.Connection) -> dict[str, str]:
 
 async def store(base: str, key: str, **body: Any) -> str:
     async with httpx.AsyncClient(base_url=base) as http:
-        answer = await http.post("/memories", json=body, headers={"Authorization": f"Bearer {key}"})
+        answer = await http.post(
+            "/memories",
+            json={"source_repo": None, **body},
+            headers={"Authorization": f"Bearer {key}"},
+        )
     assert answer.status_code == 201, answer.text
     memory_id: str = answer.json()["memory"]["id"]
     return memory_id
@@ -178,7 +182,8 @@ async def test_pages_show_history_stats_sessions_and_strategies(
     old_id = await store(served, keys["admin"], content="Deploy on Fridays", source_repo="r")
     async with httpx.AsyncClient(base_url=served, headers=admin) as api:
         replaced = await api.post(
-            f"/memories/{old_id}/supersede", json={"content": "Never deploy on Fridays"}
+            f"/memories/{old_id}/supersede",
+            json={"content": "Never deploy on Fridays", "source_repo": None},
         )
         new_id = replaced.json()["replacement"]["memory"]["id"]
         started = (await api.post("/sessions", json={"source_repo": "r", "task": "ci"})).json()

@@ -233,12 +233,16 @@ async def test_console_actions_by_role_in_a_real_browser(
         mine = await api.post(
             "/memories",
             json={"content": "Flaky upload test: a temp dir shared between tests",
-                  "memory_type": "error_pattern"},
+                  "memory_type": "error_pattern", "source_repo": None},
             headers={"Authorization": f"Bearer {agent}"},
         )  # fmt: skip
         rule = await api.post(
             "/memories",
-            json={"content": "Releases are cut from main only", "trust_level": "system"},
+            json={
+                "content": "Releases are cut from main only",
+                "trust_level": "system",
+                "source_repo": None,
+            },
             headers={"Authorization": f"Bearer {admin}"},
         )
     await asyncio.to_thread(

@@ -22,6 +22,7 @@ PLANTED = {
     "memory_type": "anti_pattern",
     "trust_level": "system",
     "pinned": True,
+    "source_repo": None,
 }
 EXPORT = json.dumps({"format": "agent-memory/export", "version": 1}) + "\n" + json.dumps(PLANTED)
 
@@ -54,11 +55,13 @@ async def test_a_cross_site_page_plants_nothing_in_open_mode(
     # The service's own pages, and clients that are not browsers, are served as before.
     own = await api.post(
         "/memories",
-        json={"content": "Same-origin writes still work"},
+        json={"content": "Same-origin writes still work", "source_repo": None},
         headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"},
     )
     assert own.status_code == 201
-    assert (await api.post("/memories", json={"content": "curl sends no Origin"})).is_success
+    assert (
+        await api.post("/memories", json={"content": "curl sends no Origin", "source_repo": None})
+    ).is_success
 
 
 async def test_a_rebinding_request_is_refused_at_every_door(api: httpx.AsyncClient) -> None:

@@ -40,15 +40,17 @@ async def test_provider_down_stores_pending_searches_keyword_only_and_backfills(
     with monkeypatch.context() as outage:
         outage.setattr(embedder, "embed", down)
         outage.setattr(embedder, "embed_one", down_one)
-        single = await api.post("/memories", json={"content": "Rotate the webhook signing secret"})
+        single = await api.post(
+            "/memories", json={"content": "Rotate the webhook signing secret", "source_repo": None}
+        )
         assert single.status_code == 201
         assert single.json()["memory"]["embedding_state"] == "pending"
         batch = await api.post(
             "/memories/batch",
             json={
                 "memories": [
-                    {"content": "Webhook retries back off"},
-                    {"content": "Queue depth alert"},
+                    {"content": "Webhook retries back off", "source_repo": None},
+                    {"content": "Queue depth alert", "source_repo": None},
                 ]
             },
         )
@@ -154,7 +156,7 @@ async def test_openai_provider_dead_rate_limited_or_hanging_never_costs_a_memory
                     # Room for a busy machine; without the service's own bounds (a 0.5 s
                     # timeout, fail-fast while resting) a store would wait on the provider.
                     response = await asyncio.wait_for(
-                        api.post("/memories", json={"content": content}), 60
+                        api.post("/memories", json={"content": content, "source_repo": None}), 60
                     )
                     stored.append(response)
                     assert response.status_code == 201

@@ -159,7 +159,7 @@ OPERATIONS = [
         "store",
         "POST",
         "/memories",
-        {"content": "a memory worth keeping"},
+        {"content": "a memory worth keeping", "source_repo": None},
         tool="store_memory",
         bad=[*MEMORY_FIELDS, ("metadata", nested(LIMITS.max_metadata_depth + 1), "metadata")],
         # Nested 500 deep: more than MCP's argument parser takes as a tool call at all.
@@ -169,24 +169,43 @@ OPERATIONS = [
         "batch",
         "POST",
         "/memories/batch",
-        {"memories": [{"content": "a memory worth keeping"}]},
+        {"memories": [{"content": "a memory worth keeping", "source_repo": None}]},
         bad=[
-            ("memories", [{"content": "ok"}] * (LIMITS.max_batch + 1), "memories"),
+            (
+                "memories",
+                [{"content": "ok", "source_repo": None}] * (LIMITS.max_batch + 1),
+                "memories",
+            ),
             ("memories", [], "memories"),
-            ("memories", [{"content": "ok"}, {"content": "ok", "name": ESCAPE}], "memories.1.name"),
+            (
+                "memories",
+                [
+                    {"content": "ok", "source_repo": None},
+                    {"content": "ok", "name": ESCAPE, "source_repo": None},
+                ],
+                "memories.1.name",
+            ),
             *(
-                ("memories", [{"content": "ok", sent: value}], f"memories.0.{named}")
+                (
+                    "memories",
+                    [{"content": "ok", "source_repo": None, sent: value}],
+                    f"memories.0.{named}",
+                )
                 for sent, value, named in MEMORY_FIELDS
                 if sent != "content"
             ),
-            ("memories", [{"content": over(LIMITS.max_content_chars)}], "memories.0.content"),
+            (
+                "memories",
+                [{"content": over(LIMITS.max_content_chars), "source_repo": None}],
+                "memories.0.content",
+            ),
         ],
     ),
     Operation(
         "supersede",
         "POST",
         "/memories/{memory}/supersede",
-        {"content": "a replacement memory"},
+        {"content": "a replacement memory", "source_repo": None},
         bad=MEMORY_FIELDS,
     ),
     Operation(
@@ -276,9 +295,14 @@ OPERATIONS = [
         "remember",
         "POST",
         "/remember",
-        {"text": "a learning that is long enough to keep"},
+        {"text": "a learning that is long enough to keep", "source_repo": "acme/api"},
         tool="remember",
         bad=[
+            *one_line("git_branch"),
+            ("git_commit", "not-a-commit", "git_commit"),
+            ("files", ["f.py"] * (MEMORY_FILES + 1), "files"),
+            ("files", ["../outside/the/repository.py"], "files"),
+            ("files", [ESCAPE], "files"),
             ("text", over(LIMITS.max_content_chars), "text"),
             ("text", "too short", "text"),
             ("text", "a learning with an " + ESCAPE + " escape", "text"),
@@ -306,6 +330,7 @@ OPERATIONS = [
             "total_attempts": 1,
             "quality_score": 9,
             "plan_summary": "1. write it",
+            "source_repo": "acme/api",
         },
         tool="learn_strategy",
         bad=[
@@ -385,7 +410,13 @@ OPERATIONS = [
             ("git_branch", f"fix/{GITHUB_TOKEN}", "git_branch"),
         ],
         # The hooks send the changed files over REST; the tool takes none.
-        rest_only=[("changed_files", [f"{GITHUB_TOKEN}.txt"], "changed_files.0")],
+        rest_only=[
+            ("changed_files", [f"{GITHUB_TOKEN}.txt"], "changed_files.0"),
+            ("history", items_over("history", {"commit": "ab12cd3"}), "history"),
+            ("history", [{"commit": "HEAD~1"}], "history.commit"),
+            ("history", [{"commit": "ab12cd3", "files": ["../x.py"]}], "history.files"),
+            ("history", [{"commit": "ab12cd3", "files": [ESCAPE]}], "history.files"),
+        ],
         mcp_only=[],
     ),
     Operation(
@@ -539,7 +570,9 @@ async def stored_rows(db: asyncpg.Connection) -> tuple[int, ...]:
 
 @pytest.fixture
 async def targets(api: httpx.AsyncClient) -> dict[str, str]:
-    memory = await api.post("/memories", json={"content": "the memory cases act on"})
+    memory = await api.post(
+        "/memories", json={"content": "the memory cases act on", "source_repo": None}
+    )
     session = await api.post("/sessions", json={"source_repo": "acme/api"})
     return {"memory": memory.json()["memory"]["id"], "session": session.json()["session_id"]}
 
@@ -702,7 +735,7 @@ async def test_every_field_has_a_case(api: httpx.AsyncClient, served: str) -> No
 async def test_a_split_credential_is_found(api: httpx.AsyncClient, db: asyncpg.Connection) -> None:
     cut = 14
     body = {"content": f"The deploy script needs {GITHUB_TOKEN[:cut]}",
-            "context": f"{GITHUB_TOKEN[cut:]} is the rest of it"}  # fmt: skip
+            "context": f"{GITHUB_TOKEN[cut:]} is the rest of it", "source_repo": None}  # fmt: skip
     refused = await api.post("/memories", json=body)
     assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "content"
     assert GITHUB_TOKEN[cut:] not in refused.text

@@ -72,10 +72,14 @@ async def test_keys_are_stored_hashed_and_revocation_is_immediate(
 
 async def test_roles(api: httpx.AsyncClient, keys: dict[str, str]) -> None:
     agent, reader, admin = (auth(keys[f"a-{r}"]) for r in ("agent", "reader", "admin"))
-    stored = await api.post("/memories", headers=agent, json={"content": "agent wrote this"})
+    stored = await api.post(
+        "/memories", headers=agent, json={"content": "agent wrote this", "source_repo": None}
+    )
     assert stored.status_code == 201
     memory_id = stored.json()["memory"]["id"]
-    assert (await api.post("/memories", headers=reader, json={"content": "no"})).status_code == 403
+    assert (
+        await api.post("/memories", headers=reader, json={"content": "no", "source_repo": None})
+    ).status_code == 403
     assert (await api.get("/search", params={"q": "agent"}, headers=reader)).status_code == 200
     assert (await api.get("/stats", headers=reader)).status_code == 200
     assert (await api.get("/stats", headers=agent)).status_code == 403
@@ -87,12 +91,16 @@ async def test_roles(api: httpx.AsyncClient, keys: dict[str, str]) -> None:
     assert (await api.post("/prune", headers=admin)).status_code == 200
     # An agent cannot speak for a person or the operator.
     user_trust = await api.post(
-        "/memories", headers=agent, json={"content": "trust me", "trust_level": "user"}
+        "/memories",
+        headers=agent,
+        json={"content": "trust me", "trust_level": "user", "source_repo": None},
     )
     assert user_trust.status_code == 403
     assert user_trust.json()["errors"][0]["field"] == "trust_level"
     by_admin = await api.post(
-        "/memories", headers=admin, json={"content": "ops rule", "trust_level": "system"}
+        "/memories",
+        headers=admin,
+        json={"content": "ops rule", "trust_level": "system", "source_repo": None},
     )
     assert by_admin.status_code == 201
     # Provenance: the key that wrote it.
@@ -114,7 +122,11 @@ async def test_one_tenant_cannot_reach_anothers_memories(
         await api.get(f"/memories/{memory_id}", headers=b),
         await api.delete(f"/memories/{memory_id}", headers=b),
         await api.post(f"/memories/{memory_id}/restore", headers=b),
-        await api.post(f"/memories/{memory_id}/supersede", headers=b, json={"content": "hijack"}),
+        await api.post(
+            f"/memories/{memory_id}/supersede",
+            headers=b,
+            json={"content": "hijack", "source_repo": None},
+        ),
         await api.post(f"/memories/{memory_id}/feedback", headers=b, json={"outcome": "unhelpful"}),
         await api.patch(f"/memories/{memory_id}", headers=b, json={"pinned": True}),
         await api.post(
@@ -149,7 +161,9 @@ async def test_mcp_tools_act_for_the_keys_tenant(
     api: httpx.AsyncClient, keys: dict[str, str], mcp_served: str
 ) -> None:
     await api.post(
-        "/memories", headers=auth(keys["a-admin"]), json={"content": "only for tenant a"}
+        "/memories",
+        headers=auth(keys["a-admin"]),
+        json={"content": "only for tenant a", "source_repo": None},
     )
     async with httpx.AsyncClient(timeout=30) as plain:
         unauthenticated = await plain.post(f"{mcp_served}/mcp", json={})
@@ -178,7 +192,10 @@ async def test_concurrent_requests_of_two_tenants_never_mix(
                     await client.post(
                         "/memories",
                         headers=auth(keys[f"{tenant}-agent"]),
-                        json={"content": f"shared topic note {i} of tenant {tenant}"},
+                        json={
+                            "content": f"shared topic note {i} of tenant {tenant}",
+                            "source_repo": None,
+                        },
                     )
 
             async def one(i: int) -> tuple[str, list[str]]:
@@ -415,7 +432,11 @@ async def test_every_mcp_tool_stays_in_the_keys_tenant(
     a = auth(keys["a-admin"])
     secret = "Tenant A plans to migrate billing to Stripe in March"
     await api.post("/memories", headers=a, json={"content": secret, "source_repo": "r"})
-    stale = (await api.post("/memories", headers=a, json={"content": "A's stale note"})).json()
+    stale = (
+        await api.post(
+            "/memories", headers=a, json={"content": "A's stale note", "source_repo": None}
+        )
+    ).json()
     await db.execute(
         "UPDATE memories SET created_at = now() - interval '200 days' WHERE id = $1",
         uuid.UUID(stale["memory"]["id"]),
@@ -457,7 +478,9 @@ async def test_every_mcp_tool_stays_in_the_keys_tenant(
     assert stats.structured_content["total"] == 0
     stored = await call(b, "store_memory", {"content": secret, "source_repo": "r"})
     assert stored.structured_content["status"] == "stored"  # B's own row, A's not reinforced
-    remembered = await call(b, "remember", {"text": "Tenant B keeps its own learnings apart"})
+    remembered = await call(
+        b, "remember", {"text": "Tenant B keeps its own learnings apart", "source_repo": "r"}
+    )
     assert remembered.structured_content["status"] == "stored"
     rows = await db.fetch(
         "SELECT tenant_id, observation_count, archived_at FROM memories"
@@ -471,5 +494,7 @@ async def test_every_mcp_tool_stays_in_the_keys_tenant(
     ]
     assert all(r["archived_at"] is None for r in rows)
     # Roles hold over MCP too.
-    denied = await call(keys["a-reader"], "store_memory", {"content": "readers cannot write"})
+    denied = await call(
+        keys["a-reader"], "store_memory", {"content": "readers cannot write", "source_repo": None}
+    )
     assert denied.is_error and "reader" in denied.content[0].text

@@ -61,7 +61,7 @@ async def test_revoking_every_key_closes_the_service(
         assert (await api.get("/search", params={"q": "x"}, headers=headers)).status_code == 401
         assert (await api.get("/memories", headers=headers)).status_code == 401
         assert (
-            await api.post("/memories", json={"content": "x"}, headers=headers)
+            await api.post("/memories", json={"content": "x", "source_repo": None}, headers=headers)
         ).status_code == 401
         created = await api.post(
             "/admin/keys", json={"name": "anon", "role": "admin"}, headers=headers
@@ -159,7 +159,7 @@ async def test_agent_feedback_cannot_sink_a_memory_above_its_trust(
     rule = (
         await api.post(
             "/memories",
-            json={"content": "Rotate keys monthly", "trust_level": "system"},
+            json={"content": "Rotate keys monthly", "trust_level": "system", "source_repo": None},
             headers=admin,
         )
     ).json()["memory"]
@@ -175,7 +175,9 @@ async def test_agent_feedback_cannot_sink_a_memory_above_its_trust(
     )
     assert sunk.json()["relevance_score"] < 1.0
     note = (
-        await api.post("/memories", json={"content": "maybe use a cache"}, headers=agent)
+        await api.post(
+            "/memories", json={"content": "maybe use a cache", "source_repo": None}, headers=agent
+        )
     ).json()["memory"]
     lowered = await api.post(
         f"/memories/{note['id']}/feedback", json={"outcome": "unhelpful"}, headers=agent
@@ -250,7 +252,9 @@ async def test_a_tampered_memory_leaves_quarantined_and_comes_back_quarantined(
     admin, agent = auth(keys["a-admin"]), auth(keys["a-agent"])
     stored = (
         await api.post(
-            "/memories", json={"content": "Run the linter before pushing"}, headers=agent
+            "/memories",
+            json={"content": "Run the linter before pushing", "source_repo": None},
+            headers=agent,
         )
     ).json()["memory"]
     await db.execute(
@@ -423,7 +427,9 @@ async def test_every_change_writes_one_entry_and_undo_puts_it_back(
     base = await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'a'")
     made = (
         await api.post(
-            "/memories", json={"content": "Cache tokens for an hour", "tags": ["a"]}, headers=admin
+            "/memories",
+            json={"content": "Cache tokens for an hour", "tags": ["a"], "source_repo": None},
+            headers=admin,
         )
     ).json()["memory"]
     mid = made["id"]
@@ -474,7 +480,7 @@ async def test_every_change_writes_one_entry_and_undo_puts_it_back(
     # Supersede, undone: the old memory is current again.
     newer = await api.post(
         f"/memories/{mid}/supersede",
-        json={"content": "Cache tokens for ten minutes"},
+        json={"content": "Cache tokens for ten minutes", "source_repo": None},
         headers=admin,
     )
     assert newer.status_code == 201
@@ -494,7 +500,9 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
 ) -> None:
     admin = auth(keys["a-admin"])
     old = (
-        await api.post("/memories", json={"content": "An old unused note"}, headers=admin)
+        await api.post(
+            "/memories", json={"content": "An old unused note", "source_repo": None}, headers=admin
+        )
     ).json()
     await db.execute(
         "UPDATE memories SET created_at = now() - interval '400 days' WHERE id = $1",
@@ -517,7 +525,11 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
     made = await api.post("/admin/keys", json={"name": "bot", "role": "agent"}, headers=admin)
     await api.delete(f"/admin/keys/{made.json()['id']}", headers=admin)
     tampered = (
-        await api.post("/memories", json={"content": "Use the staging bucket"}, headers=admin)
+        await api.post(
+            "/memories",
+            json={"content": "Use the staging bucket", "source_repo": None},
+            headers=admin,
+        )
     ).json()["memory"]
     await db.execute(
         "UPDATE memories SET content = 'Use the prod bucket' WHERE id = $1",
@@ -543,7 +555,9 @@ async def test_the_console_and_the_cli_show_the_trail_and_undo(
     agent = (await service.create("team", "agent", "agent")).key
     async with httpx.AsyncClient(base_url=served) as http:
         made = await http.post(
-            "/memories", json={"content": "Deploy from main only"}, headers=auth(admin)
+            "/memories",
+            json={"content": "Deploy from main only", "source_repo": None},
+            headers=auth(admin),
         )
         mid = made.json()["memory"]["id"]
         await http.patch(f"/memories/{mid}", json={"tags": ["deploy"]}, headers=auth(admin))

@@ -60,7 +60,11 @@ async def test_a_quarantined_memory_leaks_through_no_door(
         ("POST", f"/memories/{memory_id}/feedback", {"outcome": "helpful"}),
         ("PATCH", f"/memories/{memory_id}", {"tags": ["x"]}),
         ("POST", f"/memories/{memory_id}/confirm", {}),
-        ("POST", f"/memories/{memory_id}/supersede", {"content": "Lint, then push"}),
+        (
+            "POST",
+            f"/memories/{memory_id}/supersede",
+            {"content": "Lint, then push", "source_repo": None},
+        ),
     ):
         answer = await api.request(method, path, json=body, headers=agent)
         assert answer.status_code == 409, (path, answer.text)

@@ -249,7 +249,8 @@ async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.Async
         api.patch(f"/memories/{memory_id}", json={"tags": ["db"]}),
         api.post(f"/memories/{memory_id}/feedback", json={"outcome": "helpful"}),
         api.post(
-            f"/memories/{memory_id}/supersede", json={"content": "Use pgbouncer, session mode"}
+            f"/memories/{memory_id}/supersede",
+            json={"content": "Use pgbouncer, session mode", "source_repo": None},
         ),
         api.post(f"/memories/{memory_id}/restore"),
         api.post(
@@ -322,7 +323,9 @@ async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
     async def writer(n: int) -> None:
         i = 0
         while not done.is_set() or i < 5:
-            response = await call("POST", "/memories", json={"content": f"writer {n} memory {i}"})
+            response = await call(
+                "POST", "/memories", json={"content": f"writer {n} memory {i}", "source_repo": None}
+            )
             assert response.status_code == 201, response.text
             stored.append(response.json()["memory"]["id"])
             i += 1

@@ -55,7 +55,9 @@ async def test_memories_survive_a_restart_of_the_embedded_server(tmp_path: Path)
         "autoprewarm": "on",
     }
     async with serving(url) as client:
-        stored = await client.post("/memories", json={"content": "survives restarts"})
+        stored = await client.post(
+            "/memories", json={"content": "survives restarts", "source_repo": None}
+        )
         memory_id = stored.json()["memory"]["id"]
     await asyncio.to_thread(server.stop)
 
@@ -76,10 +78,14 @@ async def test_database_outage_answers_503_and_recovers_without_restart(tmp_path
     await upgrade_head_async(url)
     try:
         async with serving(url) as client:
-            assert (await client.post("/memories", json={"content": "before"})).status_code == 201
+            assert (
+                await client.post("/memories", json={"content": "before", "source_repo": None})
+            ).status_code == 201
             await asyncio.to_thread(server.stop)
 
-            during = await client.post("/memories", json={"content": "during the outage"})
+            during = await client.post(
+                "/memories", json={"content": "during the outage", "source_repo": None}
+            )
             assert during.status_code == 503
             assert during.headers["retry-after"]
             assert during.json()["detail"] == "database unavailable"
@@ -88,14 +94,16 @@ async def test_database_outage_answers_503_and_recovers_without_restart(tmp_path
             await asyncio.to_thread(server.start)
             # The pooled connections all died with the server; the first one found dead
             # renews the pool, so the very first request after the restart succeeds.
-            after = await client.post("/memories", json={"content": "after"})
+            after = await client.post("/memories", json={"content": "after", "source_repo": None})
             assert after.status_code == 201
 
             # A restart nobody noticed (no request while it was down): every idle pooled
             # connection is dead, and still the first request succeeds.
             await asyncio.to_thread(server.stop)
             await asyncio.to_thread(server.start)
-            unnoticed = await client.post("/memories", json={"content": "after a quiet restart"})
+            unnoticed = await client.post(
+                "/memories", json={"content": "after a quiet restart", "source_repo": None}
+            )
             assert unnoticed.status_code == 201
             listed = await client.get("/memories")
             assert sorted(m["content"] for m in listed.json()["memories"]) == [
@@ -115,7 +123,7 @@ async def test_a_write_cut_by_a_restart_and_retried_with_its_key_is_stored_once(
     await upgrade_head_async(url)
     embedder = GatedEmbedder()
     request: dict[str, Any] = {
-        "json": {"content": "Written during a database restart"},
+        "json": {"content": "Written during a database restart", "source_repo": None},
         "headers": {"Idempotency-Key": "write-through-restart"},
     }
     try:
@@ -160,7 +168,7 @@ async def test_restart_under_traffic_answers_promptly_and_loses_nothing(tmp_path
             async def write(writer: int, n: int) -> None:
                 nonlocal acknowledged, slowest
                 request: dict[str, Any] = {
-                    "json": {"content": f"writer {writer} note {n}"},
+                    "json": {"content": f"writer {writer} note {n}", "source_repo": None},
                     "headers": {"Idempotency-Key": f"w{writer}-{n}"},
                 }
                 while True:

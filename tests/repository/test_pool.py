@@ -50,7 +50,7 @@ async def test_more_clients_than_connections_queue_then_503_and_nothing_leaks(
                         response = await client.get("/search", params={"q": f"queued note {i}"})
                     else:
                         response = await client.post(
-                            "/memories", json={"content": f"queued note {i}"}
+                            "/memories", json={"content": f"queued note {i}", "source_repo": None}
                         )
                     return response.status_code
 
@@ -122,7 +122,10 @@ async def test_a_store_holds_no_connection_while_its_text_is_embedded(
                 transport=transport, base_url="http://localhost"
             ) as client:
                 storing = asyncio.create_task(
-                    client.post("/memories", json={"content": "Embedded without a slot"})
+                    client.post(
+                        "/memories",
+                        json={"content": "Embedded without a slot", "source_repo": None},
+                    )
                 )
                 await embedder.entered.wait()
                 # The only pooled connection is free while the model works.

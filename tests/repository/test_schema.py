@@ -119,7 +119,12 @@ async def test_trigger_keeps_weighted_stemmed_search_vector(
 ) -> None:
     response = await api.post(
         "/memories",
-        json={"content": "Running checkRateLimit", "category": "Throttling", "tags": ["APIs"]},
+        json={
+            "content": "Running checkRateLimit",
+            "category": "Throttling",
+            "tags": ["APIs"],
+            "source_repo": None,
+        },
     )
     memory_id = response.json()["memory"]["id"]
     vector = await db.fetchval(

@@ -58,6 +58,7 @@ async def test_mcp_search_answers_compact_text_once(served: str) -> None:
                     "content": f"Retry flaky integration test number {n} once before failing",
                     "tags": ["ci", "tests"],
                     "context": "the nightly build kept failing on a timing-dependent test",
+                    "source_repo": None,
                 },
             )
     async with Client(f"{served}/mcp") as client:
@@ -88,8 +89,14 @@ async def test_mcp_search_answers_compact_text_once(served: str) -> None:
 async def test_results_far_below_the_best_are_left_out_unless_asked_for(
     api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch, db: asyncpg.Connection
 ) -> None:
-    await api.post("/memories", json={"content": "Deploys go out with the blue-green script"})
-    await api.post("/memories", json={"content": "The cafeteria closes at three on Fridays"})
+    await api.post(
+        "/memories",
+        json={"content": "Deploys go out with the blue-green script", "source_repo": None},
+    )
+    await api.post(
+        "/memories",
+        json={"content": "The cafeteria closes at three on Fridays", "source_repo": None},
+    )
     monkeypatch.setattr(app.state.runtime.settings, "relevance_floor_ratio", 0.5)
     floored = (await api.get("/search", params={"q": "blue-green deploy script"})).json()
     assert [r["memory"]["content"] for r in floored["results"]] == [
@@ -128,7 +135,10 @@ async def test_rest_offers_the_compact_form_within_a_budget(
     for n in range(4):
         await api.post(
             "/memories",
-            json={"content": f"Cache invalidation rule number {n} for the product pages"},
+            json={
+                "content": f"Cache invalidation rule number {n} for the product pages",
+                "source_repo": None,
+            },
         )
     full = (await api.get("/search", params={"q": "cache invalidation rule"})).json()
     assert {"content_hash", "tenant_id"} <= set(full["results"][0]["memory"])
@@ -156,8 +166,10 @@ async def test_rest_offers_the_compact_form_within_a_budget(
 
 
 async def test_an_empty_query_filters_before_it_limits(api: httpx.AsyncClient) -> None:
-    await api.post("/memories", json={"content": "set by ops", "trust_level": "system"})
+    await api.post(
+        "/memories", json={"content": "set by ops", "trust_level": "system", "source_repo": None}
+    )
     for n in range(3):
-        await api.post("/memories", json={"content": f"agent note {n}"})
+        await api.post("/memories", json={"content": f"agent note {n}", "source_repo": None})
     answer = await api.get("/search", params={"q": "", "min_trust": "system", "limit": 1})
     assert [r["memory"]["content"] for r in answer.json()["results"]] == ["set by ops"]

@@ -99,7 +99,7 @@ async def test_global_memories_reach_every_repository(api: httpx.AsyncClient, se
     convention = await api.post(
         "/memories",
         json={"content": "Always write commit messages in the imperative mood",
-              "memory_type": "decision"},
+              "memory_type": "decision", "source_repo": None},
     )  # fmt: skip
     assert convention.json()["memory"]["source_repo"] is None
     await api.post(

@@ -224,8 +224,10 @@ async def test_remember_stores_with_inferred_category_title_and_low_confidence(
 
 async def test_remember_again_reinforces_and_keeps_confidence(api: httpx.AsyncClient) -> None:
     text = "Prefer keyset pagination for the audit log endpoint"
-    await api.post("/remember", json={"text": text, "confidence": "high"})
-    again = await api.post("/remember", json={"text": text, "confidence": "low"})
+    await api.post("/remember", json={"text": text, "confidence": "high", "source_repo": None})
+    again = await api.post(
+        "/remember", json={"text": text, "confidence": "low", "source_repo": None}
+    )
     assert again.status_code == 200
     body = again.json()
     assert body == body | {
@@ -239,13 +241,18 @@ async def test_remember_again_reinforces_and_keeps_confidence(api: httpx.AsyncCl
 async def test_remember_rejects_short_text_and_bad_confidence_storing_nothing(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
-    short = await api.post("/remember", json={"text": "   too short       "})
+    short = await api.post("/remember", json={"text": "   too short       ", "source_repo": None})
     assert short.status_code == 422
     assert short.json()["detail"] == (
         "Learning too short (need at least 20 characters). Please provide more detail."
     )
     bad = await api.post(
-        "/remember", json={"text": "A long enough learning about caching", "confidence": "sure"}
+        "/remember",
+        json={
+            "text": "A long enough learning about caching",
+            "confidence": "sure",
+            "source_repo": None,
+        },
     )
     assert bad.status_code == 422
     assert bad.json()["detail"] == "invalid confidence 'sure'. Must be one of: high, medium, low"
@@ -259,6 +266,7 @@ async def test_remember_keeps_an_explicit_category_name_and_reasoning(
         "/remember",
         json={
             "text": "The staging cluster scales down at night, so nightly jobs are slow",
+            "source_repo": None,
             "category": "heuristics",
             "name": "staging scales down",
             "reasoning": "seen three times",
@@ -271,7 +279,12 @@ async def test_remember_keeps_an_explicit_category_name_and_reasoning(
     assert memory["metadata"] == {"reasoning": "seen three times", "references": ["ops#12"]}
     assert memory["context"] == "Why did the nightly export take four hours?"
     bad = await api.post(
-        "/remember", json={"text": "A long enough learning about caching", "context": "\x07"}
+        "/remember",
+        json={
+            "text": "A long enough learning about caching",
+            "context": "\x07",
+            "source_repo": None,
+        },
     )
     assert bad.status_code == 422
     assert bad.json()["errors"][0]["field"] == "context"

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.citus
 
 
 async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
-    response = await api.post("/memories", json={"content": content, **fields})
+    # Global unless the test names a repository.
+    response = await api.post("/memories", json={"content": content, "source_repo": None, **fields})
     assert response.status_code == 201, response.text
     memory: dict[str, Any] = response.json()["memory"]
     return memory
@@ -165,7 +166,11 @@ async def test_supersede_is_atomic_and_hides_the_old_memory(
     old = await store(api, "Deploys run on Jenkins", source_repo="acme/api", memory_type="decision")
     response = await api.post(
         f"/memories/{old['id']}/supersede",
-        json={"content": "Deploys run on GitHub Actions", "memory_type": "decision"},
+        json={
+            "content": "Deploys run on GitHub Actions",
+            "memory_type": "decision",
+            "source_repo": None,
+        },
     )
     assert response.status_code == 201
     body = response.json()
@@ -183,10 +188,13 @@ async def test_supersede_is_atomic_and_hides_the_old_memory(
 
     # Superseding again: 409, and the would-be replacement is not left behind.
     twice = await api.post(
-        f"/memories/{old['id']}/supersede", json={"content": "Deploys run on Buildkite"}
+        f"/memories/{old['id']}/supersede",
+        json={"content": "Deploys run on Buildkite", "source_repo": None},
     )
     assert twice.status_code == 409
-    missing = await api.post(f"/memories/{uuid.uuid4()}/supersede", json={"content": "orphan"})
+    missing = await api.post(
+        f"/memories/{uuid.uuid4()}/supersede", json={"content": "orphan", "source_repo": None}
+    )
     assert missing.status_code == 404
     contents = {r["content"] for r in await db.fetch("SELECT content FROM memories")}
     assert contents == {"Deploys run on Jenkins", "Deploys run on GitHub Actions"}
@@ -209,7 +217,9 @@ async def test_patch_edits_metadata_fields_but_never_content(api: httpx.AsyncCli
     assert (edited["tags"], edited["pinned"], edited["confidence"]) == (["b", "c"], True, "high")
     assert edited["category"] is None and edited["metadata"] == {"k": 1}
     assert edited["content"] == "Editable memory"
-    content = await api.patch(f"/memories/{memory['id']}", json={"content": "changed"})
+    content = await api.patch(
+        f"/memories/{memory['id']}", json={"content": "changed", "source_repo": None}
+    )
     assert content.status_code == 422
     assert "supersede" in content.json()["errors"][0]["message"]
     assert (await api.patch(f"/memories/{uuid.uuid4()}", json={"pinned": True})).status_code == 404
@@ -341,13 +351,13 @@ async def test_if_match_lets_one_of_two_concurrent_edits_win(api: httpx.AsyncCli
 
     stale = await api.post(
         f"/memories/{memory['id']}/supersede",
-        json={"content": "Versioned memory, revised"},
+        json={"content": "Versioned memory, revised", "source_repo": None},
         headers={"If-Match": tag},
     )
     assert stale.status_code == 412
     fresh = await api.post(
         f"/memories/{memory['id']}/supersede",
-        json={"content": "Versioned memory, revised"},
+        json={"content": "Versioned memory, revised", "source_repo": None},
         headers={"If-Match": winner.headers["etag"]},
     )
     assert fresh.status_code == 201

@@ -81,7 +81,7 @@ async def owner(url: str) -> AsyncIterator[asyncpg.Connection]:
 
 async def store(client: httpx.AsyncClient, texts: list[str]) -> None:
     for text in texts:
-        response = await client.post("/memories", json={"content": text})
+        response = await client.post("/memories", json={"content": text, "source_repo": None})
         assert response.status_code == 201, response.text
 
 

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.citus
 
 
 async def store(api: httpx.AsyncClient, content: str, **fields: Any) -> dict[str, Any]:
-    response = await api.post("/memories", json={"content": content, **fields})
+    # Global unless the test names a repository.
+    response = await api.post("/memories", json={"content": content, "source_repo": None, **fields})
     assert response.status_code == 201, response.text
     memory: dict[str, Any] = response.json()["memory"]
     return memory

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.citus
 
 
 async def store(api: httpx.AsyncClient, **body: Any) -> httpx.Response:
-    return await api.post("/memories", json=body)
+    return await api.post("/memories", json={"source_repo": None, **body})  # global unless named
 
 
 async def test_new_content_is_stored_with_every_field(api: httpx.AsyncClient) -> None:
@@ -159,7 +159,8 @@ async def test_batch_answers_in_input_order_and_reinforces_duplicates(
     contents = [f"Batch memory number {i} about topic {i % 3}" for i in range(20)]
     contents.append(contents[3])
     response = await api.post(
-        "/memories/batch", json={"memories": [{"content": c} for c in contents]}
+        "/memories/batch",
+        json={"memories": [{"content": c, "source_repo": None} for c in contents]},
     )
     assert response.status_code == 200
     results = response.json()["results"]
@@ -176,7 +177,8 @@ async def test_a_batch_larger_than_one_model_pass_keeps_every_vector_with_its_te
     contents = [f"Ingest note {i}: shard {i % 7} rebalanced after {i} retries" for i in range(150)]
     contents.append(contents[5])  # a duplicate of a memory from the first part
     response = await api.post(
-        "/memories/batch", json={"memories": [{"content": c} for c in contents]}
+        "/memories/batch",
+        json={"memories": [{"content": c, "source_repo": None} for c in contents]},
     )
     assert response.status_code == 200
     results = response.json()["results"]
@@ -193,7 +195,11 @@ async def test_a_bad_item_rejects_the_whole_batch(
     response = await api.post(
         "/memories/batch",
         json={
-            "memories": [{"content": "fine memory"}, {"content": "   "}, {"content": "also fine"}]
+            "memories": [
+                {"content": "fine memory", "source_repo": None},
+                {"content": "   ", "source_repo": None},
+                {"content": "also fine", "source_repo": None},
+            ]
         },
     )
     assert response.status_code == 422
@@ -203,7 +209,8 @@ async def test_a_bad_item_rejects_the_whole_batch(
 
 async def test_batch_over_the_limit_is_413(api: httpx.AsyncClient) -> None:
     response = await api.post(
-        "/memories/batch", json={"memories": [{"content": f"m{i}"} for i in range(501)]}
+        "/memories/batch",
+        json={"memories": [{"content": f"m{i}", "source_repo": None} for i in range(501)]},
     )
     assert response.status_code == 413
     assert response.headers["content-type"] == "application/problem+json"
@@ -212,17 +219,17 @@ async def test_batch_over_the_limit_is_413(api: httpx.AsyncClient) -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"content": ""}, "content"),
-        ({"content": "   \n "}, "content"),
-        ({"content": "x", "trust_level": "root"}, "trust_level"),
-        ({"content": "x", "confidence": "certain"}, "confidence"),
-        ({"content": "x" * 20_001}, "content"),
-        ({"content": "x", "tags": ["t"] * 33}, "tags"),
-        ({"content": "x", "tags": ["t" * 65]}, "tags"),
-        ({"content": "x", "context": "c" * 4001}, "context"),
-        ({"content": "x", "context": "bell \x07"}, "context"),
-        ({"content": "nul \x00 byte"}, "content"),
-        ({"content": "x", "memory_type": "Not A Type"}, "memory_type"),
+        ({"content": "", "source_repo": None}, "content"),
+        ({"content": "   \n ", "source_repo": None}, "content"),
+        ({"content": "x", "trust_level": "root", "source_repo": None}, "trust_level"),
+        ({"content": "x", "confidence": "certain", "source_repo": None}, "confidence"),
+        ({"content": "x" * 20_001, "source_repo": None}, "content"),
+        ({"content": "x", "tags": ["t"] * 33, "source_repo": None}, "tags"),
+        ({"content": "x", "tags": ["t" * 65], "source_repo": None}, "tags"),
+        ({"content": "x", "context": "c" * 4001, "source_repo": None}, "context"),
+        ({"content": "x", "context": "bell \x07", "source_repo": None}, "context"),
+        ({"content": "nul \x00 byte", "source_repo": None}, "content"),
+        ({"content": "x", "memory_type": "Not A Type", "source_repo": None}, "memory_type"),
         ({"content": "x", "id": "00000000-0000-0000-0000-000000000000"}, "id"),
         ({"content": "x", "access_count": 99}, "access_count"),
         ({"tags": ["no content"]}, "content"),
@@ -269,7 +276,8 @@ async def test_deleting_a_replacement_makes_the_memory_it_replaced_current_again
 ) -> None:
     old = (await store(api, content="Deploy on Fridays")).json()["memory"]
     replaced = await api.post(
-        f"/memories/{old['id']}/supersede", json={"content": "Never deploy on Fridays"}
+        f"/memories/{old['id']}/supersede",
+        json={"content": "Never deploy on Fridays", "source_repo": None},
     )
     new_id = replaced.json()["replacement"]["memory"]["id"]
     assert replaced.json()["superseded"]["superseded_by"] == new_id
@@ -330,16 +338,22 @@ async def test_health_and_readiness(api: httpx.AsyncClient) -> None:
 async def test_metadata_limits_and_invalid_utf8_store_nothing(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
-    too_big = await api.post("/memories", json={"content": "x", "metadata": {"blob": "y" * 20_000}})
+    too_big = await api.post(
+        "/memories", json={"content": "x", "metadata": {"blob": "y" * 20_000}, "source_repo": None}
+    )
     assert too_big.status_code == 422 and too_big.json()["errors"][0]["field"] == "metadata"
     deep: dict[str, Any] = {}
     node = deep
     for _ in range(10):
         node["n"] = {}
         node = node["n"]
-    too_deep = await api.post("/memories", json={"content": "x", "metadata": deep})
+    too_deep = await api.post(
+        "/memories", json={"content": "x", "metadata": deep, "source_repo": None}
+    )
     assert too_deep.status_code == 422 and "deeper" in too_deep.json()["detail"]
-    nul = await api.post("/memories", json={"content": "x", "metadata": {"k": "a\u0000b"}})
+    nul = await api.post(
+        "/memories", json={"content": "x", "metadata": {"k": "a\u0000b"}, "source_repo": None}
+    )
     assert nul.status_code == 422
     invalid_utf8 = await api.post(
         "/memories",

@@ -89,19 +89,23 @@ async def populate(base: str) -> None:
         for body in (
             {"content": "Run migrations before the app starts", "memory_type": "decision",
              "tags": ["deploy", "db"], "trust_level": "user", "pinned": True,
-             "metadata": {"ticket": "OPS-7", "nested": {"a": [1, 2]}}},
+             "metadata": {"ticket": "OPS-7", "nested": {"a": [1, 2]}}, "source_repo": None},
             {"content": "The flaky test came from a shared temp dir",
              "memory_type": "error_pattern", "source_repo": "acme/api",
              "context": "CI run 4411", "category": "testing"},
             {"content": "Old: deploy on Fridays", "source_repo": "acme/api", "name": "deploys"},
             {"content": "Prefer keyset paging over OFFSET", "memory_type": "code_pattern",
-             "confidence": "high"},
+             "confidence": "high", "source_repo": None},
         ):  # fmt: skip
             answer = await http.post("/memories", json=body)
             assert answer.status_code == 201, answer.text
             stored.append(answer.json()["memory"])
         # known content again: observation_count 2
-        assert (await http.post("/memories", json={"content": stored[3]["content"]})).is_success
+        assert (
+            await http.post(
+                "/memories", json={"content": stored[3]["content"], "source_repo": None}
+            )
+        ).is_success
         superseded = await http.post(
             f"/memories/{stored[2]['id']}/supersede",
             json={"content": "New: never deploy on Fridays", "source_repo": "acme/api"},

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.git_repository import changed_files, git_state, normalise_remote, repository_name
+from agent_memory_client.git import (
+    changed_files,
+    git_state,
+    history,
+    normalise_remote,
+    repository_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +84,8 @@ def test_no_git_and_a_bare_directory(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("AGENT_MEMORY_REPO", raising=False)
     plain = tmp_path / "notes"
     plain.mkdir()
-    assert repository_name(plain) is None
+    # Outside git: the working directory's own name (the README's rule), no commit.
+    assert repository_name(plain) == "notes"
     assert git_state(plain).commit is None
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
@@ -96,6 +103,12 @@ def test_head_branch_and_changes(work_tree: Path) -> None:
     assert changed_files(work_tree, first, third) == ["README.md", "app/db/pool.py"]
     assert changed_files(work_tree, second, third) == ["app/db/pool.py"]
     assert changed_files(work_tree, "0" * 40, third) is None  # an unknown commit
+    # The history since a commit, newest first, with each commit's files.
+    assert history(work_tree, first, third) == [
+        {"commit": third, "files": ["app/db/pool.py"]},
+        {"commit": second, "files": ["README.md"]},
+    ]
+    assert history(work_tree, "0" * 40, third) is None
     git(work_tree, "checkout", "-q", "--detach", second)
     detached = git_state(work_tree)
     assert (detached.commit, detached.branch) == (second, None)

@@ -4,7 +4,8 @@ CLI and the MCP bridge so that all three file memories under the same name.
 The name: AGENT_MEMORY_REPO; else the `origin` remote as `owner/name` (ssh or https, with
 or without `.git`, any host; the host is kept only when another remote has the same
 `owner/name` on another host); else the git top level's directory name; outside a work
-tree, None. Every git call is bounded in time, and a failure is "unknown", never an error.
+tree, the working directory's name. Every git call is bounded in time, and a failure is
+"unknown", never an error.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 GIT_TIMEOUT_S = 0.5
 MAX_CHANGED_FILES = 500
+MAX_HISTORY_COMMITS = 100
 
 # git@host:owner/name(.git), ssh://git@host[:port]/owner/name(.git),
 # https://host/owner/name(.git), and the same with deeper paths (GitLab groups).
@@ -59,7 +61,7 @@ def repository_name(cwd: str | Path | None) -> str | None:
         return None
     top = _git(cwd, "rev-parse", "--show-toplevel")
     if not top:
-        return None
+        return Path(cwd).resolve().name or None  # outside git: the folder's own name
     remotes: dict[str, tuple[str, str]] = {}
     for line in (_git(top, "remote", "-v") or "").splitlines():
         parts = line.split()
@@ -95,3 +97,22 @@ def changed_files(cwd: str | Path, since: str, until: str) -> list[str] | None:
     if listed is None:
         return None
     return [line for line in listed.splitlines() if line][:MAX_CHANGED_FILES]
+
+
+def history(cwd: str | Path, since: str, until: str) -> list[dict[str, object]] | None:
+    """The commits after `since` up to `until`, newest first, each with the files it
+    changed: what lets the server tell a memory written after a file's last change from one
+    written before it. None when git cannot tell, or the history is longer than
+    MAX_HISTORY_COMMITS (the caller then sends the changed files alone)."""
+    listed = _git(
+        cwd, "log", "--format=%x00%H", "--name-only", "--no-renames",
+        f"-n{MAX_HISTORY_COMMITS + 1}", f"{since}..{until}", "--",
+    )  # fmt: skip
+    if listed is None:
+        return None
+    commits: list[dict[str, object]] = []
+    for block in listed.split("\0")[1:]:
+        lines = [line for line in block.splitlines() if line]
+        if lines:
+            commits.append({"commit": lines[0], "files": lines[1 : MAX_CHANGED_FILES + 1]})
+    return commits if len(commits) <= MAX_HISTORY_COMMITS else None

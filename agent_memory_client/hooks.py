@@ -1,0 +1,238 @@
+"""Claude Code's hooks, as `agent-memory-client hook session-start|stop|session-end`: each
+reads the hook's JSON on stdin, talks to the server within one overall deadline, exits 0 and
+says in one line on stderr what happened. Memory never blocks or breaks the agent.
+
+Session start opens a memory session for the repository (git.py's name), sends HEAD, the
+branch and the commits since the repository's last session with the files each changed (so
+that the server marks only memories written before a file's change), and hands the agent the
+snapshot and the capture guidance as context. Stop reminds the agent once to capture what it
+learned (no server call). Session end closes the session with the agent's last words, in one
+request, well inside the ~1.5 s Claude Code gives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_memory_client.connection import Connection, Deadline, Unavailable
+from agent_memory_client.git import GitState, changed_files, git_state, history
+
+# Each hook's whole budget, interpreter start excluded (tens of ms). Claude Code cancels
+# SessionEnd at about 1.5 s whatever its timeout says; SessionStart's timeout is 5 s.
+BUDGET_S = {"session-start": 2.5, "stop": 0.5, "session-end": 1.0}
+SNAPSHOT_CHARS = 6_000
+SUMMARY_CHARS = 2_000
+TRANSCRIPT_TAIL_BYTES = 256 * 1024
+AGENT = "claude-code"
+
+CAPTURE_GUIDANCE = {
+    "ask-first": (
+        "When you learn something worth keeping (a decision and why, an error's real cause, "
+        "a pattern that worked), propose it to the user and record it with the `remember` "
+        "tool once they agree. Never record secrets, keys, tokens or personal data."
+    ),
+    "silent": (
+        "Record what you learn that is worth keeping with the `remember` tool, without "
+        "asking, at most {budget} times this session. Never record secrets, keys, tokens "
+        "or personal data."
+    ),
+    "off": "Do not record learnings this session.",
+}
+
+CAPTURE_REMINDER = {
+    "ask-first": (
+        "Before you finish: did this session teach something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked)? If so, propose it"
+        " to the user and record it with the `remember` tool once they agree. If not, simply"
+        " finish. Never record secrets."
+    ),
+    "silent": (
+        "Before you finish: if this session taught something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked), record it now"
+        " with the `remember` tool, in a sentence or two. If not, simply finish. Never record"
+        " secrets."
+    ),
+}
+
+
+def state_file(claude_session: str) -> Path:
+    """Where a hook leaves what the next hook of the same Claude session needs."""
+    safe = "".join(c for c in claude_session if c.isalnum() or c in "-_")[:100] or "unknown"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "agent-memory" / "hook-sessions" / safe
+
+
+def _save(payload: dict[str, Any], state: dict[str, Any]) -> None:
+    path = state_file(str(payload.get("session_id", "")))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state))
+
+
+def _load(payload: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        text = state_file(str(payload.get("session_id", ""))).read_text().strip()
+        state = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and "session_id" in state else None
+
+
+def _since_last_session(server: Connection, cwd: str, state: GitState) -> dict[str, Any]:
+    """What changed in the repository since its last session started: the commits with
+    their files when git can list them, else the changed files alone, else nothing."""
+    if not state.repository or not state.commit:
+        return {}
+    last = server.call("GET", "/sessions", params={"source_repo": state.repository, "limit": 1})
+    since = last[0].get("git_commit") if last else None
+    if not since or since == state.commit:
+        return {}
+    commits = history(cwd, since, state.commit)
+    if commits is not None:
+        return {"history": commits} if commits else {}
+    files = changed_files(cwd, since, state.commit)
+    return {"changed_files": files} if files else {}
+
+
+def session_start(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    cwd = str(payload.get("cwd") or os.getcwd())
+    state = git_state(cwd)
+    repo = state.repository
+    started = server.call(
+        "POST",
+        "/sessions",
+        body={
+            "agent": AGENT, "source_repo": repo, "git_branch": state.branch,
+            "git_commit": state.commit, **_since_last_session(server, cwd, state),
+        },
+    )  # fmt: skip
+    capture = started["capture"]
+    _save(payload, {"session_id": started["session_id"], "capture_mode": capture["capture_mode"]})
+    snapshot = server.call(
+        "GET",
+        "/snapshot",
+        params={"source_repo": repo, "max_chars": SNAPSHOT_CHARS, "format": "markdown"},
+    )
+    guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
+        budget=capture["silent_capture_budget"]
+    )
+    where = json.dumps(repo, ensure_ascii=False) if repo else "this workspace"
+    context = f"# Long-term memory (agent-memory) for {where}\n\n{snapshot}\n\n"
+    context += usage_note(started.get("marked_stale", 0))
+    if guidance:
+        context += f" {guidance}"
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+
+
+def usage_note(marked_stale: int) -> str:
+    """How to use the tools, in as few words as hold it."""
+    stale = (
+        f"{marked_stale} memories are marked possibly stale (a file they are about changed"
+        " after they were written): check one against the code before relying on it, then"
+        " `confirm_memory` it or `remember` the corrected one. "
+        if marked_stale
+        else ""
+    )
+    return (
+        "The agent-memory tools file what you record under this repository and search it"
+        f" with the global memories (marked global). {stale}Search before planning."
+    )
+
+
+def last_assistant_text(transcript_path: str | None) -> str | None:
+    """The agent's last words in the session's transcript (JSON lines), as its report: read
+    from the file's tail, so a long session costs the same as a short one."""
+    if not transcript_path:
+        return None
+    try:
+        with open(transcript_path, "rb") as transcript:
+            transcript.seek(0, os.SEEK_END)
+            transcript.seek(max(0, transcript.tell() - TRANSCRIPT_TAIL_BYTES))
+            lines = transcript.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        parts = (
+            [content]
+            if isinstance(content, str)
+            else [part.get("text", "") for part in content or [] if isinstance(part, dict)]
+        )
+        text = " ".join(p for p in parts if p).strip()
+        if text:
+            return text[:SUMMARY_CHARS]
+    return None
+
+
+def session_end(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    """A run in which the agent said nothing (killed before the model answered, or ended at
+    once) is recorded as abandoned, which no snapshot shows; otherwise completed, with the
+    agent's last words as its summary. One request."""
+    state = _load(payload)
+    if state is None:
+        return {}
+    said = last_assistant_text(payload.get("transcript_path"))
+    if said is None:
+        body = {
+            "status": "abandoned",
+            "summary": f"ended before the agent answered ({payload.get('reason', 'other')})",
+        }
+    else:
+        body = {"status": "completed", "summary": said}
+    server.call("POST", f"/sessions/{state['session_id']}/end", body=body)
+    state_file(str(payload.get("session_id", ""))).unlink(missing_ok=True)
+    return {}
+
+
+def stop(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    """Once a session, when the agent is about to stop after doing something, remind it to
+    capture what it learned (in the configured capture mode; never with `off`, never twice,
+    never while a Stop hook already holds it). No server call."""
+    state = _load(payload)
+    if state is None or state.get("reminded") or payload.get("stop_hook_active"):
+        return {}
+    reminder = CAPTURE_REMINDER.get(str(state.get("capture_mode")))
+    if reminder is None or last_assistant_text(payload.get("transcript_path")) is None:
+        return {}
+    _save(payload, {**state, "reminded": True})
+    return {"decision": "block", "reason": reminder}
+
+
+HANDLERS = {"session-start": session_start, "session-end": session_end, "stop": stop}
+DONE = {"session-start": "memory loaded", "session-end": "session recorded"}
+
+
+def run_hook(
+    event: str, raw: str, url: str | None = None, api_key: str | None = None
+) -> tuple[str, str]:
+    """(stdout, one line for stderr). Never raises: memory must not stop the agent."""
+    began = time.monotonic()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as exc:
+        return "", f"agent-memory hook {event}: unreadable hook input ({exc})"
+    server = Connection(url, api_key, Deadline(BUDGET_S[event]))
+    try:
+        answer = HANDLERS[event](payload, server)
+    except (Unavailable, KeyError, TypeError, ValueError) as exc:
+        detail = exc.detail if isinstance(exc, Unavailable) else f"unexpected answer ({exc})"
+        note = f"agent-memory unavailable ({detail}); continuing without memory"
+        if event == "session-start":
+            context = {"hookEventName": "SessionStart", "additionalContext": note}
+            return json.dumps({"hookSpecificOutput": context}), f"agent-memory: {note}"
+        return "", f"agent-memory: {note}"
+    took = time.monotonic() - began
+    done = DONE.get(event, "capture reminder" if answer else "nothing to remind")
+    return (json.dumps(answer) if answer else ""), f"agent-memory: {done} in {took:.2f} s"

@@ -1,0 +1,163 @@
+"""The client half (agent_memory_client): what runs beside the agent. It imports nothing of
+the server, its stdio bridge files writes where the agent works, and its hooks keep to one
+deadline each."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agent_memory_client import hooks
+from agent_memory_client.bridge import bridge
+from agent_memory_client.connection import Connection, Deadline, Unavailable
+from tests.conftest import serving
+
+SERVER_SIDE = ("app", "httpx", "pydantic", "mcp", "anyio", "starlette", "asyncpg", "platformdirs")
+
+
+def test_the_client_half_imports_nothing_of_the_server() -> None:
+    """What keeps a hook's start to an interpreter and the standard library (tens of ms;
+    bench/hook_start.py measures it)."""
+    probe = (
+        "import sys, agent_memory_client.__main__, agent_memory_client.hooks,"
+        " agent_memory_client.bridge\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {SERVER_SIDE!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def rpc(id_: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+
+
+INITIALIZE = rpc(
+    1,
+    "initialize",
+    {"protocolVersion": "2025-06-18", "capabilities": {},
+     "clientInfo": {"name": "t", "version": "1"}},
+)  # fmt: skip
+
+
+async def bridged(cwd: Path, served: str, *messages: dict[str, Any]) -> dict[int, Any]:
+    """The bridge's answers by id, for `messages` sent after initialize."""
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *messages]
+    stdin = io.BytesIO("".join(json.dumps(m) + "\n" for m in lines).encode())
+    stdout = io.BytesIO()
+    await asyncio.to_thread(bridge, stdin, stdout, str(cwd), served, None, "agent")
+    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    return {a["id"]: a.get("result", a.get("error")) for a in answers}
+
+
+def remember(id_: int, **arguments: Any) -> dict[str, Any]:
+    return rpc(id_, "tools/call", {"name": "remember", "arguments": arguments})
+
+
+async def test_the_bridge_files_a_write_under_the_repository_it_runs_in(
+    served: str, db: asyncpg.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_MEMORY_REPO", raising=False)
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.email=t@e.org", "-c", "user.name=t", "commit", "-q",
+        "--allow-empty", "-m", "one")  # fmt: skip
+    git(repo, "remote", "add", "origin", "https://github.com/acme/api.git")
+    here = "The upload test shares a temp dir with another test; use tmp_path"
+    everywhere = "Write commit messages in the imperative mood, in every repository"
+    answers = await bridged(
+        repo, served,
+        rpc(2, "tools/list"),
+        remember(3, text=here),
+        remember(4, text=everywhere, source_repo=None),
+    )  # fmt: skip
+    assert "resources" not in answers[1]["capabilities"]
+    assert "prompts" not in answers[1]["capabilities"]
+    assert sorted(t["name"] for t in answers[2]["tools"]) == [
+        "confirm_memory", "get_strategy_hint", "learn_strategy", "remember", "search_memories"
+    ]  # fmt: skip
+    assert not answers[3].get("isError") and not answers[4].get("isError"), answers
+    rows = {
+        r["content"]: dict(r)
+        for r in await db.fetch("SELECT content, source_repo, git_commit, git_branch FROM memories")
+    }
+    head = git(repo, "rev-parse", "HEAD")
+    assert rows[here] | {"content": None} == {
+        "content": None, "source_repo": "acme/api", "git_commit": head, "git_branch": "main"
+    }  # fmt: skip
+    # Global only when said (null); then it records no commit of this checkout.
+    assert (rows[everywhere]["source_repo"], rows[everywhere]["git_commit"]) == (None, None)
+
+
+async def test_outside_git_the_bridge_files_under_the_folders_name(
+    served: str, db: asyncpg.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_MEMORY_REPO", raising=False)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    answers = await bridged(folder, served, remember(2, text="Notes live in one markdown file"))
+    assert not answers[2].get("isError"), answers
+    assert await db.fetchval("SELECT source_repo FROM memories") == "notes"
+
+
+def test_a_spent_deadline_asks_nothing() -> None:
+    server = Connection("http://127.0.0.1:9", None, Deadline(0))
+    with pytest.raises(Unavailable, match="out of time"):
+        server.call("GET", "/sessions")
+
+
+async def test_session_start_keeps_to_its_deadline_against_a_server_that_never_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setitem(hooks.BUDGET_S, "session-start", 0.5)
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        payload = json.dumps({"session_id": "s", "cwd": str(tmp_path)})
+        out, note = await asyncio.to_thread(hooks.run_hook, "session-start", payload, url)
+    assert "continuing without memory" in note
+    assert "unavailable" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All that stands between the agent's exit and Claude Code's ~1.5 s cut."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    seen: list[tuple[str, str, Any]] = []
+
+    async def anything(request: Request) -> Response:
+        body = await request.json() if request.method == "POST" else None
+        seen.append((request.method, request.url.path, body))
+        return JSONResponse({"session_id": "m1", "status": "completed"})
+
+    stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
+    hooks.state_file("c1").parent.mkdir(parents=True)
+    hooks.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "off"}))
+    transcript = tmp_path / "t.jsonl"
+    said = {"role": "assistant", "content": [{"type": "text", "text": "Fixed it."}]}
+    transcript.write_text(json.dumps({"type": "assistant", "message": said}) + "\n")
+    payload = json.dumps({"session_id": "c1", "transcript_path": str(transcript)})
+    async with serving(stub) as url:
+        out, note = await asyncio.to_thread(hooks.run_hook, "session-end", payload, url)
+    assert (out, note.split(" in ")[0]) == ("", "agent-memory: session recorded")
+    assert seen == [("POST", "/sessions/m1/end", {"status": "completed", "summary": "Fixed it."})]
+    assert not hooks.state_file("c1").exists()
