@@ -7,13 +7,15 @@ import argparse
 import os
 import sys
 
+from agent_memory_client.hooks import HANDLERS
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agent-memory-client", description=__doc__)
     parser.add_argument("--url", help="the server (default: AGENT_MEMORY_URL or 127.0.0.1:8080)")
     commands = parser.add_subparsers(dest="command", required=True)
     hook = commands.add_parser("hook", help="a Claude Code hook: its JSON on stdin")
-    hook.add_argument("event", choices=["session-start", "stop", "session-end"])
+    hook.add_argument("event", choices=list(HANDLERS))
     mcp = commands.add_parser("mcp", help="MCP over stdio, bridged to the server's /mcp")
     surface = "agent: for a client whose hooks own sessions (no session, pruning, stats tools)"
     mcp.add_argument("--tools", choices=["agent"], help=surface)

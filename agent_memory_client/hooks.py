@@ -23,7 +23,13 @@ from agent_memory_client.git import GitState, changed_files, git_state, history
 
 # Each hook's whole budget, interpreter start excluded (tens of ms). Claude Code cancels
 # SessionEnd at about 1.5 s whatever its timeout says; SessionStart's timeout is 5 s.
-BUDGET_S = {"session-start": 2.5, "stop": 0.5, "session-end": 1.0}
+BUDGET_S = {
+    "session-start": 2.5, "user-prompt-submit": 1.0, "post-tool-use-failure": 1.0,
+    "stop": 0.5, "session-end": 1.0,
+}  # fmt: skip
+PROMPT_CHARS = 1_000  # what a recall reads of a prompt
+ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
+MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
 SNAPSHOT_CHARS = 6_000
 SUMMARY_CHARS = 2_000
 TRANSCRIPT_TAIL_BYTES = 256 * 1024
@@ -110,12 +116,19 @@ def session_start(payload: dict[str, Any], server: Connection) -> dict[str, Any]
         },
     )  # fmt: skip
     capture = started["capture"]
-    _save(payload, {"session_id": started["session_id"], "capture_mode": capture["capture_mode"]})
-    snapshot = server.call(
+    shown = server.call(
         "GET",
         "/snapshot",
-        params={"source_repo": repo, "max_chars": SNAPSHOT_CHARS, "format": "markdown"},
+        params={"source_repo": repo, "max_chars": SNAPSHOT_CHARS, "format": "json"},
     )
+    snapshot = shown["markdown"]
+    _save(
+        payload,
+        {
+            "session_id": started["session_id"], "capture_mode": capture["capture_mode"],
+            "repo": repo, "handed": shown["memory_ids"][:MAX_HANDED],
+        },
+    )  # fmt: skip
     guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
         budget=capture["silent_capture_budget"]
     )
@@ -208,7 +221,53 @@ def stop(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
     return {"decision": "block", "reason": reminder}
 
 
-HANDLERS = {"session-start": session_start, "session-end": session_end, "stop": stop}
+def _recall(
+    payload: dict[str, Any], server: Connection, event: str, q: str, purpose: str
+) -> dict[str, Any]:
+    """The memories that bear on `q` and that this session was not yet handed, as context;
+    nothing when none clears the server's gate."""
+    state = _load(payload)
+    if state is None or not q.strip():
+        return {}
+    handed = list(state.get("handed") or [])
+    recalled = server.call(
+        "POST",
+        "/recall",
+        body={"q": q, "source_repo": state.get("repo"), "purpose": purpose, "exclude": handed},
+    )
+    if not recalled["text"]:
+        return {}
+    _save(payload, {**state, "handed": (handed + recalled["ids"])[-MAX_HANDED:]})
+    context = {"hookEventName": event, "additionalContext": recalled["text"]}
+    return {"hookSpecificOutput": context}
+
+
+def user_prompt_submit(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    """Recall on the prompt: the few memories of this repository (and globals) it bears on."""
+    prompt = str(payload.get("prompt") or "")[:PROMPT_CHARS]
+    return _recall(payload, server, "UserPromptSubmit", prompt, "prompt")
+
+
+def error_query(error: str) -> str:
+    """What of a failed command's output to search with: its last lines, where the error
+    itself is (a traceback's last line, a linker's summary)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return "\n".join(lines[-ERROR_LINES:])[-ERROR_CHARS:]
+
+
+def post_tool_use_failure(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    """Recall on failure: a failed Bash command's error against the error patterns (Claude
+    Code 2.1 fires PostToolUseFailure for it, with `error` as a string)."""
+    if payload.get("tool_name") != "Bash":
+        return {}
+    query = error_query(str(payload.get("error") or ""))
+    return _recall(payload, server, "PostToolUseFailure", query, "failure")
+
+
+HANDLERS = {
+    "session-start": session_start, "user-prompt-submit": user_prompt_submit,
+    "post-tool-use-failure": post_tool_use_failure, "stop": stop, "session-end": session_end,
+}  # fmt: skip
 DONE = {"session-start": "memory loaded", "session-end": "session recorded"}
 
 
@@ -234,5 +293,8 @@ def run_hook(
             return json.dumps({"hookSpecificOutput": context}), f"agent-memory: {note}"
         return "", f"agent-memory: {note}"
     took = time.monotonic() - began
-    done = DONE.get(event, "capture reminder" if answer else "nothing to remind")
+    if event in ("user-prompt-submit", "post-tool-use-failure"):
+        done = "memories recalled" if answer else "nothing to recall"
+    else:
+        done = DONE.get(event, "capture reminder" if answer else "nothing to remind")
     return (json.dumps(answer) if answer else ""), f"agent-memory: {done} in {took:.2f} s"

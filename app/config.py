@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     branch_boost: float = Field(default=1.2, ge=1.0, le=3.0)
     # A search statement running longer is cancelled in the server (503, Retry-After).
     search_timeout_ms: int = Field(default=2_000, ge=100)
+    # What a recall hook hands an agent unasked (app/domain/recall.py): only memories at
+    # least this close to the prompt or error (cosine), at most this many tokens. The gate
+    # is chosen on LoCoMo (bench/recall_gate.py, docs/benchmarks.md).
+    recall_gate: float = Field(default=0.45, ge=0.0, le=1.0)
+    recall_max_tokens: int = Field(default=300, ge=50, le=2_000)
 
     # Forgetting: archive what nobody uses (never deletes).
     prune_unused_days: int = Field(default=90, ge=1)

@@ -82,7 +82,9 @@ async def main() -> None:
         app = create_app(Settings(database_url=url), database_url=url)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 await load(client, url, data)
                 for sample, question, evidence, _ in questions:
                     body = {"q": question, "source_repo": sample, "limit": 10}

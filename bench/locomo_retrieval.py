@@ -127,7 +127,9 @@ async def dev_split_service(
         app = create_app(Settings(database_url=url), database_url=url)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 await load(client, url, data)
                 yield client, url
 
@@ -353,7 +355,9 @@ async def main() -> None:
         app = create_app(settings, database_url=url)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
                 started = time.perf_counter()
                 count = await load(client, url, data, with_context=not args.without_context)
                 print(

@@ -39,6 +39,11 @@ class RememberOut(BaseModel):
     memory: MemoryOut
 
 
+class RecallOut(BaseModel):
+    text: str = Field(description="To hand the agent as is; empty when nothing cleared the gate.")
+    ids: list[UUID] = Field(description="The memories in it, best first.")
+
+
 class FileDeltaOut(BaseModel):
     path: str
     diff: str

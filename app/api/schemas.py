@@ -42,6 +42,12 @@ from app.domain.inputs import (
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
+from app.domain.recall import (
+    MAX_EXCLUDED,
+    MAX_RECALL_TOKENS,
+    RECALL_TYPES,
+    RecallDraft,
+)
 from app.domain.sessions import (
     SESSION_STATUSES,
     CommitChange,
@@ -329,6 +335,45 @@ class RememberIn(Body):
 
     def draft(self) -> RememberDraft:
         return RememberDraft(**self.model_dump())
+
+
+class RecallIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {"q": "the upload test fails with PermissionError on /tmp/up", "source_repo": REPO}
+        ),
+    )
+
+    q: str = Field(
+        description="The user's prompt, or the failed command's error; searched as a query"
+        " (its first distinct words).",
+        json_schema_extra=text_rules("max_query_chars"),
+    )
+    source_repo: str | None = Field(
+        default=None,
+        description="The repository (its memories and the global ones).",
+        json_schema_extra=line_rules("source_repo"),
+    )
+    purpose: str = Field(
+        default="prompt",
+        description="prompt: every kind of memory; failure: error patterns and anti-patterns.",
+        json_schema_extra=documented(choices=tuple(RECALL_TYPES)),
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        description="The budget (default RECALL_MAX_TOKENS).",
+        json_schema_extra=documented(between=MAX_RECALL_TOKENS),
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Memory ids this session was already handed (the snapshot's, earlier"
+        " recalls').",
+        json_schema_extra=documented(items=MAX_EXCLUDED),
+    )
+
+    def draft(self) -> RecallDraft:
+        return RecallDraft(**self.model_dump())
 
 
 class FileIn(Body):

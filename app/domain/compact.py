@@ -95,14 +95,15 @@ class Packed:
     left_out: int
 
 
-def pack(hits: Sequence[CompactHit], max_tokens: int | None) -> Packed:
-    """Best first, as many as fit in `max_tokens` (all when None); always the first."""
+def pack(hits: Sequence[CompactHit], max_tokens: int | None, always_first: bool = True) -> Packed:
+    """Best first, as many as fit in `max_tokens` (all when None); the first even when it
+    alone is over, unless not `always_first` (a recall nobody asked for stays within)."""
     lines: list[str] = []
     used = 0
     for rank, hit in enumerate(hits, start=1):
         line = hit.line(rank)
         cost = estimate_tokens(line) + 1
-        if max_tokens is not None and lines and used + cost > max_tokens:
+        if max_tokens is not None and (lines or not always_first) and used + cost > max_tokens:
             return Packed(lines, len(hits) - len(lines))
         lines.append(line)
         used += cost

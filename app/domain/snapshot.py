@@ -204,8 +204,27 @@ def render_markdown(snapshot: Snapshot) -> str:
     return "\n".join(out) + "\n"
 
 
+MEMORY_SECTIONS = ("guardrails", *KIND_SECTION.values())
+
+
+def shown_memory_ids(snapshot: Snapshot) -> list[str]:
+    """The memories the snapshot hands over: a recall later in the session skips them."""
+    return [
+        str(line.item["id"])
+        for line in snapshot.lines
+        if line.section in MEMORY_SECTIONS and line.item and "id" in line.item
+    ]
+
+
 def render_json(snapshot: Snapshot) -> dict[str, Any]:
-    body: dict[str, Any] = {"source_repo": snapshot.source_repo, "left_out": snapshot.left_out}
+    """The sections as data, and the same snapshot as the markdown an agent reads (one call
+    for a client that shows the text and remembers what it showed)."""
+    body: dict[str, Any] = {
+        "source_repo": snapshot.source_repo,
+        "left_out": snapshot.left_out,
+        "markdown": render_markdown(snapshot),
+        "memory_ids": shown_memory_ids(snapshot),
+    }
     for section in SECTION_TITLES:
         body[section] = [
             line.item for line in snapshot.lines if line.section == section and line.item

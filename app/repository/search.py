@@ -99,6 +99,11 @@ class SearchRepository:
             list(counts["quarantined_ids"]),
         )
 
+    async def count_reads(self, ids: list[UUID]) -> None:
+        """Reads counted for memories handed over outside a search's answer (a recall)."""
+        conn = await self._uow.connection()
+        await conn.fetch(*named(_COUNT_READS, {"tenant_id": self._uow.tenant_id, "ids": ids}))
+
     async def _count_reads(
         self, conn: asyncpg.Connection, hits: list[SearchHit]
     ) -> list[SearchHit]:

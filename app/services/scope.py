@@ -22,6 +22,7 @@ from app.services.keys import KeyService
 from app.services.learning import FeedbackService, LearningService
 from app.services.lifecycle import LifecycleService, PruneReport
 from app.services.memories import MemoryService
+from app.services.recall import RecallService
 from app.services.search import SearchService
 from app.services.sessions import SessionService, prune_quietly
 from app.services.stats import StatsService
@@ -47,6 +48,10 @@ class Services:
         return SearchService(
             self.uow, r.embedder, r.settings, r.telemetry, self.principal, r.limits
         )
+
+    @cached_property
+    def recall(self) -> RecallService:
+        return RecallService(self.search, self.runtime.settings)
 
     @cached_property
     def learning(self) -> LearningService:

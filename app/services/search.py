@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
+from uuid import UUID
 
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
@@ -61,6 +62,10 @@ class SearchService:
     async def search(self, draft: SearchDraft) -> SearchResponse:
         self._actor.require("read")
         return await self.run(search_query(draft, self._limits))
+
+    async def count_reads(self, ids: list[UUID]) -> None:
+        if ids:
+            await self._repo.count_reads(ids)
 
     async def _params(self, query: SearchQuery) -> tuple[SearchParams, str | None]:
         """The statement's parameters, the query embedded; and why the search is

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agent_memory_client.hooks import HANDLERS
 from tests.conftest import serving
 
 PLUGIN = Path(__file__).parents[2] / "integrations" / "claude-code"
@@ -43,9 +44,13 @@ def test_the_plugin_files_are_well_formed() -> None:
     }
     assert commands == {
         "SessionStart": [f'"{wrapper}" hook session-start'],
+        "UserPromptSubmit": [f'"{wrapper}" hook user-prompt-submit'],
+        "PostToolUseFailure": [f'"{wrapper}" hook post-tool-use-failure'],
         "Stop": [f'"{wrapper}" hook stop'],
         "SessionEnd": [f'"{wrapper}" hook session-end'],
     }
+    # Each event's name is the client's (agent_memory_client/hooks.py answers these).
+    assert {c.split()[-1] for cs in commands.values() for c in cs} == set(HANDLERS)
     assert os.access(PLUGIN / "bin" / "agent-memory-client", os.X_OK)
     for document in (
         PLUGIN / "commands" / "remember.md",
@@ -235,8 +240,8 @@ class StubModel:
         ):  # fmt: skip
             yield f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
-    def seen(self, since: int = 0) -> str:
-        return "\n".join(json.dumps(r) for r in self.requests[since:])
+    def seen(self, since: int = 0, until: int | None = None) -> str:
+        return "\n".join(json.dumps(r) for r in self.requests[since:until])
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -244,10 +249,18 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-async def claude_run(repo: Path, home: Path, model_url: str, served: str, *allowed: str) -> str:
-    tools = ["--allowedTools", ",".join(f"{TOOL_PREFIX}{name}" for name in allowed)]
+async def claude_run(
+    repo: Path,
+    home: Path,
+    model_url: str,
+    served: str,
+    *allowed: str,
+    prompt: str = "Look at this repository",
+) -> str:
+    """One `claude -p` run with the plugin; `allowed`: the tools it may call unasked."""
+    tools = ["--allowedTools", ",".join(allowed)]
     process = await asyncio.create_subprocess_exec(
-        str(CLAUDE), "-p", "Look at this repository", "--plugin-dir", str(PLUGIN),
+        str(CLAUDE), "-p", prompt, "--plugin-dir", str(PLUGIN),
         *(tools if allowed else []),
         cwd=repo,
         env={
@@ -377,7 +390,7 @@ async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
     stub.tool_calls = [(f"{TOOL_PREFIX}remember", {"text": learned, "files": ["app/db/pool.py"]})]
     stub.before_tool = commit_the_change
     async with serving(stub.app()) as model_url:
-        await claude_run(repo, home, model_url, served, "remember")
+        await claude_run(repo, home, model_url, served, f"{TOOL_PREFIX}remember")
         first = stub.requests[0]
         tools = plugin_tools(first)
         assert sorted(t["name"].removeprefix(TOOL_PREFIX) for t in tools) == [
@@ -410,6 +423,50 @@ async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
     assert 'possibly stale: \\"app/db/pool.py\\" changed' in context
     statuses = await db.fetch("SELECT status FROM sessions ORDER BY started_at")
     assert [r["status"] for r in statuses] == ["completed", "completed"]
+
+
+RECALLED = "Memories that may bear on this"
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
+)
+async def test_memory_comes_on_the_prompt_and_on_a_failed_command(
+    served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """A prompt the memory bears on gets it in the model's first request; an unrelated one
+    gets nothing; a failed Bash command gets the fix that worked before. Neither memory is
+    in the session-start snapshot (a code pattern; an error pattern older than its week)."""
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    home.mkdir()
+    pattern = ("Upload tests must each use their own tmp_path: a shared temp dir makes"
+               " them fail with PermissionError")  # fmt: skip
+    fix = ("ModuleNotFoundError: No module named 'nosuchmodule_xyz' means the dev extras are"
+           " missing: run pip install -e '.[dev]'")  # fmt: skip
+    async with httpx.AsyncClient(base_url=served) as http:
+        for content, kind in ((pattern, "code_pattern"), (fix, "error_pattern")):
+            body = {"content": content, "memory_type": kind, "source_repo": "acme/api"}
+            assert (await http.post("/memories", json=body)).status_code == 201
+    await db.execute("UPDATE memories SET created_at = now() - interval '30 days'")
+    stub = StubModel()
+    async with serving(stub.app()) as model_url:
+        await claude_run(
+            repo, home, model_url, served,
+            prompt="Why does the upload test fail with PermissionError in CI?",
+        )  # fmt: skip
+        assert RECALLED in stub.seen() and "their own tmp_path" in stub.seen()
+
+        seen = len(stub.requests)
+        await claude_run(repo, home, model_url, served, prompt="Write a haiku about autumn")
+        assert RECALLED not in stub.seen(seen)
+
+        seen = len(stub.requests)
+        stub.tool_calls = [("Bash", {"command": "python3 -c 'import nosuchmodule_xyz'"})]
+        await claude_run(repo, home, model_url, served, "Bash", prompt="Write a haiku")
+        before_failure, after_failure = stub.seen(seen, seen + 1), stub.seen(seen + 1)
+    assert RECALLED not in before_failure  # the prompt recalled nothing: the failure did
+    assert "No module named" in after_failure  # the tool's error reached the model
+    assert RECALLED in after_failure and "run pip install -e" in after_failure
 
 
 async def test_the_plugin_without_the_client_on_path_says_so(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,6 +365,21 @@ OPERATIONS = [
         tool="get_strategy_hint",
         in_query=True,
         bad=[*text("task"), *one_line("source_repo")],
+    ),
+    Operation(
+        "recall",
+        "POST",
+        "/recall",
+        {"q": "the upload test fails", "source_repo": "acme/api"},
+        bad=[
+            ("q", over(LIMITS.max_query_chars), "q"),
+            ("q", BIDI, "q"),
+            *one_line("source_repo"),
+            ("purpose", "sometimes", "purpose"),
+            ("max_tokens", 10, "max_tokens"),
+            ("exclude", ["not-a-memory-id"], "exclude"),
+            ("exclude", [str(uuid.uuid4())] * 501, "exclude"),
+        ],
     ),
     Operation(
         "retry",
