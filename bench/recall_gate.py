@@ -28,7 +28,8 @@ HIT_OVERHEAD_CHARS = 100  # the compact head and quoting (docs/benchmarks.md)
 
 def handed(hits: list[dict[str, Any]], gate: float, budget_tokens: int) -> list[dict[str, Any]]:
     """The hits a recall hands over: best first, past the gate, within the budget."""
-    out, used = [], 0
+    out: list[dict[str, Any]] = []
+    used = 0.0
     for hit in hits:
         if hit["vector_similarity"] < gate:
             continue
@@ -51,7 +52,12 @@ def rates(rows: list[dict[str, Any]], gate: float, budget: int) -> tuple[float, 
 
 def choose(rows: list[dict[str, Any]], budget: int) -> float:
     """The gate that hands over the most evidence for the fewest false injections."""
-    return max(GATES, key=lambda g: (lambda f, i: f - i)(*rates(rows, g, budget)))
+
+    def gain(gate: float) -> float:
+        found, injected = rates(rows, gate, budget)
+        return found - injected
+
+    return max(GATES, key=gain)
 
 
 async def search(client: Any, q: str, repo: str) -> list[dict[str, Any]]:
