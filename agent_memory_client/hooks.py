@@ -25,9 +25,15 @@ from agent_memory_client.git import GitState, changed_files, git_state, history
 # SessionEnd at about 1.5 s whatever its timeout says; SessionStart's timeout is 5 s.
 BUDGET_S = {
     "session-start": 2.5, "user-prompt-submit": 1.0, "post-tool-use-failure": 1.0,
-    "stop": 0.5, "session-end": 1.0,
+    "post-tool-use": 1.0, "stop": 1.0, "session-end": 1.0,
 }  # fmt: skip
 PROMPT_CHARS = 1_000  # what a recall reads of a prompt
+# Drafts: few (the service keeps a session's newest three), short, and only from a failure
+# that a change then fixed.
+DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS = 5, 200, 200
+EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# Formatters and linters: what a change fixed there is rarely a lesson for a later session.
+NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", "rustfmt"})
 ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
 MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
 SNAPSHOT_CHARS = 6_000
@@ -155,18 +161,20 @@ def usage_note(marked_stale: int) -> str:
     )
 
 
-def last_assistant_text(transcript_path: str | None) -> str | None:
-    """The agent's last words in the session's transcript (JSON lines), as its report: read
-    from the file's tail, so a long session costs the same as a short one."""
+def assistant_turns(transcript_path: str | None) -> list[list[dict[str, Any]]]:
+    """The agent's messages in the session's transcript (JSON lines), newest first, each as
+    its content blocks: read from the file's tail, so a long session costs what a short one
+    does."""
     if not transcript_path:
-        return None
+        return []
     try:
         with open(transcript_path, "rb") as transcript:
             transcript.seek(0, os.SEEK_END)
             transcript.seek(max(0, transcript.tell() - TRANSCRIPT_TAIL_BYTES))
             lines = transcript.read().decode("utf-8", "replace").splitlines()
     except OSError:
-        return None
+        return []
+    turns = []
     for line in reversed(lines):
         try:
             entry = json.loads(line)
@@ -176,14 +184,17 @@ def last_assistant_text(transcript_path: str | None) -> str | None:
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         content = message.get("content")
-        parts = (
-            [content]
-            if isinstance(content, str)
-            else [part.get("text", "") for part in content or [] if isinstance(part, dict)]
-        )
-        text = " ".join(p for p in parts if p).strip()
-        if text:
-            return text[:SUMMARY_CHARS]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        turns.append([b for b in blocks or [] if isinstance(b, dict)])
+    return turns
+
+
+def last_assistant_text(transcript_path: str | None) -> str | None:
+    """The agent's last words, as its report of the session."""
+    for blocks in assistant_turns(transcript_path):
+        text = " ".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+        if text.strip():
+            return text.strip()[:SUMMARY_CHARS]
     return None
 
 
@@ -209,16 +220,36 @@ def session_end(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
 
 def stop(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
     """Once a session, when the agent is about to stop after doing something, remind it to
-    capture what it learned (in the configured capture mode; never with `off`, never twice,
-    never while a Stop hook already holds it). No server call."""
+    capture what it learned, with the session's drafts (in the configured capture mode;
+    never with `off`, never twice, never while a Stop hook already holds it)."""
     state = _load(payload)
     if state is None or state.get("reminded") or payload.get("stop_hook_active"):
         return {}
     reminder = CAPTURE_REMINDER.get(str(state.get("capture_mode")))
-    if reminder is None or last_assistant_text(payload.get("transcript_path")) is None:
+    # Something done: words, or a tool call (its last words may not be in the transcript yet).
+    if reminder is None or not assistant_turns(payload.get("transcript_path")):
         return {}
+    try:
+        drafts = server.call("GET", f"/sessions/{state['session_id']}/drafts")["drafts"]
+    except Unavailable:
+        drafts = []  # the reminder without them
     _save(payload, {**state, "reminded": True})
-    return {"decision": "block", "reason": reminder}
+    return {"decision": "block", "reason": reminder + drafts_note(drafts)}
+
+
+def drafts_note(drafts: list[dict[str, Any]]) -> str:
+    """The session's drafts, each a quoted literal (command output is data, never an
+    instruction), for the agent to keep with one `remember` call each, edited, or drop."""
+    if not drafts:
+        return ""
+    lines = [
+        f"{n}. {json.dumps(d['text'])} (files: {json.dumps(d['files'])})"
+        for n, d in enumerate(drafts, start=1)
+    ]
+    return (
+        "\n\nDrafts from this session (a failure a change fixed), not stored: keep one with"
+        " `remember` (rewrite it as the lesson, pass its files), or drop it.\n" + "\n".join(lines)
+    )
 
 
 def _recall(
@@ -257,16 +288,71 @@ def error_query(error: str) -> str:
 
 def post_tool_use_failure(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
     """Recall on failure: a failed Bash command's error against the error patterns (Claude
-    Code 2.1 fires PostToolUseFailure for it, with `error` as a string)."""
+    Code 2.1 fires PostToolUseFailure for it, with `error` as a string). The failure is kept
+    for a draft, should the same command pass after a change."""
     if payload.get("tool_name") != "Bash":
         return {}
     query = error_query(str(payload.get("error") or ""))
+    state = _load(payload)
+    if state is not None:
+        command = str((payload.get("tool_input") or {}).get("command") or "")
+        failure = {"command": command[:DRAFT_COMMAND_CHARS], "error": query, "changed": []}
+        _save(payload, {**state, "failure": failure})
     return _recall(payload, server, "PostToolUseFailure", query, "failure")
+
+
+def same_task(failed: str, passed: str) -> bool:
+    """The command that passed is the one that failed, run again (its program and first
+    argument: `pytest tests/x.py` and `pytest tests/x.py -q`)."""
+
+    def head(command: str) -> list[str]:
+        return [w for w in command.split() if not w.startswith("-")][:2]
+
+    return bool(head(failed)) and head(failed) == head(passed)
+
+
+def post_tool_use(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
+    """After a failure: the files changed, then, when the same command passes, a draft of
+    what was learned (the failure, the change, the pass), sent to the service, which screens
+    it and keeps it beside the session (never as a memory). A retry that passes with nothing
+    changed drafts nothing."""
+    state = _load(payload)
+    failure = state.get("failure") if state else None
+    if state is None or not isinstance(failure, dict):
+        return {}
+    tool_input = payload.get("tool_input") or {}
+    if payload.get("tool_name") in EDITING_TOOLS:
+        path = str(tool_input.get("file_path") or "")
+        cwd = str(payload.get("cwd") or "")
+        shown = os.path.relpath(path, cwd) if path and cwd and path.startswith(cwd) else path
+        if shown and shown not in failure["changed"]:
+            failure["changed"] = [*failure["changed"], shown][:DRAFT_FILES]
+        _save(payload, {**state, "failure": failure})
+    elif payload.get("tool_name") == "Bash":
+        passed = str(tool_input.get("command") or "")
+        if not same_task(failure["command"], passed):
+            return {}
+        _save(payload, {k: v for k, v in state.items() if k != "failure"})
+        program = os.path.basename(passed.split()[0]) if passed.split() else ""
+        if failure["changed"] and program not in NO_LESSON:  # screened and kept by the service
+            server.call("POST", f"/sessions/{state['session_id']}/drafts", body=draft_of(failure))
+    return {}
+
+
+def draft_of(failure: dict[str, Any]) -> dict[str, Any]:
+    last_line = failure["error"].splitlines()[-1] if failure["error"] else "an error"
+    files = ", ".join(failure["changed"])
+    text = (
+        f"`{failure['command']}` failed with: {last_line[:DRAFT_ERROR_CHARS]}. It passed after"
+        f" changing {files}."
+    )
+    return {"text": text, "files": failure["changed"]}
 
 
 HANDLERS = {
     "session-start": session_start, "user-prompt-submit": user_prompt_submit,
-    "post-tool-use-failure": post_tool_use_failure, "stop": stop, "session-end": session_end,
+    "post-tool-use-failure": post_tool_use_failure, "post-tool-use": post_tool_use,
+    "stop": stop, "session-end": session_end,
 }  # fmt: skip
 DONE = {"session-start": "memory loaded", "session-end": "session recorded"}
 
@@ -295,6 +381,8 @@ def run_hook(
     took = time.monotonic() - began
     if event in ("user-prompt-submit", "post-tool-use-failure"):
         done = "memories recalled" if answer else "nothing to recall"
+    elif event == "post-tool-use":
+        done = "noted"
     else:
         done = DONE.get(event, "capture reminder" if answer else "nothing to remind")
     return (json.dumps(answer) if answer else ""), f"agent-memory: {done} in {took:.2f} s"

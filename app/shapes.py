@@ -76,6 +76,15 @@ class MemoryOut(BaseModel):
 class StoreOut(BaseModel):
     status: Literal["stored", "reinforced"]
     memory: MemoryOut
+    merged: bool = Field(
+        default=False,
+        description="Reinforced as a near-duplicate: `memory` is the one it nearly repeats.",
+    )
+    may_supersede: UUID | None = Field(
+        default=None,
+        description="Stored, and it may contradict this live memory: supersede that one if"
+        " this replaces it (the service never does on its own).",
+    )
 
 
 class SearchResultOut(BaseModel):
@@ -133,7 +142,12 @@ class CaptureSettings(BaseModel):
 
 
 def render_store(outcome: StoreOutcome) -> StoreOut:
-    return StoreOut(status=outcome.status, memory=MemoryOut.of(outcome.memory))
+    return StoreOut(
+        status=outcome.status,
+        memory=MemoryOut.of(outcome.memory),
+        merged=outcome.merged,
+        may_supersede=outcome.may_supersede,
+    )
 
 
 def render_search(response: SearchResponse) -> SearchOut:

@@ -37,11 +37,25 @@ class RememberOut(BaseModel):
     message: str
     observation_count: int | None = None
     memory: MemoryOut
+    may_supersede: UUID | None = None
 
 
 class RecallOut(BaseModel):
     text: str = Field(description="To hand the agent as is; empty when nothing cleared the gate.")
     ids: list[UUID] = Field(description="The memories in it, best first.")
+
+
+class DraftOut(BaseModel):
+    text: str
+    files: list[str]
+
+
+class DraftsOut(BaseModel):
+    drafts: list[DraftOut]
+
+
+class DraftsHeldOut(BaseModel):
+    held: int = Field(description="How many drafts the session holds now (its newest).")
 
 
 class FileDeltaOut(BaseModel):
@@ -139,6 +153,7 @@ def render_remember(result: RememberResult) -> RememberOut:
         message=result.message,
         observation_count=result.outcome.memory.observation_count if reinforced else None,
         memory=MemoryOut.of(result.outcome.memory),
+        may_supersede=result.outcome.may_supersede,
     )
 
 

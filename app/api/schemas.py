@@ -5,6 +5,7 @@ shown in OpenAPI are read from the domain's table, so the docs cannot drift from
 from __future__ import annotations
 
 from typing import Annotated, Any
+from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -20,6 +21,7 @@ from app.api.rules import (
     line_rules,
     text_rules,
 )
+from app.domain.drafts import DRAFT_CHARS, DRAFT_FILES, DraftDraft
 from app.domain.filters import MIN_RELEVANCE, SCOPES
 from app.domain.inputs import (
     ALPHA,
@@ -337,6 +339,27 @@ class RememberIn(Body):
         return RememberDraft(**self.model_dump())
 
 
+class DraftIn(Body):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=body(
+            {
+                "text": "`pytest tests/test_upload.py` failed with: PermissionError: /tmp/up."
+                " It passed after changing tests/conftest.py.",
+                "files": ["tests/conftest.py"],
+            }
+        ),
+    )
+
+    text: str = Field(json_schema_extra=text_rules(chars=DRAFT_CHARS, required=True))
+    files: list[str] = Field(
+        default_factory=list, json_schema_extra=line_rules("path", items=DRAFT_FILES)
+    )
+
+    def draft(self) -> DraftDraft:
+        return DraftDraft(**self.model_dump())
+
+
 class RecallIn(Body):
     model_config = ConfigDict(
         extra="forbid",
@@ -365,7 +388,7 @@ class RecallIn(Body):
         description="The budget (default RECALL_MAX_TOKENS).",
         json_schema_extra=documented(between=MAX_RECALL_TOKENS),
     )
-    exclude: list[str] = Field(
+    exclude: list[Annotated[UUID, Field(strict=False)]] = Field(  # JSON has no UUID type
         default_factory=list,
         description="Memory ids this session was already handed (the snapshot's, earlier"
         " recalls').",

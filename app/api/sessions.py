@@ -9,9 +9,17 @@ from fastapi.responses import PlainTextResponse
 
 from app.api.deps import ServicesDep
 from app.api.examples import MaxTokens, SessionId, SourceRepo
-from app.api.responses import SessionOut, SessionStartOut, render_session, render_session_start
+from app.api.responses import (
+    DraftOut,
+    DraftsHeldOut,
+    DraftsOut,
+    SessionOut,
+    SessionStartOut,
+    render_session,
+    render_session_start,
+)
 from app.api.rules import documented
-from app.api.schemas import SessionEndIn, SessionIn
+from app.api.schemas import DraftIn, SessionEndIn, SessionIn
 from app.domain.inputs import MAX_SNAPSHOT_CHARS, MIN_SNAPSHOT_CHARS
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.snapshot import render_json, render_markdown
@@ -43,6 +51,26 @@ async def end_session(
     session_id: SessionId, body: SessionEndIn, services: ServicesDep
 ) -> SessionOut:
     return render_session(await services.sessions.end(session_id, body.draft()))
+
+
+@router.post(
+    "/sessions/{session_id:uuid}/drafts",
+    response_model=DraftsHeldOut,
+    status_code=201,
+    summary="Draft a learning the hooks saw (never a memory; gone when the session ends)",
+)
+async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep) -> DraftsHeldOut:
+    return DraftsHeldOut(held=await services.sessions.add_draft(session_id, body.draft()))
+
+
+@router.get(
+    "/sessions/{session_id:uuid}/drafts",
+    response_model=DraftsOut,
+    summary="A session's drafts, oldest first",
+)
+async def drafts(session_id: SessionId, services: ServicesDep) -> DraftsOut:
+    found = await services.sessions.drafts(session_id)
+    return DraftsOut(drafts=[DraftOut(**d) for d in found])
 
 
 @router.delete("/sessions/{session_id:uuid}", status_code=204, summary="Delete a session (admins)")

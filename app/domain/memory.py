@@ -140,6 +140,10 @@ class Memory:
 class StoreOutcome:
     status: Literal["stored", "reinforced"]
     memory: Memory
+    # Reinforced as a near-duplicate of `memory` (other words, the same thing).
+    merged: bool = False
+    # Stored, and it may contradict this live memory: the writer decides whether to supersede.
+    may_supersede: UUID | None = None
 
 
 def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
@@ -156,3 +160,15 @@ def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
         category=replacement.category or old.category,
         pinned=replacement.pinned or old.pinned,
     )
+
+
+def outcome_note(outcome: StoreOutcome) -> str:
+    """What a writer should know beyond stored or reinforced, in its answer's message."""
+    if outcome.merged:
+        return f" (a near-duplicate of memory {outcome.memory.id}, which it reinforced)"
+    if outcome.may_supersede is not None:
+        return (
+            f"; it may contradict memory {outcome.may_supersede}: supersede that one if this"
+            " replaces it"
+        )
+    return ""

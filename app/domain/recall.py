@@ -31,7 +31,7 @@ class RecallDraft:
     source_repo: str | None = None
     purpose: str = "prompt"
     max_tokens: int | None = None
-    exclude: Sequence[str] = ()
+    exclude: Sequence[str | UUID] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from app.domain.memory import StoreOutcome
+from app.domain.memory import StoreOutcome, outcome_note
 from app.domain.sessions import Session
 from app.shapes import CaptureSettings
 
@@ -22,14 +22,16 @@ class StoredBrief(BaseModel):
     message: str
     id: UUID
     observation_count: int
+    may_supersede: UUID | None = None
 
 
 def store_message(outcome: StoreOutcome) -> str:
     memory = outcome.memory
     label = f"{memory.name or memory.content[:60]} ({memory.category or memory.memory_type})"
+    note = outcome_note(outcome)
     if outcome.status == "stored":
-        return f"Stored: {label}"
-    return f"Reinforced: {label} — observation count incremented"
+        return f"Stored: {label}{note}"
+    return f"Reinforced: {label} — observation count incremented{note}"
 
 
 def render_store_brief(outcome: StoreOutcome) -> StoredBrief:
@@ -39,6 +41,7 @@ def render_store_brief(outcome: StoreOutcome) -> StoredBrief:
         message=store_message(outcome),
         id=memory.id,
         observation_count=memory.observation_count,
+        may_supersede=outcome.may_supersede,
     )
 
 

@@ -244,6 +244,8 @@ async def remember(
     answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
     if result.outcome.status == "reinforced":
         answer["observation_count"] = result.outcome.memory.observation_count
+    if result.outcome.may_supersede is not None:
+        answer["may_supersede"] = str(result.outcome.may_supersede)
     return answer
 
 

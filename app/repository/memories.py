@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.duplicates import NEAREST, Neighbour
 from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory, NewMemory
 from app.repository.filters import filter_sql
@@ -38,6 +39,7 @@ from app.repository.sql import named
 # (A function, not a subquery: Citus routes no INSERT with a subquery.)
 MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
 _MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
+VECTOR_IF_FITS = "memory_vector_if_fits(:embedding, :embedding_model)"
 _REVIVES = f"({_MAY_CHANGE} AND NOT m.archived_by_admin)"
 # Observed again at a commit, by a writer who may change it: where it was seen last (what
 # it names of its code only when it names anything), and no longer possibly stale.
@@ -57,7 +59,7 @@ INSERT INTO memories AS m (
 )
 VALUES (
     :tenant_id, {CLIENT_VALUES}, memory_content_hash(:content),
-    memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
+    {VECTOR_IF_FITS}, :created_by_key,
     memory_content_hash(:context)
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
@@ -77,28 +79,62 @@ WHERE {SERVABLE}""",
     inserted="(m.xmax = 0)",
 )
 
+
 # The same reinforcement for a memory already stored with its embedding, so that observing
 # it again needs no model call. A miss (new, or still pending an embedding) returns nothing
 # and goes through _UPSERT. The dedup key leads with content_hash: an index search whether
 # or not there is a repository (`IS NOT DISTINCT FROM` matches its NULLS NOT DISTINCT).
-_REINFORCE = returning_memories(
-    f"""
+def _reinforce(which: str) -> str:
+    """The reinforcement of the stored memory `which` selects (a WHERE on m)."""
+    return returning_memories(
+        f"""
 UPDATE memories AS m SET
     observation_count = m.observation_count + 1,
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
                 ELSE m.tags END,
     archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,
     {
-        _OBSERVED_AT.format(
-            new=":git_branch::text", commit=":git_commit::text", files=":files::text[]"
-        )
-    },
+            _OBSERVED_AT.format(
+                new=":git_branch::text", commit=":git_commit::text", files=":files::text[]"
+            )
+        },
     version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
     updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
-WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(:content)
-  AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL
-  AND {SERVABLE}"""
+WHERE m.tenant_id = :tenant_id AND {which} AND {SERVABLE}"""
+    )
+
+
+_REINFORCE = _reinforce(
+    "m.content_hash = memory_content_hash(:content)"
+    " AND m.source_repo IS NOT DISTINCT FROM :source_repo AND m.embedding IS NOT NULL"
 )
+# A near-duplicate (app/domain/duplicates.py) reinforces the memory it nearly repeats.
+_REINFORCE_ID = _reinforce("m.id = :memory_id")
+
+
+# The live memories of the same repository nearest a new one's vector (HNSW order). Its
+# vector, as the store writes it: none when the stored vectors are another model's. On
+# Citus the statement runs on the tenant's worker, where a function reading the model table
+# cannot, and re-embedding is for one PostgreSQL (search_statement.py does the same).
+def _nearest(distributed: bool, global_: bool) -> str:
+    """Read through the HNSW index on the cheap filters, then checked whole (the integrity
+    check hashes each row: only the few found pay for it). A repository's rows by equality,
+    the global ones by IS NULL: either an index condition, where IS NOT DISTINCT FROM is not."""
+    vector = ":embedding::vector" if distributed else VECTOR_IF_FITS
+    repo = "m.source_repo IS NULL" if global_ else "m.source_repo = :source_repo"
+    return f"""
+SELECT m.id, m.content, m.memory_type, m.similarity FROM (
+    SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
+           1 - (m.embedding <=> {vector}) AS similarity
+    FROM memories m
+    WHERE m.tenant_id = :tenant_id AND {repo} AND m.embedding IS NOT NULL
+      AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
+    ORDER BY m.embedding <=> {vector}
+    LIMIT :nearest
+) m
+WHERE {INTACT}
+ORDER BY m.similarity DESC
+"""
 
 
 # Both directions of the supersede chain in one round trip. Backwards uses the partial
@@ -149,6 +185,8 @@ DELETE FROM memories m WHERE m.tenant_id = :tenant_id AND m.id = :memory_id RETU
 class UpsertResult:
     memory: Memory
     inserted: bool
+    merged: bool = False  # a near-duplicate's reinforcement of `memory`
+    may_supersede: UUID | None = None
 
 
 class MemoryRepository:
@@ -171,6 +209,47 @@ class MemoryRepository:
             "writable": list(writable),
         }
 
+    def _reinforce_values(
+        self, new: NewMemory, writable: Sequence[str], now: datetime
+    ) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "source_repo": new.source_repo,
+            "content": new.content,
+            "tags": list(new.tags),
+            "git_branch": new.git_branch,
+            "git_commit": new.git_commit,
+            "files": list(new.files),
+            "writable": list(writable),
+            "now": now,
+        }
+
+    async def nearest(self, new: NewMemory, embedding: Sequence[float]) -> list[Neighbour]:
+        """The live memories of the new one's repository nearest it, best first."""
+        conn = await self._uow.connection()
+        distributed, global_ = self._uow.distributed, new.source_repo is None
+        values = (
+            {"tenant_id": self.tenant_id, "embedding": embedding, "nearest": NEAREST}
+            | ({} if global_ else {"source_repo": new.source_repo})
+            | ({} if distributed else {"embedding_model": self._uow.embedding_model})
+        )
+        rows = await conn.fetch(*named(_nearest(distributed, global_), values))
+        return [
+            Neighbour(r["id"], r["content"], r["memory_type"], float(r["similarity"]))
+            for r in rows
+            if r["similarity"] is not None
+        ]
+
+    async def reinforce_near(
+        self, memory_id: UUID, new: NewMemory, writable: Sequence[str]
+    ) -> Memory | None:
+        """Reinforce the memory a near-duplicate repeats (None: it changed meanwhile)."""
+        conn = await self._uow.connection()
+        values = self._reinforce_values(new, writable, datetime.now(UTC))
+        del values["content"], values["source_repo"]
+        row = await conn.fetchrow(*named(_REINFORCE_ID, {**values, "memory_id": memory_id}))
+        return to_memory(row) if row else None
+
     async def reinforce_embedded(
         self, items: Sequence[NewMemory], writable: Sequence[str]
     ) -> list[Memory | None]:
@@ -182,17 +261,7 @@ class MemoryRepository:
         now = datetime.now(UTC)  # Citus takes no now() inside a CASE of an UPDATE
         reinforced = []
         for new in items:
-            values = {
-                "tenant_id": self.tenant_id,
-                "source_repo": new.source_repo,
-                "content": new.content,
-                "tags": list(new.tags),
-                "git_branch": new.git_branch,
-                "git_commit": new.git_commit,
-                "files": list(new.files),
-                "writable": list(writable),
-                "now": now,
-            }
+            values = self._reinforce_values(new, writable, now)
             row = await conn.fetchrow(*named(_REINFORCE, values))
             reinforced.append(to_memory(row) if row else None)
         return reinforced

@@ -129,6 +129,31 @@ class SessionRepository:
         )
         return session_of(row) if row else None
 
+    async def add_draft(self, session_id: UUID, draft: dict[str, Any], keep: int) -> int | None:
+        """Append to an active session's drafts, keeping its newest `keep`; how many it then
+        holds, or None when the session is unknown or has ended."""
+        conn = await self._uow.connection()
+        sql = """
+            UPDATE sessions s SET drafts = (
+                SELECT coalesce(jsonb_agg(d.value ORDER BY d.n), '[]'::jsonb)
+                FROM jsonb_array_elements(s.drafts || jsonb_build_array(:draft::jsonb))
+                     WITH ORDINALITY AS d(value, n)
+                WHERE d.n > jsonb_array_length(s.drafts) + 1 - :keep
+            )
+            WHERE s.tenant_id = :tenant_id AND s.id = :id AND s.status = 'active'
+            RETURNING jsonb_array_length(s.drafts) AS held"""
+        values = {"tenant_id": self._uow.tenant_id, "id": session_id, "draft": draft, "keep": keep}
+        held = await conn.fetchval(*named(sql, values))
+        return int(held) if held is not None else None
+
+    async def drafts(self, session_id: UUID) -> list[dict[str, Any]] | None:
+        conn = await self._uow.connection()
+        sql = "SELECT drafts FROM sessions WHERE tenant_id = :tenant_id AND id = :id"
+        found = await conn.fetchrow(
+            *named(sql, {"tenant_id": self._uow.tenant_id, "id": session_id})
+        )
+        return list(found["drafts"]) if found else None
+
     async def end(
         self, session_id: UUID, status: str, summary: str | None, key_changes: list[dict[str, Any]]
     ) -> Session | None:
@@ -136,7 +161,8 @@ class SessionRepository:
         conn = await self._uow.connection()
         sql = f"""
             UPDATE sessions SET status = :status, summary = :summary,
-                                key_changes = :key_changes, ended_at = now()
+                                key_changes = :key_changes, ended_at = now(),
+                                drafts = '[]'::jsonb
             WHERE tenant_id = :tenant_id AND id = :id AND status = 'active'
             RETURNING {SESSION_COLUMNS}
             """

@@ -24,7 +24,7 @@ from app.domain.inputs import (
     strategy_attempt,
 )
 from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
-from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
 from app.domain.tasks import (
@@ -64,9 +64,10 @@ class RememberResult:
 
     @property
     def message(self) -> str:
+        note = outcome_note(self.outcome)
         if self.outcome.status == "stored":
-            return f"Stored: {self.name} ({self.category})"
-        return f"Reinforced: {self.name} ({self.category}) — observation count incremented"
+            return f"Stored: {self.name} ({self.category}){note}"
+        return f"Reinforced: {self.name} ({self.category}) — observation count incremented{note}"
 
 
 def strategy_files(changed: Sequence[str] | None) -> tuple[str, ...]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.duplicates import Verdict, judge
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.inputs import (
     ListDraft,
@@ -160,7 +163,8 @@ class MemoryService:
                     " (GET /memories?include_quarantined=true) before it can be stored again",
                     field="content" if len(items) == 1 else f"memories.{i}.content",
                 )
-            outcomes[i] = StoreOutcome("stored" if result.inserted else "reinforced", result.memory)
+            status: Literal["stored", "reinforced"] = "stored" if result.inserted else "reinforced"
+            outcomes[i] = StoreOutcome(status, result.memory, result.merged, result.may_supersede)
         done = [outcome for outcome in outcomes if outcome is not None]
         for outcome in done:
             self._telemetry.stored(outcome)
@@ -184,11 +188,34 @@ class MemoryService:
                 vectors = await pending
                 if k + 1 < len(chunks):
                     pending = embed(chunks[k + 1])
-                results += await self._repo.upsert_many(
+                results += await self._merge_or_upsert(
                     list(zip(chunk, vectors, strict=True)), writable
                 )
         finally:
             pending.cancel()  # after a failed write; a no-op once the last part is done
+        return results
+
+    async def _merge_or_upsert(
+        self, pairs: Sequence[tuple[NewMemory, list[float] | None]], writable: Sequence[str]
+    ) -> list[UpsertResult | None]:
+        """Each new memory against its nearest live ones (app/domain/duplicates.py): a
+        near-duplicate reinforces the memory it repeats, a likely contradiction is stored and
+        names the memory it may supersede, anything else is stored (or, the same text,
+        reinforced)."""
+        results: list[UpsertResult | None] = []
+        for new, vector in pairs:
+            verdict = Verdict()
+            if vector is not None:
+                verdict = judge(new.content, new.memory_type, await self._repo.nearest(new, vector))
+            if verdict.merge_into is not None:
+                merged = await self._repo.reinforce_near(verdict.merge_into, new, writable)
+                if merged is not None:
+                    results.append(UpsertResult(merged, inserted=False, merged=True))
+                    continue
+            (result,) = await self._repo.upsert_many([(new, vector)], writable)
+            if result is not None and result.inserted and verdict.may_supersede is not None:
+                result = dataclasses.replace(result, may_supersede=verdict.may_supersede)
+            results.append(result)
         return results
 
     @staticmethod

@@ -12,6 +12,7 @@ from uuid import UUID
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
+from app.domain.drafts import MAX_DRAFTS, DraftDraft, draft_of
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import snapshot_budget, source_repo_filter
 from app.domain.principal import Principal, system_principal
@@ -136,6 +137,26 @@ class SessionService:
         if await self._repo.get(session_id) is None:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
+
+    async def add_draft(self, session_id: UUID, draft: DraftDraft) -> int:
+        """A draft for an active session, screened like any write (a credential refused or
+        redacted by SECRETS_POLICY); how many the session holds (its newest MAX_DRAFTS)."""
+        self._actor.require("write")
+        checked = screen_fields(draft_of(draft), self._settings.secrets_policy)
+        item = {"text": checked.text, "files": list(checked.files)}
+        held = await self._repo.add_draft(session_id, item, MAX_DRAFTS)
+        if held is not None:
+            return held
+        if await self._repo.get(session_id) is None:
+            raise NotFoundError(f"session {session_id} not found")
+        raise ConflictError(f"session {session_id} has ended: its drafts went with it")
+
+    async def drafts(self, session_id: UUID) -> list[dict[str, Any]]:
+        self._actor.require("read")
+        found = await self._repo.drafts(session_id)
+        if found is None:
+            raise NotFoundError(f"session {session_id} not found")
+        return found
 
     async def delete(self, session_id: UUID) -> None:
         self._actor.require("admin")

@@ -46,6 +46,7 @@ def test_the_plugin_files_are_well_formed() -> None:
         "SessionStart": [f'"{wrapper}" hook session-start'],
         "UserPromptSubmit": [f'"{wrapper}" hook user-prompt-submit'],
         "PostToolUseFailure": [f'"{wrapper}" hook post-tool-use-failure'],
+        "PostToolUse": [f'"{wrapper}" hook post-tool-use'],
         "Stop": [f'"{wrapper}" hook stop'],
         "SessionEnd": [f'"{wrapper}" hook session-end'],
     }
@@ -467,6 +468,34 @@ async def test_memory_comes_on_the_prompt_and_on_a_failed_command(
     assert RECALLED not in before_failure  # the prompt recalled nothing: the failure did
     assert "No module named" in after_failure  # the tool's error reached the model
     assert RECALLED in after_failure and "run pip install -e" in after_failure
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
+)
+async def test_a_failure_a_change_fixed_becomes_a_draft_the_stop_reminder_lists(
+    served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """A scripted session: a command fails, the agent writes a file, the same command
+    passes. The service keeps one draft (not a memory), and the Stop reminder lists it."""
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    home.mkdir()
+    (repo / "check.py").write_text("import helper\nprint(helper.OK)\n")
+    stub = StubModel()
+    stub.tool_calls = [
+        ("Bash", {"command": "python3 check.py"}),
+        ("Write", {"file_path": str(repo / "helper.py"), "content": "OK = 'ok'\n"}),
+        ("Bash", {"command": "python3 check.py"}),
+    ]
+    async with serving(stub.app()) as model_url:
+        await claude_run(repo, home, model_url, served, "Bash", "Write", prompt="Fix check.py")
+    assert not stub.tool_calls  # the model's three calls were made
+    seen = stub.seen()
+    assert "Drafts from this session" in seen
+    assert "No module named 'helper'" in seen and "helper.py" in seen
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0  # a draft is no memory
+    # The session ended: its drafts went with it.
+    assert await db.fetchval("SELECT drafts FROM sessions") == "[]"
 
 
 async def test_the_plugin_without_the_client_on_path_says_so(tmp_path: Path) -> None:

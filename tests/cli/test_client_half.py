@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -161,3 +162,60 @@ async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.Mo
     assert (out, note.split(" in ")[0]) == ("", "agent-memory: session recorded")
     assert seen == [("POST", "/sessions/m1/end", {"status": "completed", "summary": "Fixed it."})]
     assert not hooks.state_file("c1").exists()
+
+
+async def test_a_scripted_session_drafts_only_what_a_change_fixed(
+    served: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven failures of a working day, as the hooks see them: only those a change to the
+    code then fixed become drafts (a retry that just passed, a fix by another command, a
+    linter's complaint do not)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    repo = tmp_path / "api"
+    repo.mkdir()
+    base = {"session_id": "day", "cwd": str(repo)}
+
+    def hook(event: str, **payload: Any) -> None:
+        hooks.run_hook(event, json.dumps({**base, **payload}), served)
+
+    def failed(command: str, error: str) -> None:
+        hook("post-tool-use-failure", tool_name="Bash", tool_input={"command": command},
+             error=error)  # fmt: skip
+
+    def ran(command: str) -> None:
+        hook("post-tool-use", tool_name="Bash", tool_input={"command": command})
+
+    def edited(path: str) -> None:
+        hook("post-tool-use", tool_name="Edit", tool_input={"file_path": str(repo / path)})
+
+    def day() -> None:
+        hook("session-start")
+        failed("pytest tests/test_ci.py", "E   ModuleNotFoundError: No module named 'yaml'")
+        ran("pip install pyyaml")
+        ran("pytest tests/test_ci.py")  # fixed by another command: no file changed
+        failed("pytest tests/test_upload.py -q", "E   PermissionError: [Errno 13] /tmp/up")
+        edited("tests/conftest.py")
+        ran("pytest tests/test_upload.py")  # a draft
+        failed("git push", "! [rejected] main -> main (non-fast-forward)")
+        ran("git pull --rebase")
+        ran("git push")  # nothing changed in the code
+        failed("pytest tests/test_net.py", "E   TimeoutError")
+        ran("pytest tests/test_net.py")  # flaky: passed as it was
+        failed("psql -c 'select * from plans'", 'ERROR:  relation "plans" does not exist')
+        edited("migrations/versions/0007_plans.py")
+        ran("psql -c 'select * from plans'")  # a draft
+        failed("ruff check app", "app/x.py:1:1: F401 `os` imported but unused")
+        edited("app/x.py")
+        ran("ruff check app")  # a linter's: no lesson
+
+    await asyncio.to_thread(day)
+    state = json.loads(hooks.state_file("day").read_text())
+    async with httpx.AsyncClient(base_url=served) as http:
+        drafts = (await http.get(f"/sessions/{state['session_id']}/drafts")).json()["drafts"]
+    assert [d["files"] for d in drafts] == [
+        ["tests/conftest.py"], ["migrations/versions/0007_plans.py"]
+    ]  # fmt: skip
+    assert drafts[0]["text"] == (
+        "`pytest tests/test_upload.py -q` failed with: E   PermissionError: [Errno 13] /tmp/up."
+        " It passed after changing tests/conftest.py."
+    )

@@ -138,13 +138,16 @@ async def test_global_memories_reach_every_repository(api: httpx.AsyncClient, se
 async def test_a_search_prefers_the_current_branch_without_filtering(
     api: httpx.AsyncClient,
 ) -> None:
-    for branch in ("main", "feature/pagination"):
+    notes = {
+        "main": "Keyset pagination for the orders list, as main serves it",
+        "feature/pagination": "Keyset pagination for the orders list with cursor tokens",
+    }
+    for branch, content in notes.items():
         stored = await api.post(
             "/memories",
-            json={"content": f"Keyset pagination for the orders list ({branch} notes)",
-                  "source_repo": "acme/api", "git_branch": branch},
-        )  # fmt: skip
-        assert stored.status_code == 201
+            json={"content": content, "source_repo": "acme/api", "git_branch": branch},
+        )
+        assert stored.status_code == 201, stored.text
     params = {"q": "keyset pagination orders", "source_repo": "acme/api", "floor": "false"}
     for branch in ("main", "feature/pagination"):
         found = await api.get("/search", params={**params, "git_branch": branch})

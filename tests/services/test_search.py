@@ -74,7 +74,8 @@ async def test_the_query_as_a_phrase_doubles_the_keyword_score(api: httpx.AsyncC
     in_order = "cannot read property of the session object"
     scattered = "property of the session object: read it, cannot"
     await store(api, in_order)
-    await store(api, scattered)
+    # Another repository's: the same words in one repository would be one memory.
+    await store(api, scattered, source_repo="acme/web")
     body = await search(api, "cannot read property", alpha=0)
     assert contents(body) == [in_order, scattered]
     scores = [hit["keyword_score"] for hit in body["results"]]
@@ -177,9 +178,24 @@ async def test_filters_are_exact(api: httpx.AsyncClient, db: asyncpg.Connection)
         tags=["security"],
         trust_level="system",
     )
-    archived = await store(api, base + " (archived)", source_repo="a", memory_type="decision")
-    old = await store(api, base + " (old)", source_repo="a", memory_type="decision")
-    new = await store(api, base + " (new)", source_repo="a", memory_type="decision")
+    archived = await store(
+        api,
+        base + ": archived in the March cleanup of stale rules",
+        source_repo="a",
+        memory_type="decision",
+    )
+    old = await store(
+        api,
+        base + ", as the old runbook had it before the audit",
+        source_repo="a",
+        memory_type="decision",
+    )
+    new = await store(
+        api,
+        base + ", as the new runbook says since the audit",
+        source_repo="a",
+        memory_type="decision",
+    )
     await db.execute(
         "UPDATE memories SET archived_at = now() WHERE id = $1", uuid.UUID(archived["id"])
     )
@@ -201,12 +217,12 @@ async def test_filters_are_exact(api: httpx.AsyncClient, db: asyncpg.Connection)
     assert set(contents(await search(api, q, min_trust="user"))) == {base, base + " (learning)"}
     assert set(contents(await search(api, q, min_trust="system"))) == {base + " (learning)"}
     everything = set(contents(await search(api, q, limit=50)))
-    assert base + " (archived)" not in everything
-    assert base + " (old)" not in everything
-    assert base + " (new)" in everything
+    assert base + ": archived in the March cleanup of stale rules" not in everything
+    assert base + ", as the old runbook had it before the audit" not in everything
+    assert base + ", as the new runbook says since the audit" in everything
     with_archived = set(contents(await search(api, q, include_archived=True, limit=50)))
-    assert base + " (archived)" in with_archived
-    assert base + " (old)" not in with_archived
+    assert base + ": archived in the March cleanup of stale rules" in with_archived
+    assert base + ", as the old runbook had it before the audit" not in with_archived
     await db.execute("UPDATE memories SET relevance_score = 0.1 WHERE content = $1", base)
     assert base not in contents(await search(api, q, min_relevance=0.5, limit=50))
 
@@ -492,9 +508,10 @@ async def test_stop_word_only_queries_answer_with_vector_results(
 async def test_decay_ranks_stale_memories_lower_and_spares_pinned(
     api: httpx.AsyncClient, db: asyncpg.Connection
 ) -> None:
+    # Three memories, not near-duplicates of one another (those would be one).
     fresh = await store(api, "Deploy on Tuesdays after the standup")
-    stale = await store(api, "Deploy on Tuesdays after the standup meeting")
-    pinned = await store(api, "Deploy on Tuesdays after the standup call", pinned=True)
+    stale = await store(api, "Deploy releases on Tuesdays once the weekly planning meeting ends")
+    pinned = await store(api, "Deploy hotfixes on Tuesdays straight after the call", pinned=True)
     await db.execute(
         "UPDATE memories SET created_at = now() - interval '60 days' WHERE id = ANY($1::uuid[])",
         [stale["id"], pinned["id"]],

@@ -363,3 +363,60 @@ async def test_metadata_limits_and_invalid_utf8_store_nothing(
     assert invalid_utf8.status_code in (400, 422)
     assert invalid_utf8.headers["content-type"] == "application/problem+json"
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_a_near_duplicate_reinforces_the_memory_it_repeats(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    first = (
+        await store(api, content="Always pin the Postgres major version in CI images",
+                    source_repo="acme/api", memory_type="decision")
+    ).json()["memory"]  # fmt: skip
+    again = await store(
+        api, content="always pin the postgres major version in ci images.",
+        source_repo="acme/api", memory_type="decision",
+    )  # fmt: skip
+    assert again.status_code == 200, again.text
+    body = again.json()
+    assert (body["status"], body["merged"], body["memory"]["id"]) == (
+        "reinforced",
+        True,
+        first["id"],
+    )
+    assert body["memory"]["observation_count"] == 2
+    assert await db.fetchval("SELECT count(*) FROM memories") == 1
+    # Another repository's memory is another memory.
+    elsewhere = await store(
+        api, content="always pin the postgres major version in ci images.",
+        source_repo="acme/web", memory_type="decision",
+    )  # fmt: skip
+    assert elsewhere.status_code == 201 and not elsewhere.json()["merged"]
+
+
+async def test_a_likely_contradiction_is_stored_and_names_the_memory_it_may_supersede(
+    api: httpx.AsyncClient,
+) -> None:
+    old = (
+        await store(api, content="The vendor API rate limit is 100 rps", source_repo="acme/api")
+    ).json()["memory"]
+    new = await store(api, content="The vendor API rate limit is 200 rps", source_repo="acme/api")
+    assert new.status_code == 201
+    assert new.json()["may_supersede"] == old["id"] and not new.json()["merged"]
+    # Named, never done: the old memory is as it was.
+    assert (await api.get(f"/memories/{old['id']}")).json()["superseded_by"] is None
+    said = await api.post(
+        "/remember",
+        json={
+            "text": "The vendor API rate limit is 300 rps since March",
+            "source_repo": "acme/api",
+        },
+    )
+    assert said.json()["may_supersede"] in {old["id"], new.json()["memory"]["id"]}
+    assert "it may contradict memory" in said.json()["message"]
+
+
+async def test_different_memories_stay_apart(api: httpx.AsyncClient) -> None:
+    await store(api, content="Use ruff for linting", source_repo="acme/api")
+    other = await store(api, content="Use ruff for formatting", source_repo="acme/api")
+    assert other.status_code == 201
+    assert (other.json()["merged"], other.json()["may_supersede"]) == (False, None)

@@ -1,0 +1,29 @@
+"""keep a session's drafts in its row: what the hooks saw the agent learn (a failure that a
+change then fixed), screened, never a memory, shown at the session's stop for the agent to
+keep with one `remember` or drop, and gone when the session ends
+
+Revision ID: 0032
+Revises: 0031
+Create Date: 2026-11-27
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+from app.db.migrations import begin_function_change
+
+revision: str = "0032"
+down_revision: str | None = "0031"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    begin_function_change()  # a lock timeout; on Citus one connection per node
+    op.execute("ALTER TABLE sessions ADD COLUMN drafts jsonb NOT NULL DEFAULT '[]'::jsonb")
+
+
+def downgrade() -> None:
+    begin_function_change()
+    op.execute("ALTER TABLE sessions DROP COLUMN drafts")

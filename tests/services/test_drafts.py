@@ -1,0 +1,49 @@
+"""A session's drafts: what the hooks saw the agent learn, kept beside the session, screened
+like any write, never served as a memory, the newest three, gone when the session ends."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.contracts.test_input_rules import GITHUB_TOKEN
+
+pytestmark = pytest.mark.citus
+
+DRAFT = {
+    "text": "`pytest tests/test_upload.py` failed with: PermissionError: /tmp/up. It passed"
+    " after changing tests/conftest.py.",
+    "files": ["tests/conftest.py"],
+}
+
+
+async def test_drafts_live_beside_their_session_and_go_with_it(api: httpx.AsyncClient) -> None:
+    started = (await api.post("/sessions", json={"source_repo": "acme/api"})).json()
+    drafts = f"/sessions/{started['session_id']}/drafts"
+    for n in range(4):
+        added = await api.post(drafts, json={**DRAFT, "text": f"{DRAFT['text']} ({n})"})
+        assert added.status_code == 201 and added.json()["held"] == min(n + 1, 3)
+    held = (await api.get(drafts)).json()["drafts"]
+    assert [d["text"][-3:] for d in held] == ["(1)", "(2)", "(3)"]  # the newest three
+    assert held[0]["files"] == ["tests/conftest.py"]
+    # Never a memory: no search, list or snapshot serves one.
+    assert (await api.get("/memories")).json()["memories"] == []
+    assert (await api.post("/search", json={"q": "PermissionError upload"})).json()["results"] == []
+    assert (
+        "PermissionError"
+        not in (await api.get("/snapshot", params={"source_repo": "acme/api"})).text
+    )
+    await api.post(f"/sessions/{started['session_id']}/end", json={"status": "completed"})
+    assert (await api.get(drafts)).json()["drafts"] == []
+    late = await api.post(drafts, json=DRAFT)
+    assert late.status_code == 409
+
+
+async def test_a_draft_is_screened_like_any_write(api: httpx.AsyncClient) -> None:
+    started = (await api.post("/sessions", json={"source_repo": "acme/api"})).json()
+    drafts = f"/sessions/{started['session_id']}/drafts"
+    refused = await api.post(drafts, json={"text": f"push failed: token {GITHUB_TOKEN} expired"})
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "text"
+    assert (await api.get(drafts)).json()["drafts"] == []
+    unknown = await api.post("/sessions/00000000-0000-7000-8000-000000000000/drafts", json=DRAFT)
+    assert unknown.status_code == 404
