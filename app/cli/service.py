@@ -107,7 +107,6 @@ def first_key_on_network(url: str, host: str, settings: Settings) -> None:
     shows it once, so that `docker compose up` on a fresh volume starts, keyed."""
     import asyncpg
 
-    from app.repository.keys import KeyRepository
     from app.services.auth import is_loopback
     from app.services.keys import KeyService
 
@@ -118,11 +117,8 @@ def first_key_on_network(url: str, host: str, settings: Settings) -> None:
         conn = await asyncpg.connect(url)
         try:
             async with conn.transaction():
-                # One server at a time decides: two replicas starting together make one key.
-                await conn.execute("SELECT pg_advisory_xact_lock(hashtext('first-admin-key'))")
-                if await KeyRepository(conn).any_ever():
-                    return None
-                return (await KeyService(conn).create("default", "first-admin", "admin")).key
+                created = await KeyService(conn).first_admin()
+            return created.key if created else None
         finally:
             await conn.close()
 
@@ -231,24 +227,14 @@ def cmd_explain_search(args: argparse.Namespace) -> int:
             services_for(runtime, system_principal(args.tenant)) as services,
         ):
             statement, plan = await services.search.explain(draft)
-        sql, values = statement.compiled()
-        print("-- the statement as the search sends it; its values below")
-        print(sql)
-        for n, value in enumerate(values, start=1):
-            print(f"-- ${n} = {_shown(value)}")
+        print("-- the statement as the search sends it, ready for psql (psql -f)")
+        print(statement.psql())
         print("\n-- EXPLAIN (ANALYZE, BUFFERS), planned as the server plans it")
-        print("\n".join(plan))
+        print("\n".join(f"-- {line}" for line in plan))
         return 0
 
     with local_database(args, migrate=False) as url:
         return run_async(explain(url))
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, list | tuple) and len(value) > 8:
-        head = ", ".join(f"{v:.4f}" if isinstance(v, float) else repr(v) for v in value[:4])
-        return f"[{head}, ... {len(value)} values]"
-    return repr(value)
 
 
 def cmd_reembed(args: argparse.Namespace) -> int:

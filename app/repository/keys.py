@@ -35,6 +35,10 @@ class KeyRepository:
         rows = await self._conn.fetch("SELECT DISTINCT tenant_id FROM api_keys ORDER BY 1")
         return [r["tenant_id"] for r in rows]
 
+    async def hold_first_key_lock(self) -> None:
+        """Until the transaction ends: one server at a time decides the first key."""
+        await self._conn.execute("SELECT pg_advisory_xact_lock(hashtext('first-admin-key'))")
+
     async def any_ever(self) -> bool:
         """Whether any key was ever created, revoked ones included (keys are never deleted)."""
         ever: bool = await self._conn.fetchval("SELECT EXISTS (SELECT 1 FROM api_keys)")

@@ -51,7 +51,7 @@ from typing import Any
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_sql, function_args, is_narrowed, scope_parts
 from app.repository.rows import INTACT, memory_columns
-from app.repository.sql import named
+from app.repository.sql import named, psql_script
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
 # low k1 (one mention is most of the evidence) and little length normalisation.
@@ -108,6 +108,10 @@ class SearchStatement:
         """As asyncpg takes it: `$n` placeholders and the values in their order."""
         text, *args = named(self.sql, self.values)
         return text, args
+
+    def psql(self) -> str:
+        """As psql runs it: a `\\set` per value, then the statement as written."""
+        return psql_script(self.sql, self.values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,3 +42,34 @@ def named(sql: str, values: Mapping[str, Any]) -> tuple[Any, ...]:
     if missing or unused:
         raise KeyError(f"SQL parameters missing {missing} or unused {unused}")
     return (text, *(values[name] for name in order))
+
+
+def psql_literal(value: Any) -> str:
+    """A value as SQL text psql can interpolate with `:name`: NULL, a boolean, a number, or
+    a quoted literal (a list as an array or a vector, by what the statement casts it to)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, float) for v in value):
+            text = "[" + ",".join(repr(v) for v in value) + "]"  # a vector
+        else:
+            text = "{" + ",".join('"' + str(v).replace('"', '\\"') + '"' for v in value) + "}"
+    else:
+        text = str(value)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def psql_script(sql: str, values: Mapping[str, Any]) -> str:
+    """The statement as psql runs it: a `\\set` for each value, then the text as written
+    (psql puts each value where its `:name` stands)."""
+    _, order = _compile(sql)
+    sets = []
+    for name in dict.fromkeys(order):
+        literal = psql_literal(values[name])
+        # psql's \set reads a quoted argument with '' for a quote, as SQL does.
+        sets.append(f"\\set {name} '{literal.replace(chr(39), chr(39) * 2)}'")
+    return "\n".join([*sets, sql.strip() + ";"])

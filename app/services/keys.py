@@ -54,6 +54,15 @@ class KeyService:
         await self._record("key_create", record)
         return NewKey(key, record)
 
+    async def first_admin(self) -> NewKey | None:
+        """The `default` tenant's first admin key, unless a key was ever created; in the
+        caller's transaction, which two servers starting together take one at a time."""
+        keys = await self._keys()
+        await keys.hold_first_key_lock()
+        if await keys.any_ever():
+            return None
+        return await self.create("default", "first-admin", "admin")
+
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
         return await (await self._keys()).list(tenant_id)
 

@@ -42,3 +42,73 @@ def test_the_documented_mcp_tools_are_the_servers() -> None:
     section = (ROOT / "docs" / "api.md").read_text().split("## MCP", 1)[1].split("\n## ", 1)[0]
     listed = section.split("Tools: ", 1)[1].split(". Their", 1)[0]
     assert set(re.findall(r"`([a-z_]+)`", listed)) == {tool.__name__ for tool, _ in TOOLS}
+
+
+# What a doc names of the code: `app/...py` paths (and globs), and symbols it places in one
+# ("`name` (`path`)", "`name` in `path`", "(`path`, `name`)", "`path`'s `name`"). A rename
+# that leaves a doc behind fails here.
+CODE_ROOTS = ("app", "agent_memory_client", "tests", "bench", "migrations", "scripts")
+NAMED_PATH = re.compile(
+    r"`(?:\./)?((?:app|agent_memory_client|tests|bench|migrations|scripts|integrations|docs"
+    r"|\.ci)/[\w./*<>-]+)`"
+)
+CODE_PATH = r"(?:app|agent_memory_client|tests|bench|migrations|scripts)/[\w./-]+\.(?:py|sql)"
+SYMBOL = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?"
+PLACED = [
+    re.compile(rf"`(?P<symbol>{SYMBOL})(?:\(\))?` \(`(?P<path>{CODE_PATH})`"),
+    re.compile(rf"`(?P<symbol>{SYMBOL})(?:\(\))?` in `(?P<path>{CODE_PATH})`"),
+    re.compile(rf"\(`(?P<path>{CODE_PATH})`, `(?P<symbol>{SYMBOL})(?:\(\))?`"),
+    re.compile(rf"`(?P<path>{CODE_PATH})`'s `(?P<symbol>{SYMBOL})(?:\(\))?`"),
+]
+# A module's own name (`_written_out`): named anywhere, it must be defined somewhere.
+PRIVATE = re.compile(r"`(_[a-z][a-z0-9_]+)(?:\(\))?`")
+
+
+def describing() -> list[Path]:
+    """The docs that describe the code as it is (the changelog tells what it was)."""
+    return [d for d in documents() if d.name != "CHANGELOG.md"]
+
+
+def defines(text: str, symbol: str) -> bool:
+    name = re.escape(symbol.split(".")[-1])
+    return bool(
+        re.search(
+            rf"^\s*(?:async\s+def|def|class)\s+{name}\b|^\s*{name}\s*(?::[^=\n]*)?="
+            rf"|FUNCTION\s+(?:public\.)?{name}\b",
+            text,
+            re.M | re.I,
+        )
+    )
+
+
+def test_every_path_a_doc_names_exists() -> None:
+    missing = []
+    for document in describing():
+        for n, line in enumerate(document.read_text().splitlines(), 1):
+            for named in NAMED_PATH.findall(line):
+                pattern = re.sub(r"<[^>]*>", "*", named.rstrip(".,:"))
+                if not any(ROOT.glob(pattern)) and not (ROOT / pattern).exists():
+                    missing.append(f"{document.relative_to(ROOT)}:{n}: {named}")
+    assert not missing, "\n".join(missing)
+
+
+def test_every_symbol_a_doc_places_is_there() -> None:
+    code = {
+        path: path.read_text(errors="replace")
+        for root in CODE_ROOTS
+        for path in (ROOT / root).rglob("*")
+        if path.suffix in (".py", ".sql")
+    }
+    wrong = []
+    for document in describing():
+        for n, line in enumerate(document.read_text().splitlines(), 1):
+            where = f"{document.relative_to(ROOT)}:{n}"
+            for placed in PLACED:
+                for found in placed.finditer(line):
+                    text = code.get(ROOT / found["path"], "")
+                    if not defines(text, found["symbol"]):
+                        wrong.append(f"{where}: `{found['symbol']}` is not in {found['path']}")
+            for private in PRIVATE.findall(line):
+                if not any(defines(text, private) for text in code.values()):
+                    wrong.append(f"{where}: `{private}` is defined nowhere")
+    assert not wrong, "\n".join(wrong)

@@ -21,6 +21,9 @@ FORBIDDEN = {
     "app.api": ("app.repository", "app.db", "app.console", "app.cli", "app.main"),
     "app.mcp": ("app.repository", "app.db", "app.api", "app.console", "app.cli", "app.main"),
     "app.console": ("app.repository", "app.db", "app.api", "app.mcp", "app.cli", "app.main"),
+    # The operator's door: it may start the database and migrate it (app.db), and reaches
+    # the data through the services, as every door does.
+    "app.cli": ("app.repository", "app.api", "app.console"),
 }  # fmt: skip
 
 
@@ -45,4 +48,17 @@ def test_no_import_runs_the_wrong_way() -> None:
                     for name in imports(path)
                     if any(name == b or name.startswith(b + ".") for b in banned)
                 ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_client_half_imports_nothing_of_the_server() -> None:
+    """agent_memory_client runs beside the agent, apart from the server: the server may
+    import it (its protocol's names), never the reverse."""
+    client = APP.parent / "agent_memory_client"
+    wrong = [
+        f"{path.relative_to(APP.parent)} imports {name}"
+        for path in sorted(client.rglob("*.py"))
+        for name in imports(path)
+        if name == "app" or name.startswith("app.")
+    ]
     assert not wrong, "\n".join(wrong)
