@@ -7,6 +7,7 @@ are left as they are.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -53,7 +54,9 @@ def psql_literal(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, dict):
+        text = json.dumps(value)  # jsonb
+    elif isinstance(value, list | tuple):
         if value and all(isinstance(v, float) for v in value):
             text = "[" + ",".join(repr(v) for v in value) + "]"  # a vector
         else:

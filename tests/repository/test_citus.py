@@ -9,7 +9,6 @@ Runs with --citus (see conftest.py), as ./scripts/test does when the Citus sourc
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 from collections.abc import Sequence
@@ -24,13 +23,14 @@ from pgvector.asyncpg import register_vector
 from app.config import Settings
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
-from app.db.unit_of_work import Database, quote_literal, set_local, unit_of_work
+from app.db.unit_of_work import Database, set_local, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
+from app.repository.sql import psql_literal
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -76,26 +76,9 @@ def task_count(plan: list[asyncpg.Record]) -> int:
     return next(int(line.split(":")[1]) for line in text.splitlines() if "Task Count" in line)
 
 
-def constant(value: Any) -> str:
-    """A bound value as SQL text, for EXPLAIN (below)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, dict):
-        return quote_literal(json.dumps(value))
-    if isinstance(value, list | tuple):
-        if value and all(isinstance(v, float) for v in value):
-            return quote_literal("[" + ",".join(map(repr, value)) + "]")  # a vector
-        return "ARRAY[" + ",".join(map(constant, value)) + "]::text[]" if value else "'{}'"
-    return quote_literal(str(value))
-
-
 def with_constants(sql: str, args: Sequence[Any]) -> str:
     for n in range(len(args), 0, -1):  # $12 before $1
-        sql = re.sub(rf"\${n}(?!\d)", constant(args[n - 1]).replace("\\", "\\\\"), sql)
+        sql = re.sub(rf"\${n}(?!\d)", psql_literal(args[n - 1]).replace("\\", "\\\\"), sql)
     return sql
 
 
