@@ -258,7 +258,8 @@ def _recall(
     """The memories that bear on `q` and that this session was not yet handed, as context;
     nothing when none clears the server's gate."""
     state = _load(payload)
-    if state is None or not q.strip():
+    # No repository known: a recall would read every repository's memories; none, then.
+    if state is None or not q.strip() or not state.get("repo"):
         return {}
     handed = list(state.get("handed") or [])
     recalled = server.call(
