@@ -47,13 +47,9 @@ def held_by(revision: str, name: str, key: str | None = None) -> str:
     return str(held if key is None else held[key])
 
 
-# The SQL functions' present text, one file each.
+# The SQL functions' present text, one file each (a test holds the migrated database to it).
+# No migration reads these: each installs the text it made, kept under migrations/sql/.
 FUNCTIONS = PROJECT_ROOT / "app" / "repository" / "functions"
-
-
-def load_function(name: str) -> None:
-    """In a migration: CREATE OR REPLACE the function as its file has it now."""
-    op.execute((FUNCTIONS / f"{name}.sql").read_text())
 
 
 def on_citus(connection: Any) -> bool:

@@ -1,8 +1,8 @@
 """drop memories_search_vector(text, text, text[]): unused since 0013 added the context
 
 Every function's current text is one file under app/repository/functions/ (a test checks
-that the database's definition equals it); a migration that changes a function loads its
-file with `load_function(name)` (app/db/migrations.py).
+that the database's definition equals it); a migration that changes a function installs
+the text it made, kept in migrations/sql/<function>/<revision>.sql.
 
 Revision ID: 0021
 Revises: 0020

@@ -8,10 +8,11 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, load_function
+from app.db.migrations import begin_function_change
 
 revision: str = "0023"
 down_revision: str | None = "0022"
@@ -141,11 +142,17 @@ def _grant(signature: str) -> None:
     op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
 
 
+def function_as_made(name: str) -> str:
+    """The function's text as this revision made it (migrations/sql/<name>/<revision>.sql),
+    never edited once shipped: an upgrade from any revision runs what this one ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{revision}.sql").read_text()
+
+
 def upgrade() -> None:
     begin_function_change()
     op.execute(f"DROP FUNCTION {KEYWORD})")
     op.execute(f"DROP FUNCTION {VECTOR})")
-    load_function("memory_keyword_hits")
+    op.execute(function_as_made("memory_keyword_hits"))
     op.execute(NEW_VECTOR)
     _grant(f"{KEYWORD}, boolean)")
     _grant(f"{VECTOR}, boolean)")

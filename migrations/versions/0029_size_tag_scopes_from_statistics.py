@@ -10,10 +10,11 @@ Create Date: 2026-11-26
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, held_by, load_function
+from app.db.migrations import begin_function_change, held_by
 
 revision: str = "0029"
 down_revision: str | None = "0028"
@@ -121,9 +122,15 @@ AS $function$
 """
 
 
+def function_as_made(name: str) -> str:
+    """The function's text as this revision made it (migrations/sql/<name>/<revision>.sql),
+    never edited once shipped: an upgrade from any revision runs what this one ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{revision}.sql").read_text()
+
+
 def upgrade() -> None:
     begin_function_change()
-    load_function("memory_tags_share")
+    op.execute(function_as_made("memory_tags_share"))
     # Owner rights: only the service's role may call it.
     op.execute(f"REVOKE ALL ON FUNCTION {TAGS_SHARE} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {TAGS_SHARE} TO {APP_ROLE}")

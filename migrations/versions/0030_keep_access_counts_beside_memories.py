@@ -11,10 +11,11 @@ Create Date: 2026-11-26
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, load_function, on_citus
+from app.db.migrations import begin_function_change, on_citus
 
 revision: str = "0030"
 down_revision: str | None = "0029"
@@ -133,6 +134,12 @@ AS $function$
 """
 
 
+def function_as_made(name: str) -> str:
+    """The function's text as this revision made it (migrations/sql/<name>/<revision>.sql),
+    never edited once shipped: an upgrade from any revision runs what this one ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{revision}.sql").read_text()
+
+
 def upgrade() -> None:
     begin_function_change()
     op.execute(
@@ -176,7 +183,7 @@ def upgrade() -> None:
     # Statistics from the start: a search's plan is made from them.
     op.execute("ANALYZE memory_access")
     op.execute(f"DROP FUNCTION {VECTOR}")
-    load_function("memory_vector_candidates")
+    op.execute(function_as_made("memory_vector_candidates"))
     _grant_vector()
     op.execute("ALTER TABLE memories DROP COLUMN access_count, DROP COLUMN last_accessed_at")
 

@@ -3,6 +3,8 @@ database migrated from history must hold exactly what the files say."""
 
 from __future__ import annotations
 
+import re
+
 import asyncpg
 
 from app.db.migrations import FUNCTIONS
@@ -27,3 +29,27 @@ async def test_every_function_is_its_file(db: asyncpg.Connection) -> None:
         finally:
             await transaction.rollback()
         assert rewritten == migrated[name], f"{name}.sql differs from the migrated function"
+
+
+MIGRATIONS = FUNCTIONS.parents[2] / "migrations"
+
+
+def test_no_migration_installs_todays_text() -> None:
+    """A migration runs the SQL it shipped with, whatever the code says later: it reads no
+    file of app/ (nor calls into it for SQL), and each function text it installs is its own
+    revision's, kept under migrations/sql/<function>/<revision>.sql."""
+    for path in sorted((MIGRATIONS / "versions").glob("*.py")):
+        text = path.read_text()
+        code = "\n".join(  # after the module's docstring, comments left out
+            line
+            for line in text.split('"""', 2)[2].splitlines()
+            if not line.strip().startswith("#")
+        )
+        revision = path.name.split("_", 1)[0]
+        for todays in ("repository/functions", "FUNCTIONS", "load_function"):
+            assert todays not in code, (path.name, todays)
+        for name in re.findall(r'function_as_made\("([a-z_]+)"\)', text):
+            assert (MIGRATIONS / "sql" / name / f"{revision}.sql").is_file(), (path.name, name)
+    for made in (MIGRATIONS / "sql").glob("*/*.sql"):
+        using = list((MIGRATIONS / "versions").glob(f"{made.stem}_*.py"))
+        assert using and f'function_as_made("{made.parent.name}")' in using[0].read_text(), made
