@@ -11,10 +11,11 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
-from app.db.migrations import begin_function_change, held_by
+from app.db.migrations import begin_function_change
 
 revision: str = "0025"
 down_revision: str | None = "0024"
@@ -50,11 +51,17 @@ INDEXES = {
 }
 
 
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
+
 def upgrade() -> None:
     begin_function_change()
     op.execute(SEARCH_TYPE)
     # Right with or without the indexes; faster with them. (Its text then, which 0029 holds.)
-    op.execute(held_by("0029", "VECTOR_BEFORE"))
+    op.execute(function_as_made("memory_vector_candidates"))
     with op.get_context().autocommit_block():
         for name, definition in INDEXES.items():
             op.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
@@ -63,7 +70,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     begin_function_change()
-    op.execute(held_by("0024", "NEW_VECTOR"))
+    op.execute(function_as_made("memory_vector_candidates", "0024"))
     op.execute("DROP TYPE public.memory_vector_search")
     op.execute("DROP INDEX memories_tags_key")
     op.execute("DROP INDEX memories_scope_count_key")

@@ -36,8 +36,9 @@ MIGRATIONS = FUNCTIONS.parents[2] / "migrations"
 
 def test_no_migration_installs_todays_text() -> None:
     """A migration runs the SQL it shipped with, whatever the code says later: it reads no
-    file of app/ (nor calls into it for SQL), and each function text it installs is its own
-    revision's, kept under migrations/sql/<function>/<revision>.sql."""
+    file of app/ (nor calls into it for SQL); each function text it installs is its own
+    revision's, kept under migrations/sql/<function>/<revision>.sql, and a downgrade's is an
+    earlier revision's, never a later one's."""
     for path in sorted((MIGRATIONS / "versions").glob("*.py")):
         text = path.read_text()
         code = "\n".join(  # after the module's docstring, comments left out
@@ -48,8 +49,9 @@ def test_no_migration_installs_todays_text() -> None:
         revision = path.name.split("_", 1)[0]
         for todays in ("repository/functions", "FUNCTIONS", "load_function"):
             assert todays not in code, (path.name, todays)
-        for name in re.findall(r'function_as_made\("([a-z_]+)"\)', text):
-            assert (MIGRATIONS / "sql" / name / f"{revision}.sql").is_file(), (path.name, name)
-    for made in (MIGRATIONS / "sql").glob("*/*.sql"):
+        for name, at in re.findall(r'function_as_made\("([a-z_]+)"(?:, "(\d{4})")?\)', text):
+            made = MIGRATIONS / "sql" / name / f"{at or revision}.sql"
+            assert made.is_file() and (at or revision) <= revision, (path.name, name, at)
+    for made in (MIGRATIONS / "sql").glob("*/*.sql"):  # each the text its revision installs
         using = list((MIGRATIONS / "versions").glob(f"{made.stem}_*.py"))
         assert using and f'function_as_made("{made.parent.name}")' in using[0].read_text(), made
