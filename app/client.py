@@ -1,5 +1,6 @@
-"""A typed client for the REST API, sync and async, used by the CLI, the hooks and the MCP
-stdio bridge: the URL, the key and the handling of errors live here once.
+"""A typed client for the REST API, sync and async, used by the CLI:
+the URL, the key and the handling of errors live here once (the hooks and the stdio bridge
+use agent_memory_client, which imports nothing of the server).
 
     with MemoryClient() as memory:              # AGENT_MEMORY_URL, AGENT_MEMORY_API_KEY
         hits = memory.search("flaky test", source_repo="acme/api")
@@ -23,7 +24,6 @@ DEFAULT_TIMEOUT_S = 30.0
 NDJSON = "application/x-ndjson"
 # An import answers when the whole file is in (re-embedding included): no read timeout.
 IMPORT_TIMEOUT = httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 class ClientError(Exception):
@@ -256,18 +256,6 @@ class MemoryClient:
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
         return _answer(response)
-
-    def mcp(self, message: bytes) -> bytes | None:
-        """One JSON-RPC message to the server's /mcp; its answer (None for a notification)."""
-        try:
-            response = self._http.post("/mcp", content=message, headers=MCP_HEADERS)
-        except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from exc
-        if response.status_code == 202 or not response.content:
-            return None
-        if not response.is_success and "problem" in response.headers.get("content-type", ""):
-            _answer(response)  # the key was refused: a ClientError, not a JSON-RPC answer
-        return response.content
 
 
 class AsyncMemoryClient:

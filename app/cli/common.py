@@ -88,8 +88,9 @@ def written_here(args: argparse.Namespace) -> dict[str, str | None]:
     branch and commit it is written at: staleness counts from that commit."""
     from agent_memory_client.git import git_state
 
-    repo = repository_here(args)
-    state = git_state(os.getcwd())
+    state = git_state(os.getcwd())  # its repository is repository_here's default
+    named = getattr(args, "source_repo", None) or getattr(args, "global_", False)
+    repo = repository_here(args) if named else state.repository
     here = repo is not None and repo == state.repository
     return {
         "source_repo": repo,
