@@ -17,7 +17,7 @@ import urllib.parse
 from typing import Any, BinaryIO
 
 from agent_memory_client.connection import Connection, Deadline, Unavailable
-from agent_memory_client.git import git_state
+from agent_memory_client.git import head_of, repository_name
 from agent_memory_client.protocol import BRANCH_HEADER, COMMIT_HEADER, REPO_HEADER, TOOLS_HEADER
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # the server's default MAX_BODY_BYTES
@@ -53,14 +53,14 @@ def error_answer(line: bytes, code: int, message: str) -> bytes | None:
     return json.dumps({"jsonrpc": "2.0", "id": known_id, "error": error}).encode()
 
 
-def workspace_headers(cwd: str, tools: str | None) -> dict[str, str]:
-    """Where the agent works, percent-encoded (a folder's name may be any text)."""
-    state = git_state(cwd)
-    found = {
-        REPO_HEADER: state.repository,
-        BRANCH_HEADER: state.branch,
-        COMMIT_HEADER: state.commit,
-    }
+def workspace_headers(
+    cwd: str, repository: str | None, line: bytes, tools: str | None
+) -> dict[str, str]:
+    """Where the agent works, percent-encoded (a folder's name may be any text). HEAD and
+    its branch only with a tool call, asked of git again each time: a commit made
+    mid-session is the one the next memory records."""
+    commit, branch = head_of(cwd) if b'"tools/call"' in line else (None, None)
+    found = {REPO_HEADER: repository, BRANCH_HEADER: branch, COMMIT_HEADER: commit}
     headers = {name: urllib.parse.quote(value) for name, value in found.items() if value}
     return headers | ({TOOLS_HEADER: tools} if tools else {})
 
@@ -94,6 +94,7 @@ def bridge(
     tools: str | None = None,
     max_line_bytes: int = MAX_MESSAGE_BYTES,
 ) -> int:
+    repository = repository_name(cwd)  # the work's name is asked once; HEAD per tool call
     while line := stdin.readline(max_line_bytes + 1):
         if len(line) > max_line_bytes and not line.endswith(b"\n"):
             skip_rest_of_line(stdin)
@@ -101,9 +102,7 @@ def bridge(
         elif not line.strip():
             continue
         else:
-            # Git is asked again for each message: a commit made mid-session is the one the
-            # next memory records.
-            answer = forward(line, url, api_key, workspace_headers(cwd, tools))
+            answer = forward(line, url, api_key, workspace_headers(cwd, repository, line, tools))
         if answer is not None:
             stdout.write(answer.rstrip(b"\n") + b"\n")
             stdout.flush()

@@ -82,12 +82,17 @@ class GitState:
 
 
 def git_state(cwd: str | Path | None) -> GitState:
-    name = repository_name(cwd)
+    return GitState(repository_name(cwd), *head_of(cwd))
+
+
+def head_of(cwd: str | Path | None) -> tuple[str | None, str | None]:
+    """(HEAD's commit, its branch): what moves during a session, where the repository's
+    name does not."""
     if not cwd or _git(cwd, "rev-parse", "--is-inside-work-tree") != "true":
-        return GitState(name, None, None)
+        return None, None
     commit = _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD") or None
     branch = _git(cwd, "symbolic-ref", "--quiet", "--short", "HEAD") or None
-    return GitState(name, commit, branch)
+    return commit, branch
 
 
 def changed_files(cwd: str | Path, since: str, until: str) -> list[str] | None:
