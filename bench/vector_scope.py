@@ -39,7 +39,8 @@ SCOPES: dict[str, Scope] = {
     "a 0.1% tag": (None, ["tag-rare"]),
 }
 CALL = """SELECT id FROM memory_vector_candidates(
-    $1::vector, $2, NULL::tsquery, 'default', $3, NULL, $4, NULL, NULL, false, false)"""
+    $1::vector, $2, NULL::tsquery, 'default',
+    ROW($3, false, NULL, $4, NULL, NULL, false, false, false)::memory_filter)"""
 ROWS = """SELECT count(*) FROM memories m
 WHERE ($1::text IS NULL OR m.source_repo = $1) AND ($2::text[] IS NULL OR m.tags @> $2)"""
 # The statement the function runs for a scope, for EXPLAIN.

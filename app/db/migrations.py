@@ -7,11 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from alembic import command, op
+from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-
-from app.db.pool import CITUS_INSTALLED
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,35 +33,6 @@ async def upgrade_head_async(database_url: str) -> None:
 
 def downgrade(database_url: str, revision: str) -> None:
     command.downgrade(alembic_config(database_url), revision)
-
-
-def held_by(revision: str, name: str, key: str | None = None) -> str:
-    """A text that migration `revision` holds, such as a function as it made it (or, with
-    `key`, one entry of a dict it holds): a later migration's downgrade restores it from
-    there, so that each version is written once."""
-    script = ScriptDirectory.from_config(alembic_config("unused")).get_revision(revision)
-    assert script is not None
-    held = getattr(script.module, name)
-    return str(held if key is None else held[key])
-
-
-# The SQL functions' present text, one file each (a test holds the migrated database to it).
-# No migration reads these: each installs the text it made, kept under migrations/sql/.
-FUNCTIONS = PROJECT_ROOT / "app" / "repository" / "functions"
-
-
-def on_citus(connection: Any) -> bool:
-    """Whether a migration's connection is to a Citus coordinator."""
-    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
-
-
-def begin_function_change() -> None:
-    """First in a migration that replaces functions: a lock timeout, and on Citus one
-    connection per node (it refuses a function command after a parallel operation on a
-    distributed table in the same transaction)."""
-    op.execute("SET LOCAL lock_timeout = '5s'")
-    if on_citus(op.get_bind()):
-        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
 
 
 # pg_attribute.attstorage, by the name SET STORAGE takes.

@@ -1,5 +1,11 @@
-"""A MemoryFilter (app/domain/filters.py) as SQL, in one place, for search and list; and
-the optional repository of /stats, export and pruning."""
+"""A MemoryFilter (app/domain/filters.py) as SQL, in one place, for search, list and export;
+and the optional repository of /stats, export and pruning.
+
+In SQL the filter is one value of the database's type memory_filter, and one predicate,
+memory_matches(m, filter), says which memories it keeps (migrations/sql/memory_matches/):
+every statement reads memories through it, and the index readers take it as their one
+filter argument. Adding a filter is a field of the type and a line of the predicate (a
+migration), a line of FILTER_FIELDS, and the domain rule the doors share."""
 
 from __future__ import annotations
 
@@ -9,7 +15,21 @@ from typing import Any
 
 from app.domain.filters import MemoryFilter
 
-Bind = Callable[[Any], str]
+# bind(value, name): the placeholder of a value bound under (or after) that name.
+Bind = Callable[[Any, str], str]
+
+# memory_filter's fields, in the type's order, each with its SQL type and its value.
+FILTER_FIELDS: tuple[tuple[str, str, Callable[[MemoryFilter], Any]], ...] = (
+    ("repo", "text", lambda f: f.source_repo),
+    ("with_global", "boolean", lambda f: f.include_global),
+    ("types", "text[]", lambda f: list(f.memory_types) if f.memory_types else None),
+    ("tags", "text[]", lambda f: list(f.tags) if f.tags else None),
+    ("trust", "text[]", lambda f: list(f.trust_levels) if f.trust_levels else None),
+    ("min_relevance", "real", lambda f: f.min_relevance),
+    ("include_archived", "boolean", lambda f: f.include_archived),
+    ("include_superseded", "boolean", lambda f: f.include_superseded),
+    ("include_quarantined", "boolean", lambda f: f.include_quarantined),
+)
 
 
 def in_repository(column: str = "m.source_repo") -> str:
@@ -18,29 +38,33 @@ def in_repository(column: str = "m.source_repo") -> str:
     return f"(:source_repo::text IS NULL OR {column} = :source_repo)"
 
 
+def filter_value(f: MemoryFilter, bind: Bind) -> str:
+    """The filter as one SQL value. A field left unset and each flag are written as
+    constants, the rest bound: the statement's shape then says which fields filter, and
+    even a generic plan folds the others away (and sees a partial index's predicate)."""
+    fields = []
+    for name, sql_type, value_of in FILTER_FIELDS:
+        value = value_of(f)
+        if value is None:
+            fields.append(f"NULL::{sql_type}")
+        elif isinstance(value, bool):
+            fields.append(str(value).lower())
+        else:
+            fields.append(f"{bind(value, f'filter_{name}')}::{sql_type}")
+    return f"ROW({', '.join(fields)})::memory_filter"
+
+
 def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
-    """The WHERE clauses over `memories m`, the tenant (`tenant`, its placeholder) first.
-    The content-hash check of quarantine is the caller's: a list checks each row (INTACT),
-    a search only the rows it may return."""
+    """The WHERE clauses over `memories m`: the tenant (`tenant`, its placeholder), the
+    repository's range, and memory_matches(). The range says again what the predicate says
+    of the repository, in a form a plan made for any value can take to an index. The
+    content-hash check of quarantine is the caller's: a list checks each row (INTACT), a
+    search only the rows it may return."""
     clauses = [f"m.tenant_id = {tenant}"]
-    if not f.include_superseded:
-        clauses.append("m.superseded_by IS NULL")
-    if not f.include_archived:
-        clauses.append("m.archived_at IS NULL")
-    if not f.include_quarantined:
-        clauses.append("m.quarantined_at IS NULL")
-    if f.source_repo is not None and f.include_global:
-        clauses.append(f"(m.source_repo = {bind(f.source_repo)} OR m.source_repo IS NULL)")
-    elif f.source_repo is not None:
-        clauses.append(f"m.source_repo = {bind(f.source_repo)}")
-    if f.memory_types:
-        clauses.append(f"m.memory_type = ANY({bind(list(f.memory_types))}::text[])")
-    if f.tags:
-        clauses.append(f"m.tags @> {bind(list(f.tags))}::text[]")
-    if f.trust_levels:
-        clauses.append(f"m.trust_level = ANY({bind(list(f.trust_levels))}::text[])")
-    if f.min_relevance is not None:
-        clauses.append(f"m.relevance_score >= {bind(f.min_relevance)}::real")
+    if f.source_repo is not None:
+        repo = f"m.source_repo = {bind(f.source_repo, 'filter_repo')}"
+        clauses.append(f"({repo} OR m.source_repo IS NULL)" if f.include_global else repo)
+    clauses.append(f"memory_matches(m, {filter_value(f, bind)})")
     return " AND ".join(clauses)
 
 
@@ -53,27 +77,11 @@ def scope_parts(f: MemoryFilter, bind: Bind, tenant: str) -> list[str]:
     f = replace(f, include_quarantined=True)
     if f.source_repo is None or not f.include_global:
         return [filter_sql(f, bind, tenant)]
-    global_rows = replace(f, source_repo=None)
     return [
         filter_sql(replace(f, include_global=False), bind, tenant),
-        filter_sql(global_rows, bind, tenant) + " AND m.source_repo IS NULL",
+        f"m.tenant_id = {tenant} AND m.source_repo IS NULL"
+        f" AND memory_matches(m, {filter_value(replace(f, source_repo=None), bind)})",
     ]
-
-
-def function_args(f: MemoryFilter, bind: Bind) -> str:
-    """The same filter as the arguments of the SQL functions that read the indexes
-    (memory_keyword_hits, memory_vector_candidates: app/repository/functions/)."""
-    return ", ".join(
-        (
-            f"{bind(f.source_repo)}::text",
-            f"{bind(list(f.memory_types) if f.memory_types else None)}::text[]",
-            f"{bind(list(f.tags) if f.tags else None)}::text[]",
-            f"{bind(list(f.trust_levels) if f.trust_levels else None)}::text[]",
-            f"{bind(f.min_relevance)}::real",
-            f"{bind(f.include_archived)}::boolean",
-            f"{bind(f.include_global)}::boolean",
-        )
-    )
 
 
 def is_narrowed(f: MemoryFilter) -> bool:

@@ -38,11 +38,11 @@ class PruneCandidate:
     version: int  # after the prune (as it was, on a dry run)
 
 
-# What the forgetting curve archives (and /stats counts): not archived, not superseded,
-# not pinned, and old without being used (its two thresholds, PruneRules.values()). Age is
-# time since the memory was stored; the first age bound is the younger one, a range of
-# memories_prune_key.
-PRUNABLE = f"""m.archived_at IS NULL AND m.superseded_by IS NULL AND NOT m.pinned
+# What the forgetting curve archives (and /stats counts): live (memory_is_live: not
+# archived, superseded or quarantined), not pinned, and old without being used (its two
+# thresholds, PruneRules.values()). Age is time since the memory was stored; the first age
+# bound is the younger one, a range of memories_prune_key.
+PRUNABLE = f"""memory_is_live(m) AND NOT m.pinned
       AND m.created_at < now() - make_interval(days => least(:unused_days::int, :stale_days::int))
       AND (   (m.created_at < now() - make_interval(days => :unused_days)
                AND {ACCESS_COUNT} = 0)
@@ -215,7 +215,7 @@ _STALE_CANDIDATES = """
 SELECT m.id, m.files, m.git_commit FROM memories m
 WHERE m.tenant_id = :tenant_id AND m.source_repo = :source_repo
   AND m.files && :changed::text[] AND m.stale_since IS NULL
-  AND m.superseded_by IS NULL AND m.archived_at IS NULL
+  AND memory_is_live(m)
   AND m.trust_level = ANY(:writable::text[])
 ORDER BY m.id
 FOR NO KEY UPDATE

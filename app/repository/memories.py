@@ -128,7 +128,7 @@ SELECT m.id, m.content, m.memory_type, m.similarity FROM (
            1 - (m.embedding <=> {vector}) AS similarity
     FROM memories m
     WHERE m.tenant_id = :tenant_id AND {repo} AND m.embedding IS NOT NULL
-      AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
+      AND memory_is_live(m)
     ORDER BY m.embedding <=> {vector}
     LIMIT :nearest
 ) m
@@ -351,8 +351,7 @@ class MemoryRepository:
         conn = await self._uow.connection()
         values: dict[str, Any] = {"tenant_id": self.tenant_id}
 
-        def bind(value: Any) -> str:
-            name = f"v{len(values)}"
+        def bind(value: Any, name: str) -> str:
             values[name] = value
             return f":{name}"
 
@@ -361,10 +360,13 @@ class MemoryRepository:
             clauses.append(INTACT)
         if after is not None:
             created_at, last_id = after
-            clauses.append(f"(m.created_at, m.id) < ({bind(created_at)}, {bind(last_id)})")
+            clauses.append(
+                f"(m.created_at, m.id) < ({bind(created_at, 'after_created_at')},"
+                f" {bind(last_id, 'after_id')})"
+            )
         sql = (
             f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {' AND '.join(clauses)}"
-            f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit)}"
+            f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit, 'row_limit')}"
         )
         return [to_memory(row) for row in await conn.fetch(*named(sql, values))]
 

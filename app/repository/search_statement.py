@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.filters import MemoryFilter
-from app.repository.filters import filter_sql, function_args, is_narrowed, scope_parts
+from app.repository.filters import filter_sql, filter_value, is_narrowed, scope_parts
 from app.repository.rows import INTACT, memory_columns
 from app.repository.sql import named, psql_script
 
@@ -138,7 +138,7 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
     """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
     security would forbid it) and enforces the tenant itself; memory_vector_candidates()
     plans its query for these values; ANALYZE's statistics class the terms."""
-    filters = function_args(f, s.bind)
+    filters = filter_value(f, s.bind)
     return _Readers(
         keyword_hits=lambda tsq: (
             f"SELECT k.hit FROM memory_keyword_hits({tsq}, :term_cap, {filters}) k"

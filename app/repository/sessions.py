@@ -35,7 +35,7 @@ WITH scope AS (
     -- A repository's snapshot holds its memories and the global ones (filed under none).
     WHERE m.tenant_id = :tenant_id
       AND (:source_repo::text IS NULL OR m.source_repo = :source_repo OR m.source_repo IS NULL)
-      AND m.archived_at IS NULL AND m.superseded_by IS NULL AND m.quarantined_at IS NULL
+      AND memory_is_live(m)
 ),
 recent AS (
     SELECT s.*, row_number() OVER (PARTITION BY s.kind ORDER BY s.created_at DESC, s.id DESC)

@@ -19,7 +19,7 @@ WITH counts AS (
     -- trust and confidence (at most a few dozen rows).
     SELECT m.memory_type, m.trust_level, m.confidence,
            count(*) AS total,
-           count(*) FILTER (WHERE m.archived_at IS NULL AND m.superseded_by IS NULL) AS active,
+           count(*) FILTER (WHERE memory_is_live(m)) AS active,
            count(*) FILTER (WHERE m.archived_at IS NOT NULL) AS archived,
            count(*) FILTER (WHERE m.superseded_by IS NOT NULL) AS superseded,
            count(*) FILTER (WHERE m.pinned) AS pinned
@@ -38,7 +38,7 @@ top_accessed AS (
         FROM memory_access a
         JOIN memories m ON m.tenant_id = a.tenant_id AND m.id = a.memory_id
         WHERE a.tenant_id = :tenant_id AND {_SCOPE}
-          AND a.access_count > 0 AND m.archived_at IS NULL AND m.superseded_by IS NULL
+          AND a.access_count > 0 AND memory_is_live(m)
           AND {SERVABLE}  -- a quarantined or altered row's text is shown to no one here
     ) t
     WHERE t.nth <= 10

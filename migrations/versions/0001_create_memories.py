@@ -7,6 +7,7 @@ Create Date: 2026-11-22
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -14,6 +15,13 @@ revision: str = "0001"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 
@@ -26,16 +34,7 @@ def upgrade() -> None:
     op.execute("CREATE EXTENSION IF NOT EXISTS vector")
     # The hash is computed by the database itself, so writers and the read-time
     # integrity check can never disagree on what "normalised" means.
-    op.execute(
-        r"""
-        CREATE FUNCTION memory_content_hash(content text) RETURNS text
-        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-        RETURN encode(sha256(convert_to(
-            regexp_replace(btrim(normalize(content, NFC), E' \t\n\r\f\v'),
-                           E'[ \t\n\r\f\v]+', ' ', 'g'),
-            'UTF8')), 'hex')
-        """
-    )
+    op.execute(function_as_made("memory_content_hash"))
     op.execute(
         f"""
         CREATE TABLE memories (

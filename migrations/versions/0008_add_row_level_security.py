@@ -6,6 +6,7 @@ Create Date: 2026-11-22
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -13,6 +14,13 @@ revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 APP_ROLE = "agent_memory_app"
@@ -53,21 +61,7 @@ def upgrade() -> None:
     # pg_stats hides statistics of tables under row-level security; the keyword side's
     # IDF for common terms reads them through this owner-rights function. It returns
     # table-wide frequencies of the given lexemes only (ANALYZE's most common elements).
-    op.execute(
-        """
-        CREATE FUNCTION memory_common_lexemes(lexemes text[])
-        RETURNS TABLE (lexeme text, freq real)
-        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
-        AS $$
-            SELECT e.lexeme, e.freq
-            FROM pg_stats ps,
-                 unnest(ps.most_common_elems::text::text[], ps.most_common_elem_freqs)
-                     AS e(lexeme, freq)
-            WHERE ps.schemaname = 'public' AND ps.tablename = 'memories'
-              AND ps.attname = 'search_vector' AND e.lexeme = ANY(lexemes)
-        $$
-        """
-    )
+    op.execute(function_as_made("memory_common_lexemes"))
     op.execute("REVOKE ALL ON FUNCTION memory_common_lexemes(text[]) FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION memory_common_lexemes(text[]) TO {APP_ROLE}")
     # Under row-level security a query's non-leakproof operators (tsvector @@ tsquery among
@@ -75,31 +69,7 @@ def upgrade() -> None:
     # side would scan the tenant's rows. This owner-rights function reads the index itself,
     # and enforces the tenant on its own: only rows of the transaction's app.tenant_id, and
     # none when it is unset.
-    op.execute(
-        """
-        CREATE FUNCTION memory_keyword_hits(
-            query tsquery, max_rows integer, repo text, types text[], tags text[],
-            trust text[], min_relevance real, include_archived boolean)
-        RETURNS TABLE (hit uuid)
-        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
-        AS $$
-            SELECT m.id FROM public.memories m
-            WHERE m.tenant_id = current_setting('app.tenant_id', true)
-              AND m.search_vector @@ memory_keyword_hits.query
-              AND m.superseded_by IS NULL
-              AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
-              AND (memory_keyword_hits.repo IS NULL OR m.source_repo = memory_keyword_hits.repo)
-              AND (memory_keyword_hits.types IS NULL
-                   OR m.memory_type = ANY (memory_keyword_hits.types))
-              AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
-              AND (memory_keyword_hits.trust IS NULL
-                   OR m.trust_level = ANY (memory_keyword_hits.trust))
-              AND (memory_keyword_hits.min_relevance IS NULL
-                   OR m.relevance_score >= memory_keyword_hits.min_relevance)
-            LIMIT memory_keyword_hits.max_rows
-        $$
-        """
-    )
+    op.execute(function_as_made("memory_keyword_hits"))
     signature = "tsquery, integer, text, text[], text[], text[], real, boolean"
     op.execute(f"REVOKE ALL ON FUNCTION memory_keyword_hits({signature}) FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION memory_keyword_hits({signature}) TO {APP_ROLE}")

@@ -16,6 +16,7 @@ Create Date: 2026-11-22
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -24,26 +25,18 @@ down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
+
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 
-# The body of revision 0002's function, which this one extends with the context.
-_CAMEL_CASE_WORDS = r"""setweight(to_tsvector('english'::regconfig, coalesce((
-                   SELECT string_agg(regexp_replace(w[1], '([a-z0-9])([A-Z])', '\1 \2', 'g'), ' ')
-                   FROM regexp_matches(content, '([A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*)', 'g') AS w
-               ), '')), 'D')"""
 
-
-def _trigger(call: str, columns: str) -> list[str]:
+def _retrigger(columns: str) -> list[str]:
     return [
-        f"""
-        CREATE OR REPLACE FUNCTION memories_search_vector_trigger() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-        BEGIN
-            NEW.search_vector := {call};
-            RETURN NEW;
-        END
-        $$
-        """,
         "DROP TRIGGER memories_search_vector_sync ON memories",
         f"""
         CREATE TRIGGER memories_search_vector_sync
@@ -56,33 +49,28 @@ def _trigger(call: str, columns: str) -> list[str]:
 def upgrade() -> None:
     op.execute(LOCK_TIMEOUT)
     op.execute("ALTER TABLE memories ADD COLUMN context text, ADD COLUMN context_hash text")
-    op.execute(
-        f"""
-        CREATE FUNCTION memories_search_vector(
-            content text, category text, tags text[], context text)
-        RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        RETURN setweight(to_tsvector('english'::regconfig, coalesce(content, '')), 'A')
-            || setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B')
-            || setweight(to_tsvector('english'::regconfig,
-                                     coalesce(array_to_string(tags, ' '), '')), 'C')
-            || setweight(to_tsvector('english'::regconfig, coalesce(context, '')), 'D')
-            || {_CAMEL_CASE_WORDS}
-        """
-    )
-    for statement in _trigger(
-        "memories_search_vector(NEW.content, NEW.category, NEW.tags, NEW.context)",
-        "content, category, tags, context",
-    ):
+    op.execute(function_as_made("memories_search_vector"))
+    op.execute(function_as_made("memories_search_vector_trigger"))
+    for statement in _retrigger("content, category, tags, context"):
         op.execute(statement)
     # No rewrite: every existing row has no context, so its search_vector is unchanged.
 
 
 def downgrade() -> None:
     op.execute(LOCK_TIMEOUT)
-    for statement in _trigger(
-        "memories_search_vector(NEW.content, NEW.category, NEW.tags)",
-        "content, category, tags",
-    ):
+    # As migration 0002 made it.
+    op.execute(
+        """
+        CREATE OR REPLACE FUNCTION memories_search_vector_trigger() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.search_vector := memories_search_vector(NEW.content, NEW.category, NEW.tags);
+            RETURN NEW;
+        END
+        $$
+        """
+    )
+    for statement in _retrigger("content, category, tags"):
         op.execute(statement)
     op.execute("DROP FUNCTION memories_search_vector(text, text, text[], text)")
     op.execute("ALTER TABLE memories DROP COLUMN context, DROP COLUMN context_hash")

@@ -6,15 +6,23 @@ Create Date: 2026-11-23
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import on_citus
 
 revision: str = "0017"
 down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
 
 # Co-located with memories, so that a tenant's rows of every table sit on one worker.
 TENANT_TABLES = ("memories", "sessions", "idempotency_keys")

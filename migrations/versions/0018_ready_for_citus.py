@@ -15,34 +15,38 @@ Create Date: 2026-11-23
 """
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import on_citus
 
 revision: str = "0018"
 down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
+
 APP_ROLE = "agent_memory_app"
 
 
 def upgrade() -> None:
     # Order kept (first appearance), no duplicates.
-    op.execute(
-        """
-        CREATE FUNCTION memory_merged_tags(current_tags text[], incoming text[])
-        RETURNS text[]
-        LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        AS $$
-            SELECT coalesce(array_agg(t ORDER BY n), '{}')
-            FROM (SELECT t, min(n) AS n
-                  FROM unnest(current_tags || incoming) WITH ORDINALITY AS u(t, n)
-                  GROUP BY t) merged
-        $$
-        """
-    )
+    op.execute(function_as_made("memory_merged_tags"))
     if on_citus(op.get_bind()):
         # Citus propagates ALTER ROLE to every node.
         op.execute(f"ALTER ROLE {APP_ROLE} LOGIN")

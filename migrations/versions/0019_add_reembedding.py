@@ -13,15 +13,31 @@ Create Date: 2026-11-23
 """
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import on_citus
 
 revision: str = "0019"
 down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
+
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
 
 APP_ROLE = "agent_memory_app"
 
@@ -38,23 +54,8 @@ def upgrade() -> None:
         """
     )
     op.execute(f"GRANT SELECT ON reembedding TO {APP_ROLE}")
-    op.execute(
-        """
-        CREATE FUNCTION memory_vector_fits(model text) RETURNS boolean
-        LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, public
-        AS $$
-            SELECT model IS NULL
-                OR coalesce((SELECT e.name = model FROM embedding_model e), true)
-        $$
-        """
-    )
-    op.execute(
-        """
-        CREATE FUNCTION memory_vector_if_fits(v vector, model text) RETURNS vector
-        LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, public
-        AS $$ SELECT CASE WHEN memory_vector_fits(model) THEN v END $$
-        """
-    )
+    op.execute(function_as_made("memory_vector_fits"))
+    op.execute(function_as_made("memory_vector_if_fits"))
 
 
 def downgrade() -> None:

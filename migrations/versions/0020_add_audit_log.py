@@ -7,15 +7,23 @@ Create Date: 2026-11-25
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import on_citus
 
 revision: str = "0020"
 down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 APP_ROLE = "agent_memory_app"

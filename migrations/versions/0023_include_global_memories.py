@@ -1,4 +1,4 @@
-# ruff: noqa: E501, W291 - the downgrade holds the functions verbatim, as the database printed them
+# ruff: noqa: E501 - the downgrade holds a function verbatim, as the database printed it
 """global memories: a repository's search and snapshot also take the memories filed under no
 repository (a person's or a team's conventions); the index readers take `with_global`
 
@@ -9,15 +9,31 @@ Create Date: 2026-11-25
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import begin_function_change
 
 revision: str = "0023"
 down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
+
+def begin_function_change() -> None:
+    """First in a migration that replaces functions: a lock timeout, and on Citus one
+    connection per node (it refuses a function command after a parallel operation on a
+    distributed table in the same transaction)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    if on_citus(op.get_bind()):
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
 
 
 APP_ROLE = "agent_memory_app"
@@ -26,45 +42,7 @@ VECTOR = (
     "memory_vector_candidates(vector, integer, tsquery, text, text, text[], text[], text[],"
     " real, boolean"
 )
-# As 0012 and 0014 left them, for the downgrade.
-OLD_KEYWORD = r"""CREATE OR REPLACE FUNCTION public.memory_keyword_hits(query tsquery, max_rows integer, repo text, types text[], tags text[], trust text[], min_relevance real, include_archived boolean)
- RETURNS TABLE(hit uuid)
- LANGUAGE sql
- STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public'
-AS $function$
-    (SELECT m.id FROM public.memories m
-     WHERE memory_keyword_hits.repo IS NOT NULL
-       AND m.tenant_id = current_setting('app.tenant_id', true)
-       AND m.source_repo = memory_keyword_hits.repo 
-      AND m.search_vector @@ memory_keyword_hits.query
-      AND m.superseded_by IS NULL
-      AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
-      AND (memory_keyword_hits.types IS NULL
-           OR m.memory_type = ANY (memory_keyword_hits.types))
-      AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
-      AND (memory_keyword_hits.trust IS NULL
-           OR m.trust_level = ANY (memory_keyword_hits.trust))
-      AND (memory_keyword_hits.min_relevance IS NULL
-           OR m.relevance_score >= memory_keyword_hits.min_relevance)
-     LIMIT memory_keyword_hits.max_rows)
-    UNION ALL
-    (SELECT m.id FROM public.memories m
-     WHERE memory_keyword_hits.repo IS NULL
-       AND m.tenant_id = current_setting('app.tenant_id', true) 
-      AND m.search_vector @@ memory_keyword_hits.query
-      AND m.superseded_by IS NULL
-      AND (memory_keyword_hits.include_archived OR m.archived_at IS NULL)
-      AND (memory_keyword_hits.types IS NULL
-           OR m.memory_type = ANY (memory_keyword_hits.types))
-      AND (memory_keyword_hits.tags IS NULL OR m.tags @> memory_keyword_hits.tags)
-      AND (memory_keyword_hits.trust IS NULL
-           OR m.trust_level = ANY (memory_keyword_hits.trust))
-      AND (memory_keyword_hits.min_relevance IS NULL
-           OR m.relevance_score >= memory_keyword_hits.min_relevance)
-     LIMIT memory_keyword_hits.max_rows)
-$function$;
-"""
+# As 0014 left it, for the downgrade.
 OLD_VECTOR = r"""CREATE OR REPLACE FUNCTION public.memory_vector_candidates(query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[], tags text[], trust text[], min_relevance real, include_archived boolean)
  RETURNS TABLE(id uuid, pinned boolean, last_accessed_at timestamp with time zone, created_at timestamp with time zone, access_count integer, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
  LANGUAGE plpgsql
@@ -128,7 +106,7 @@ def downgrade() -> None:
     op.execute("DROP INDEX memories_global_search_key")
     op.execute(f"DROP FUNCTION {KEYWORD}, boolean)")
     op.execute(f"DROP FUNCTION {VECTOR}, boolean)")
-    op.execute(OLD_KEYWORD)
+    op.execute(function_as_made("memory_keyword_hits", "0012"))
     op.execute(OLD_VECTOR)
     _grant(f"{KEYWORD})")
     _grant(f"{VECTOR})")

@@ -9,16 +9,30 @@ Revises: 0025
 Create Date: 2026-11-25
 """
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import held_by
 
 revision: str = "0026"
 down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+def held_by(revision: str, name: str) -> Any:
+    """What migration `revision` holds (its module's `name`), as it shipped: a downgrade
+    restores it from there, so that each version is written once."""
+    (path,) = Path(__file__).parent.glob(f"{revision}_*.py")
+    spec = importlib.util.spec_from_file_location(f"migration_{revision}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
 
 # At most 100 + 300 characters of key (1,600 bytes in UTF-8) and under 300 bytes more.
 SCOPE_INDEX = (
@@ -44,4 +58,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    rebuild(held_by("0025", "INDEXES", "memories_vector_scope_key"))
+    rebuild(held_by("0025", "INDEXES")["memories_vector_scope_key"])

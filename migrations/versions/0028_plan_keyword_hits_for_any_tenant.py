@@ -9,29 +9,46 @@ Create Date: 2026-11-26
 """
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import begin_function_change
 
 revision: str = "0028"
 down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
 
-KEYWORD = (
-    "public.memory_keyword_hits(tsquery, integer, text, text[], text[], text[], real,"
-    " boolean, boolean)"
-)
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
+
+def begin_function_change() -> None:
+    """First in a migration that replaces functions: a lock timeout, and on Citus one
+    connection per node (it refuses a function command after a parallel operation on a
+    distributed table in the same transaction)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    if on_citus(op.get_bind()):
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+
+
+def function_as_made(name: str, at: str = revision) -> str:
+    """The function's text as revision `at` made it (migrations/sql/<name>/<at>.sql, never
+    edited once shipped): an upgrade or a downgrade runs what that revision ran."""
+    return (Path(__file__).resolve().parents[1] / "sql" / name / f"{at}.sql").read_text()
 
 
 def upgrade() -> None:
     begin_function_change()
-    # The function's one change (its file has it): the body is as migration 0023 made it.
-    op.execute(f"ALTER FUNCTION {KEYWORD} SET plan_cache_mode = 'force_custom_plan'")
+    # The function's one change is its plan_cache_mode: the body is as migration 0023 made it.
+    op.execute(function_as_made("memory_keyword_hits"))
 
 
 def downgrade() -> None:
     begin_function_change()
-    op.execute(f"ALTER FUNCTION {KEYWORD} RESET plan_cache_mode")
+    op.execute(function_as_made("memory_keyword_hits", "0023"))

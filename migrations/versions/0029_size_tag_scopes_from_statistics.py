@@ -10,15 +10,32 @@ Create Date: 2026-11-26
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from alembic import op
-
-from app.db.migrations import begin_function_change
 
 revision: str = "0029"
 down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# Self-contained: a migration imports no app code, which may change after it shipped.
+CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
+
+
+def on_citus(connection: Any) -> bool:
+    """Whether the migration's connection is to a Citus coordinator."""
+    return bool(connection.exec_driver_sql(CITUS_INSTALLED).scalar())
+
+
+def begin_function_change() -> None:
+    """First in a migration that replaces functions: a lock timeout, and on Citus one
+    connection per node (it refuses a function command after a parallel operation on a
+    distributed table in the same transaction)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    if on_citus(op.get_bind()):
+        op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
+
 
 APP_ROLE = "agent_memory_app"
 TAGS_SHARE = "memory_tags_share(text[])"

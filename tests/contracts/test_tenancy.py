@@ -354,10 +354,7 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
         ],
     )
     await db.execute("ANALYZE memories")
-    call = (
-        "SELECT count(*) FROM memory_keyword_hits('zebra'::tsquery, 1000,"
-        " NULL, NULL, NULL, NULL, NULL, false, true)"
-    )
+    call = "SELECT count(*) FROM memory_keyword_hits('zebra'::tsquery, 1000, NULL::memory_filter)"
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("SET ROLE agent_memory_app")
@@ -366,7 +363,11 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
             await conn.execute("SELECT set_config('app.tenant_id', 'a', true)")
             assert await conn.fetchval(call) == 40
             for repo, hits in (("acme/repo-0", 40), ("acme/repo-1", 0)):
-                scoped_call = call.replace("1000, NULL", f"1000, '{repo}'")
+                scoped_call = call.replace(
+                    "NULL::memory_filter",
+                    f"ROW('{repo}', true, NULL, NULL, NULL, NULL, false, false, false)"
+                    "::memory_filter",
+                )
                 assert await conn.fetchval(scoped_call) == hits
         async with conn.transaction():
             await conn.execute("SELECT set_config('app.tenant_id', 'c', true)")

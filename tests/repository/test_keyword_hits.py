@@ -16,7 +16,7 @@ LARGE = "keyword-large"
 EMPTY = "keyword-empty"
 HITS = """
 SELECT count(*) FROM memory_keyword_hits(
-    to_tsquery('english', $1), 200, NULL, NULL, NULL, NULL, NULL, false, true)
+    to_tsquery('english', $1), 200, NULL::memory_filter)
 """
 # The table's pages this transaction has read (from shared buffers or from disk).
 PAGES_READ = "SELECT pg_stat_get_xact_blocks_fetched('memories'::regclass)"

@@ -13,7 +13,8 @@ import pytest
 TENANT = "vector-scope-test"
 CALL = """
 SELECT id, vector_similarity FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, NULL, NULL, NULL, NULL, NULL, false, false)
+    $1::vector, 10, NULL::tsquery, $2, ROW(NULL, false, NULL, NULL, NULL, NULL, false, false,
+    false)::memory_filter)
 """
 HNSW_SCANS = """
 SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'
@@ -98,7 +99,8 @@ async def test_a_scope_larger_than_the_bound_takes_the_graph_and_finds_the_neare
 
 TAGGED_CALL = """
 SELECT id FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, NULL, NULL, $3, NULL, NULL, false, false)
+    $1::vector, 10, NULL::tsquery, $2, ROW(NULL, false, NULL, $3, NULL, NULL, false, false,
+    false)::memory_filter)
 """
 
 
@@ -143,7 +145,8 @@ async def test_a_rare_tag_is_read_whole_though_its_tenant_is_not_small(
 
 FILTERED_CALL = """
 SELECT id FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, $3, $4, $5, $6, NULL, false, $7)
+    $1::vector, 10, NULL::tsquery, $2, ROW($3, $7, $4, $5, $6, NULL, false, false,
+    false)::memory_filter)
 """
 
 

@@ -1,53 +1,47 @@
--- The vector side's candidates, planned on every call for its own values (dynamic SQL).
+-- The vector side's candidates, planned on every call for its own values (dynamic SQL),
+-- among the memories the filter keeps (memory_matches).
 -- The HNSW graph's walk for a filtered scope grows with the rows in the graph over the
 -- rows in the scope; an exact read grows with the scope. So a scope of at most
 -- sqrt(app.vector_exact_factor * rows in the graph) rows is read whole and sorted by exact
 -- distance, and a larger one takes HNSW with iterative scan. The scope is counted first,
 -- up to the bound, by tenant and repository only (an index-only count through
 -- memories_scope_count_key): an upper bound, so no filter can make an exact read pass the
--- bound, however few rows it keeps. The exact read runs through memories_vector_scope_key,
--- which holds each live row's filter columns, and takes the vectors from the rows, which
--- keep them in themselves (migration 0027; the index held them until 0026, when a row could
--- outgrow a b-tree row). A scope narrowed by tags is sized first from ANALYZE's statistics
--- (memory_tags_share(): table-wide, so at least the tenant's rows, up to sampling): within
--- the bound it is read whole too, its rows through memories_tags_key, without counting.
--- Otherwise the planner chooses, and it walked the graph for a tag on 1% of a million
--- rows, three times slower than the read (docs/search.md). A repository's search takes
--- its rows and, with with_global, the memories of no repository.
+-- bound, however few rows it keeps. The exact read runs through memories_vector_scope_key
+-- and takes the vectors from the rows (migration 0027). A scope narrowed by tags is sized
+-- first from ANALYZE's statistics (memory_tags_share(): table-wide, so at least the
+-- tenant's rows, up to sampling): within the bound it is read whole too, its rows through
+-- memories_tags_key, without counting. Otherwise the planner chooses, and it walked the
+-- graph for a tag on 1% of a million rows, three times slower than the read
+-- (docs/search.md). A repository's search takes its rows and, unless the filter leaves
+-- them out, the memories of no repository, as two ranges of an index.
 -- A candidate's access counts are not here: they live in memory_access (migration 0030).
-
-CREATE OR REPLACE FUNCTION public.memory_vector_candidates(
-    query vector, max_rows integer, all_terms tsquery, tenant text, repo text, types text[],
-    tags text[], trust text[], min_relevance real, include_archived boolean,
-    with_global boolean)
+CREATE OR REPLACE FUNCTION public.memory_vector_candidates(query vector, max_rows integer, all_terms tsquery, tenant text, filters memory_filter)
  RETURNS TABLE(id uuid, pinned boolean, created_at timestamp with time zone, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'public'
 AS $function$
         DECLARE
-            -- Every statement below takes this one value and reads its fields by name
-            -- (the type: migration 0025).
+            -- Every statement below takes this one value and reads its fields by name.
             search public.memory_vector_search;
-            live constant text := '
+            -- The filter's rows of the tenant; the repository's rows, or the global ones,
+            -- as one range of an index each.
+            kept constant text := '
                  FROM public.memories m
                  WHERE m.tenant_id = ($1).tenant
-                   AND m.superseded_by IS NULL
-                   AND (($1).include_archived OR m.archived_at IS NULL)';
-            in_repo constant text := '
-                   AND (($1).repo IS NULL OR m.source_repo = ($1).repo
-                        OR (($1).with_global AND m.source_repo IS NULL))';
-            -- in_repo as two ranges of an index, where the OR would read the heap.
+                   AND public.memory_matches(m, ($1).filters)';
             repo_part constant text := '
-                   AND (($1).repo IS NULL OR m.source_repo = ($1).repo)';
+                   AND (($1).filters.repo IS NULL OR m.source_repo = ($1).filters.repo)';
             global_part constant text := '
-                   AND ($1).repo IS NOT NULL AND ($1).with_global AND m.source_repo IS NULL';
-            filters constant text := '
-                   AND m.embedding IS NOT NULL
-                   AND (($1).types IS NULL OR m.memory_type = ANY (($1).types))
-                   AND (($1).tags IS NULL OR m.tags @> ($1).tags)
-                   AND (($1).trust IS NULL OR m.trust_level = ANY (($1).trust))
-                   AND (($1).min_relevance IS NULL OR m.relevance_score >= ($1).min_relevance)';
+                   AND ($1).filters.repo IS NOT NULL AND coalesce(($1).filters.with_global, true)
+                   AND m.source_repo IS NULL';
+            -- What the scope's count reads: the ranges alone, from the index (the filter's
+            -- repository and what it says of archived and superseded rows, nothing else).
+            counted constant text := '
+                 FROM public.memories m
+                 WHERE m.tenant_id = ($1).tenant
+                   AND public.memory_matches(m, ($1).sized)';
+            sized public.memory_filter;
             factor constant real :=
                 coalesce(nullif(current_setting('app.vector_exact_factor', true), ''), '0')::real;
             graph_rows real;
@@ -58,13 +52,13 @@ AS $function$
             search.max_rows := max_rows;
             search.all_terms := all_terms;
             search.tenant := tenant;
-            search.repo := repo;
-            search.types := types;
-            search.tags := tags;
-            search.trust := trust;
-            search.min_relevance := min_relevance;
-            search.include_archived := include_archived;
-            search.with_global := with_global;
+            search.filters := filters;
+            sized.repo := (filters).repo;
+            sized.with_global := (filters).with_global;
+            sized.include_archived := (filters).include_archived;
+            sized.include_superseded := (filters).include_superseded;
+            sized.include_quarantined := true;
+            search.sized := sized;
             search.exact_bound := 0;
             IF factor > 0 THEN
                 -- reltuples: ANALYZE's count, -1 before the first (then the graph is read).
@@ -73,15 +67,15 @@ AS $function$
                 search.exact_bound := floor(sqrt(factor * greatest(graph_rows, 0)));
             END IF;
             IF search.exact_bound > 0 THEN
-                IF search.tags IS NOT NULL THEN
-                    tag_rows := public.memory_tags_share(search.tags) * greatest(graph_rows, 0);
+                IF (filters).tags IS NOT NULL THEN
+                    tag_rows := public.memory_tags_share((filters).tags) * greatest(graph_rows, 0);
                 END IF;
                 IF tag_rows <= search.exact_bound THEN
                     scope_rows := ceil(tag_rows);
                 ELSE
-                    EXECUTE 'SELECT (SELECT count(*) FROM (SELECT 1' || live || repo_part || '
+                    EXECUTE 'SELECT (SELECT count(*) FROM (SELECT 1' || counted || repo_part || '
                                      LIMIT ($1).exact_bound + 1) repo_rows)
-                                  + (SELECT count(*) FROM (SELECT 1' || live || global_part || '
+                                  + (SELECT count(*) FROM (SELECT 1' || counted || global_part || '
                                      LIMIT ($1).exact_bound + 1) global_rows)'
                     INTO scope_rows
                     USING search;
@@ -93,11 +87,11 @@ AS $function$
                                 greatest(0, 1 - nearest.distance)::float8,
                                 hit.search_vector @@ ($1).all_terms
                          FROM (SELECT * FROM (SELECT m.id, (m.embedding <=> ($1).query) + 0 AS distance'
-                               || live || repo_part || filters || '
+                               || kept || repo_part || ' AND m.embedding IS NOT NULL
                                ORDER BY 2 LIMIT ($1).max_rows) repo_rows
                                UNION ALL
                                SELECT * FROM (SELECT m.id, (m.embedding <=> ($1).query) + 0'
-                               || live || global_part || filters || '
+                               || kept || global_part || ' AND m.embedding IS NOT NULL
                                ORDER BY 2 LIMIT ($1).max_rows) global_rows
                                ORDER BY distance LIMIT ($1).max_rows) nearest
                          JOIN public.memories hit
@@ -111,7 +105,7 @@ AS $function$
                 'SELECT m.id, m.pinned, m.created_at, m.relevance_score,
                         greatest(0, 1 - (m.embedding <=> ($1).query))::float8,
                         m.search_vector @@ ($1).all_terms'
-                || live || in_repo || filters || '
+                || kept || ' AND m.embedding IS NOT NULL
                  ORDER BY m.embedding <=> ($1).query LIMIT ($1).max_rows'
             USING search;
         END
