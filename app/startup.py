@@ -3,6 +3,7 @@ configured), its pool, the embedder, the schema and model checks, and who may ca
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,6 +18,7 @@ from app.db.migrations import (
 )
 from app.db.pool import create_pool, on_citus, search_settings
 from app.db.unit_of_work import Database
+from app.domain import times
 from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.runtime import Runtime
@@ -93,6 +95,8 @@ async def open_runtime(
         )
         database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
+        # The time filter's parser loads its language data here, not in a request.
+        await asyncio.to_thread(times.warm_up)
         try:
             database.embedding_model = the_embedder.name
             async with database.connection() as conn:

@@ -40,7 +40,8 @@ SCOPES: dict[str, Scope] = {
 }
 CALL = """SELECT id FROM memory_vector_candidates(
     $1::vector, $2, NULL::tsquery, 'default',
-    ROW($3, false, NULL, $4, NULL, NULL, false, false, false)::memory_filter)"""
+    jsonb_populate_record(NULL::memory_filter,
+        jsonb_build_object('repo', $3::text, 'tags', $4::text[], 'with_global', false)))"""
 ROWS = """SELECT count(*) FROM memories m
 WHERE ($1::text IS NULL OR m.source_repo = $1) AND ($2::text[] IS NULL OR m.tags @> $2)"""
 # The statement the function runs for a scope, for EXPLAIN.

@@ -9,6 +9,7 @@ from fastapi import Path, Query
 
 from app.api.rules import documented, line_rules
 from app.domain.inputs import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
+from app.domain.times import MAX_TIME_CHARS, TIME_EXAMPLES
 
 MEMORY_ID = "0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e"
 SESSION_ID = "0193c0df-0b1a-7c2d-8e3f-5a6b7c8d9e0f"
@@ -27,6 +28,21 @@ SourceRepo = Annotated[
         examples=[REPO],
         json_schema_extra=line_rules("source_repo"),
     ),
+]
+# since and until, as a query parameter and as a body field.
+TIME_HELP = (
+    "ISO 8601, or relative to now: " + ", ".join(TIME_EXAMPLES[2:]) + ", 3 days ago"
+    " (docs/api.md, Time filters)."
+)
+SINCE_HELP = "Only memories stored at or after this time. " + TIME_HELP
+UNTIL_HELP = "Only memories stored before this time. " + TIME_HELP
+TIME_RULES: dict[str, Any] = {"maxLength": MAX_TIME_CHARS}
+Since = Annotated[
+    str | None, Query(description=SINCE_HELP, examples=["7d"], json_schema_extra=TIME_RULES)
+]
+Until = Annotated[
+    str | None,
+    Query(description=UNTIL_HELP, examples=[TIME_EXAMPLES[0]], json_schema_extra=TIME_RULES),
 ]
 MaxTokens = Annotated[
     int | None,

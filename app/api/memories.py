@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
-from app.api.examples import MemoryId, SourceRepo
+from app.api.examples import MemoryId, Since, SourceRepo, Until
 from app.api.responses import BatchOut, MemoryPage
 from app.api.rules import MEMORY_TYPES, TAGS, documented
 from app.api.schemas import BatchIn, MemoryIn
@@ -60,16 +60,20 @@ async def list_memories(
     ] = None,
     include_quarantined: IncludeQuarantined = False,
     scope: Annotated[str | None, Query(json_schema_extra=documented(choices=SCOPES))] = None,
+    since: Since = None,
+    until: Until = None,
 ) -> MemoryPage:
     draft = ListDraft(
-        memory_type,
-        source_repo,
-        tags,
-        include_archived,
-        limit,
-        cursor,
-        include_quarantined,
-        scope,
+        memory_type=memory_type,
+        source_repo=source_repo,
+        tags=tags,
+        include_archived=include_archived,
+        limit=limit,
+        cursor=cursor,
+        include_quarantined=include_quarantined,
+        scope=scope,
+        since=since,
+        until=until,
     )
     page = await services.memories.list_page(draft)
     return MemoryPage(

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from app.api.examples import REPO, body
+from app.api.examples import REPO, SINCE_HELP, TIME_RULES, UNTIL_HELP, body
 from app.api.rules import (
     COMMIT,
     DEFAULT_LIMITS,
@@ -228,6 +228,10 @@ class SearchIn(Body):
         " none is left out.",
         json_schema_extra=line_rules("git_branch"),
     )
+    since: str | None = Field(
+        default=None, description=SINCE_HELP, examples=["7d"], json_schema_extra=TIME_RULES
+    )
+    until: str | None = Field(default=None, description=UNTIL_HELP, json_schema_extra=TIME_RULES)
 
     def draft(self) -> SearchDraft:
         return SearchDraft(**self.model_dump())

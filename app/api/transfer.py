@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
 from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
-from app.api.examples import SourceRepo
+from app.api.examples import Since, SourceRepo, Until
 from app.api.responses import ImportOut, render_import
 from app.domain.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from app.domain.transfer import (
@@ -46,7 +46,8 @@ _EXPORT_EXAMPLE = (
     "/export",
     summary="Export memories as JSON lines",
     description="A header line, then one line per memory (archived and superseded too), "
-    "oldest first. `embeddings=true` adds each vector and the model that made it.",
+    "oldest first, then one per session. `embeddings=true` adds each vector and the model that "
+    "made it; `since` and `until` keep the memories stored in that window.",
     response_class=StreamingResponse,
     responses={200: {"content": {NDJSON: {"example": _EXPORT_EXAMPLE}}}},
 )
@@ -55,12 +56,14 @@ async def export_memories(
     principal: PrincipalDep,
     source_repo: SourceRepo = None,
     embeddings: bool = False,
+    since: Since = None,
+    until: Until = None,
 ) -> StreamingResponse:
     # The transaction outlives this function: the body streams from it after the return.
     scope = AsyncExitStack()
     services = await scope.enter_async_context(services_for(runtime, principal))
     try:
-        export = await services.transfer.export(ExportDraft(source_repo, embeddings))
+        export = await services.transfer.export(ExportDraft(source_repo, embeddings, since, until))
     except BaseException as exc:
         await scope.__aexit__(type(exc), exc, exc.__traceback__)  # rolls back; never swallows
         raise

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from app.domain.memory import TRUST_ORDER, trust_at_least
+from app.domain.times import time_window
 from app.domain.validation import (
     Limits,
     bounded_list,
@@ -38,6 +40,9 @@ class MemoryFilter:
     include_superseded: bool = False
     # An admin's explicit look; no agent is ever handed a quarantined memory.
     include_quarantined: bool = False
+    # Stored in [since, until) (created_at; app/domain/times.py reads what the doors send).
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 def memory_filter(
@@ -51,8 +56,13 @@ def memory_filter(
     include_archived: bool = False,
     include_quarantined: bool = False,
     scope: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    now: datetime | None = None,
 ) -> MemoryFilter:
-    """The filter as the doors send it (each field named as sent), or the reason it is not one."""
+    """The filter as the doors send it (each field named as sent), or the reason it is not
+    one. A relative time is read at `now` (the present when not given)."""
+    start, end = time_window(since, until, now or datetime.now(UTC))
     types = [clean_memory_type(t) or "" for t in bounded_list(memory_type, "memory_type")]
     trust = one_of(min_trust, "min_trust", TRUST_ORDER, "") if min_trust else None
     return MemoryFilter(
@@ -68,4 +78,6 @@ def memory_filter(
         ),
         include_archived=bool(include_archived),
         include_quarantined=bool(include_quarantined),
+        since=start,
+        until=end,
     )

@@ -304,6 +304,8 @@ class SearchDraft:
     scope: str | None = None  # "all" (the default: with global memories) or "repo"
     # The branch the agent works on: its memories rank a little higher, none is left out.
     git_branch: str | None = None
+    since: str | None = None  # stored in [since, until): app/domain/times.py
+    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +358,8 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
             min_relevance=draft.min_relevance,
             include_archived=draft.include_archived,
             scope=draft.scope,
+            since=draft.since,
+            until=draft.until,
         ),
         limit=limit,
         alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", *ALPHA),
@@ -478,6 +482,8 @@ class ListDraft:
     cursor: str | None = None
     include_quarantined: bool = False  # an admin's explicit look at quarantined rows
     scope: str | None = None  # "all" (the default: with global memories) or "repo"
+    since: str | None = None  # stored in [since, until): app/domain/times.py
+    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,6 +531,8 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
             include_archived=draft.include_archived,
             include_quarantined=draft.include_quarantined,
             scope=draft.scope,
+            since=draft.since,
+            until=draft.until,
         ),
         limit=limit,
         after=None if draft.cursor is None else decode_cursor(draft.cursor),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
 from app.domain.fields import by_name, fields_of
+from app.domain.filters import MemoryFilter, memory_filter
 from app.domain.inputs import MemoryDraft, from_mapping, new_memory
 from app.domain.memory import Memory, NewMemory
 from app.domain.sessions import (
@@ -25,7 +26,7 @@ from app.domain.sessions import (
     session_draft,
     session_end,
 )
-from app.domain.validation import Limits, clean_line, number_in
+from app.domain.validation import Limits, number_in
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 EXPORT_FORMAT = "agent-memory/export"
@@ -39,6 +40,15 @@ MAX_RELEVANCE = 10.0
 class ExportDraft:
     source_repo: str | None = None
     embeddings: bool = False
+    since: str | None = None  # stored in [since, until): app/domain/times.py
+    until: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportQuery:
+    source_repo: str | None
+    embeddings: bool
+    filter: MemoryFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +104,23 @@ class ImportedMemory:
     content_hash: str | None = None
 
 
-def export_draft(draft: ExportDraft) -> ExportDraft:
-    return ExportDraft(clean_line(draft.source_repo, "source_repo"), bool(draft.embeddings))
+def export_query(draft: ExportDraft, limits: Limits, with_quarantined: bool) -> ExportQuery:
+    """Every memory of the tenant, or of one repository (not the global ones), archived and
+    superseded ones too, quarantined ones only `with_quarantined`, stored in the window."""
+    kept = memory_filter(
+        limits,
+        source_repo=draft.source_repo,
+        include_archived=True,
+        include_quarantined=with_quarantined,
+        scope="repo",
+        since=draft.since,
+        until=draft.until,
+    )
+    return ExportQuery(
+        kept.source_repo,
+        bool(draft.embeddings),
+        replace(kept, include_superseded=True),
+    )
 
 
 def usable_vectors(header: ExportHeader, model: str, dimensions: int) -> bool:

@@ -194,11 +194,13 @@ async def search_memories(
     format: str = "compact",
     scope: str | None = None,
     git_branch: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> str:
     """Before planning or when stuck: search long-term memory (keyword and semantic),
     best first, a line per match with its id, then the memory. Global memories come
-    too (scope="repo": not them). An empty query lists the newest. format="full": JSON
-    rows."""
+    too (scope="repo": not them). An empty query lists the newest. since/until: stored
+    in that window (7d, yesterday, 2026-11-01). format="full": JSON rows."""
     draft = SearchDraft(
         q=query,
         source_repo=source_repo,
@@ -210,6 +212,8 @@ async def search_memories(
         floor=floor,
         scope=scope,
         git_branch=git_branch,
+        since=since,
+        until=until,
     )
     shown, budget = presentation(format, max_tokens)
     async with call() as services:

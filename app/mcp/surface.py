@@ -55,7 +55,9 @@ RECORDS_COMMIT = frozenset({"store_memory", "remember"})
 # The surface for a client whose hooks own sessions, pruning and the snapshot (Claude Code's
 # plugin): each tool with the arguments it shows (the others are still taken).
 AGENT_TOOLS: dict[str, frozenset[str]] = {
-    "search_memories": frozenset({"query", "source_repo", "scope", "memory_type", "limit"}),
+    "search_memories": frozenset(
+        {"query", "source_repo", "scope", "memory_type", "limit", "since"}
+    ),
     "remember": frozenset({"text", "context", "files", "source_repo"}),
     "get_strategy_hint": frozenset({"task"}),
     "learn_strategy": frozenset(

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.filters import MemoryFilter
+from app.repository.rows import INTACT
 
 # bind(value, name): the placeholder of a value bound under (or after) that name.
 Bind = Callable[[Any, str], str]
@@ -29,6 +30,8 @@ FILTER_FIELDS: tuple[tuple[str, str, Callable[[MemoryFilter], Any]], ...] = (
     ("include_archived", "boolean", lambda f: f.include_archived),
     ("include_superseded", "boolean", lambda f: f.include_superseded),
     ("include_quarantined", "boolean", lambda f: f.include_quarantined),
+    ("since", "timestamptz", lambda f: f.since),
+    ("until", "timestamptz", lambda f: f.until),
 )
 
 
@@ -68,6 +71,13 @@ def filter_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
     return " AND ".join(clauses)
 
 
+def served_sql(f: MemoryFilter, bind: Bind, tenant: str) -> str:
+    """filter_sql for a list or an export: each row also checked against its hash (an
+    altered row is served only where quarantined ones are asked for)."""
+    where = filter_sql(f, bind, tenant)
+    return where if f.include_quarantined else f"{where} AND {INTACT}"
+
+
 def scope_parts(f: MemoryFilter, bind: Bind, tenant: str) -> list[str]:
     """The filter as disjoint parts whose union is its scope, each one range of
     (tenant_id, source_repo): a repository's rows and the global ones apart, where their
@@ -86,4 +96,4 @@ def scope_parts(f: MemoryFilter, bind: Bind, tenant: str) -> list[str]:
 
 def is_narrowed(f: MemoryFilter) -> bool:
     """Whether the filter keeps a part of the tenant's rows (N for IDF is then counted)."""
-    return bool(f.source_repo or f.memory_types or f.tags or f.trust_levels)
+    return bool(f.source_repo or f.memory_types or f.tags or f.trust_levels or f.since or f.until)

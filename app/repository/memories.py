@@ -12,7 +12,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.duplicates import NEAREST, Neighbour
 from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory, NewMemory
-from app.repository.filters import filter_sql
+from app.repository.filters import served_sql
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
@@ -355,9 +355,7 @@ class MemoryRepository:
             values[name] = value
             return f":{name}"
 
-        clauses = [filter_sql(filters, bind, tenant=":tenant_id")]
-        if not filters.include_quarantined:
-            clauses.append(INTACT)
+        clauses = [served_sql(filters, bind, tenant=":tenant_id")]
         if after is not None:
             created_at, last_id = after
             clauses.append(

@@ -5,34 +5,37 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory
 from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory
-from app.repository.filters import in_repository
+from app.repository.filters import in_repository, served_sql
 from app.repository.memories import MERGED_TAGS
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
     MEMORY_COLUMNS,
-    SERVABLE,
     client_values,
     to_memory,
 )
 from app.repository.sessions import SESSION_COLUMNS, session_of
 from app.repository.sql import named
 
-# What an export holds: a quarantined or altered row only for an admin's (marked).
-_EXPORTED = f"m.tenant_id = :tenant_id AND {in_repository()} AND (:with_quarantined OR {SERVABLE})"
-# Oldest first, so that a file reads like the memory's history.
-_EXPORT = f"""
-SELECT {MEMORY_COLUMNS}, CASE WHEN :with_embeddings THEN m.embedding END AS vector
-FROM memories m
-WHERE {_EXPORTED}
-ORDER BY m.created_at, m.id
-"""
+
+def _exported(f: MemoryFilter, values: dict[str, Any]) -> str:
+    """What an export holds: the filter's rows (a quarantined or altered one only for an
+    admin's, marked)."""
+
+    def bind(value: Any, name: str) -> str:
+        values[name] = value
+        return f":{name}"
+
+    return served_sql(f, bind, tenant=":tenant_id")
+
 
 # The file's id where it is free here (see taken), a new one otherwise. Known content (the
 # dedup key) is reinforced as a store would, but an import is no new observation of an
@@ -99,34 +102,29 @@ class TransferRepository:
     def tenant_id(self) -> str:
         return self._uow.tenant_id
 
-    async def count(self, source_repo: str | None, with_quarantined: bool) -> int:
+    async def count(self, exported: MemoryFilter) -> int:
         conn = await self._uow.connection()
+        values: dict[str, Any] = {"tenant_id": self.tenant_id}
+        where = _exported(exported, values)
         counted = await conn.fetchval(
-            *named(
-                f"SELECT count(*) FROM memories m WHERE {_EXPORTED}",
-                {
-                    "tenant_id": self.tenant_id,
-                    "source_repo": source_repo,
-                    "with_quarantined": with_quarantined,
-                },
-            )
+            *named(f"SELECT count(*) FROM memories m WHERE {where}", values)
         )
         return int(counted)
 
     async def stream(
-        self, source_repo: str | None, with_embeddings: bool, with_quarantined: bool
+        self, exported: MemoryFilter, with_embeddings: bool
     ) -> AsyncIterator[tuple[Memory, list[float] | None]]:
-        """Every memory (archived and superseded too; quarantined ones when asked), read
-        through a cursor so that a large tenant is never held in memory whole."""
+        """The filter's memories, oldest first (a file reads like the memories' history),
+        read through a cursor so that a large tenant is never held in memory whole."""
         conn = await self._uow.connection()
+        values: dict[str, Any] = {"tenant_id": self.tenant_id, "with_embeddings": with_embeddings}
+        where = _exported(exported, values)
         statement = named(
-            _EXPORT,
-            {
-                "tenant_id": self.tenant_id,
-                "source_repo": source_repo,
-                "with_embeddings": with_embeddings,
-                "with_quarantined": with_quarantined,
-            },
+            f"""SELECT {MEMORY_COLUMNS}, CASE WHEN :with_embeddings THEN m.embedding END AS vector
+FROM memories m
+WHERE {where}
+ORDER BY m.created_at, m.id""",
+            values,
         )
         async for row in conn.cursor(*statement, prefetch=256):
             vector = row["vector"]

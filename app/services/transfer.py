@@ -20,7 +20,7 @@ from app.domain.transfer import (
     ImportedMemory,
     SessionLine,
     at_line,
-    export_draft,
+    export_query,
     import_header,
     imported_memory,
     imported_session,
@@ -87,17 +87,18 @@ class TransferService:
         self._audit = audit
 
     async def export(self, draft: ExportDraft) -> Export:
-        """Every memory of the caller's tenant (optionally one repository), archived and
-        superseded ones included, oldest first; with the vectors when asked for. Quarantined
-        and altered memories go only into an admin's export, marked quarantined."""
+        """Every memory of the caller's tenant (optionally one repository, or a window of
+        time), archived and superseded ones included, oldest first; with the vectors when
+        asked for. Quarantined and altered memories go only into an admin's export, marked
+        quarantined. Sessions go by repository alone."""
         self._memories.actor.require("read")
-        query = export_draft(draft)
         with_quarantined = self._memories.actor.can("admin")
+        query = export_query(draft, self._memories.limits, with_quarantined)
         embedder = self._memories.embedder
         header = ExportHeader(
             tenant_id=self._repo.tenant_id,
             source_repo=query.source_repo,
-            count=await self._repo.count(query.source_repo, with_quarantined),
+            count=await self._repo.count(query.filter),
             embedding_model=embedder.name if query.embeddings else None,
             dimensions=embedder.dim if query.embeddings else None,
             exported_at=datetime.now(UTC),
@@ -105,7 +106,7 @@ class TransferService:
         )
         return Export(
             header,
-            _marked(self._repo.stream(query.source_repo, query.embeddings, with_quarantined)),
+            _marked(self._repo.stream(query.filter, query.embeddings)),
             self._sessions.stream(query.source_repo),
         )
 

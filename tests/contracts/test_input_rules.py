@@ -19,6 +19,7 @@ import httpx
 import pytest
 from mcp import Client
 
+from app.domain.times import MAX_TIME_CHARS
 from app.domain.validation import (
     FIELD_CHARS,
     LIST_ITEMS,
@@ -73,6 +74,13 @@ class Operation:
 
 def one_line(name: str) -> list[tuple[str, Any, str]]:
     return [(name, field_over(name), name), (name, ESCAPE, name), (name, "two\nlines", name)]
+
+
+# A time that names none, and one past its length (an empty window: test_time_filter.py).
+TIME_WINDOW: list[tuple[str, Any, str]] = [
+    ("since", "when the build broke", "since"),
+    ("until", over(MAX_TIME_CHARS), "until"),
+]
 
 
 def text(name: str, limit: int | None = None) -> list[tuple[str, Any, str]]:
@@ -250,6 +258,7 @@ OPERATIONS = [
             ("alpha", 1.5, "alpha"),
             ("scope", "everywhere", "scope"),
             *one_line("git_branch"),
+            *TIME_WINDOW,
         ],
         rest_only=[("min_relevance", -1, "min_relevance")],
         mcp_only=[
@@ -276,6 +285,7 @@ OPERATIONS = [
             ("alpha", -0.5, "alpha"),
             ("scope", "everywhere", "scope"),
             *one_line("git_branch"),
+            *TIME_WINDOW,
         ],
     ),
     Operation(
@@ -290,6 +300,7 @@ OPERATIONS = [
             ("tags", [over(LIMITS.max_tag_chars)], "tags"),
             ("cursor", "not-a-cursor", "cursor"),
             ("scope", "everywhere", "scope"),
+            *TIME_WINDOW,
         ],
     ),
     Operation(
@@ -502,7 +513,7 @@ OPERATIONS = [
         "/memories/export",
         {},
         in_query=True,
-        bad=one_line("source_repo"),
+        bad=[*one_line("source_repo"), *TIME_WINDOW],
     ),
     Operation(
         "prune",

@@ -365,8 +365,7 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
             for repo, hits in (("acme/repo-0", 40), ("acme/repo-1", 0)):
                 scoped_call = call.replace(
                     "NULL::memory_filter",
-                    f"ROW('{repo}', true, NULL, NULL, NULL, NULL, false, false, false)"
-                    "::memory_filter",
+                    f"""jsonb_populate_record(NULL::memory_filter, '{{"repo": "{repo}"}}')""",
                 )
                 assert await conn.fetchval(scoped_call) == hits
         async with conn.transaction():

@@ -122,6 +122,29 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
         assert "Learning too short" in text_of(short)
 
 
+async def test_search_keeps_what_was_stored_since(mcp_url: str, db: asyncpg.Connection) -> None:
+    async with Client(mcp_url) as client:
+        for text in (
+            "Rotate the staging TLS certificate by hand",
+            "Rotate the TLS cert via certbot",
+        ):
+            stored = payload(
+                await client.call_tool("store_memory", {"content": text, "source_repo": "r"})
+            )
+            if "by hand" in text:  # written a month ago
+                await db.execute(
+                    "UPDATE memories SET created_at = now() - interval '30 days' WHERE id = $1",
+                    UUID(stored["id"]),
+                )
+        arguments = {"query": "rotate TLS certificate", "source_repo": "r", "format": "full"}
+        found = payload(await client.call_tool("search_memories", {**arguments, "since": "7d"}))
+        assert [r["memory"]["content"] for r in found["results"]] == [
+            "Rotate the TLS cert via certbot"
+        ]
+        refused = await client.call_tool("search_memories", {**arguments, "since": "soonish"})
+        assert refused.is_error and "since" in text_of(refused)
+
+
 async def test_lifecycle_tools(mcp_url: str) -> None:
     async with Client(mcp_url) as client:
         started = payload(await client.call_tool("start_session", {"source_repo": "r"}))

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import asyncpg
 
+from app.repository.filters import FILTER_FIELDS
+
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 OURS = """
 SELECT p.proname, pg_get_functiondef(p.oid) AS definition
@@ -55,3 +57,17 @@ def test_no_migration_installs_todays_text() -> None:
     for made in (MIGRATIONS / "sql").glob("*/*.sql"):  # each the text its revision installs
         using = list((MIGRATIONS / "versions").glob(f"{made.stem}_*.py"))
         assert using and f'function_as_made("{made.parent.name}")' in using[0].read_text(), made
+
+
+async def test_the_filter_is_the_database_type_field_by_field(db: asyncpg.Connection) -> None:
+    """FILTER_FIELDS writes memory_filter's value positionally: its order is the type's."""
+    attributes = await db.fetch(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS type"
+        " FROM pg_attribute a WHERE a.attrelid = 'memory_filter'::regclass AND a.attnum > 0"
+        " AND NOT a.attisdropped ORDER BY a.attnum"
+    )
+    declared = [(name, sql_type) for name, sql_type, _ in FILTER_FIELDS]
+    spelled = {"timestamptz": "timestamp with time zone"}
+    assert [(a["attname"], a["type"]) for a in attributes] == [
+        (name, spelled.get(sql_type, sql_type)) for name, sql_type in declared
+    ]

@@ -13,8 +13,7 @@ import pytest
 TENANT = "vector-scope-test"
 CALL = """
 SELECT id, vector_similarity FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, ROW(NULL, false, NULL, NULL, NULL, NULL, false, false,
-    false)::memory_filter)
+    $1::vector, 10, NULL::tsquery, $2, NULL::memory_filter)
 """
 HNSW_SCANS = """
 SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'
@@ -99,8 +98,8 @@ async def test_a_scope_larger_than_the_bound_takes_the_graph_and_finds_the_neare
 
 TAGGED_CALL = """
 SELECT id FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, ROW(NULL, false, NULL, $3, NULL, NULL, false, false,
-    false)::memory_filter)
+    $1::vector, 10, NULL::tsquery, $2,
+    jsonb_populate_record(NULL::memory_filter, jsonb_build_object('tags', $3::text[])))
 """
 
 
@@ -145,8 +144,9 @@ async def test_a_rare_tag_is_read_whole_though_its_tenant_is_not_small(
 
 FILTERED_CALL = """
 SELECT id FROM memory_vector_candidates(
-    $1::vector, 10, NULL::tsquery, $2, ROW($3, $7, $4, $5, $6, NULL, false, false,
-    false)::memory_filter)
+    $1::vector, 10, NULL::tsquery, $2, jsonb_populate_record(NULL::memory_filter,
+        jsonb_build_object('repo', $3::text, 'types', $4::text[], 'tags', $5::text[],
+                           'trust', $6::text[], 'with_global', $7::boolean)))
 """
 
 
