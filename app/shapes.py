@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.fields import fields_of
 from app.domain.memory import Memory, StoreOutcome
+from app.domain.transfer import ExportedMemory
 
 if TYPE_CHECKING:
     from app.services.learning import Hint, LearnResult
@@ -19,46 +20,28 @@ if TYPE_CHECKING:
     from app.services.search import SearchResponse
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(ExportedMemory):
+    """A memory as both doors show it: what it exports (ExportedMemory), with what every
+    stored memory has where an imported line may not, and what is shown but not exported."""
+
+    # Every field is in every answer: the defaults are the import's, not optional output.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     id: UUID
-    tenant_id: str
-    content: str
     content_hash: str
-    memory_type: str
-    category: str | None
-    tags: list[str]
-    source_repo: str | None
-    task_id: str | None
-    trust_level: str
-    confidence: str
-    pinned: bool
-    source: str
-    name: str | None
-    metadata: dict[str, Any]
-    context: str | None
-    observation_count: int
-    relevance_score: float
-    access_count: int
-    embedding_state: Literal["ready", "pending"]
-    superseded_by: UUID | None
     created_at: datetime
+    source: str
+    tenant_id: str
+    embedding_state: Literal["ready", "pending"]
     updated_at: datetime
-    last_accessed_at: datetime | None
-    archived_at: datetime | None
     archived_by_admin: bool = Field(
         default=False,
         description="Archived by an admin's hand: no agent's re-store brings it back.",
-    )
-    quarantined_at: datetime | None = Field(
-        description="Set when the content was found altered behind the API's back."
     )
     created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
     version: int = Field(
         description='Bumped by every edit; send it back as If-Match: "v<version>".'
     )
-    git_branch: str | None
-    git_commit: str | None
-    files: list[str]
     stale_since: datetime | None = Field(
         description="Set when a file it is about changed since it was written (possibly"
         " stale: verify before relying on it, then confirm or supersede it)."

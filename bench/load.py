@@ -267,7 +267,7 @@ async def make_keys(url: str) -> dict[str, str]:
     """The preloaded rows are the default tenant's: the quiet tenant is that one."""
     conn = await asyncpg.connect(url)
     try:
-        service = KeyService(conn)
+        service = KeyService.on_connection(conn)
         quiet = await service.create("default", "bench quiet", "agent")
         noisy = await service.create("noisy", "bench noisy", "agent")
     finally:

@@ -68,7 +68,7 @@ async def citus_cluster() -> AsyncIterator[str]:
 async def tenant_keys(url: str, tenants: int) -> list[str]:
     conn = await asyncpg.connect(url)
     try:
-        service = KeyService(conn)
+        service = KeyService.on_connection(conn)
         return [(await service.create(f"tenant-{t}", "bench", "agent")).key for t in range(tenants)]
     finally:
         await conn.close()

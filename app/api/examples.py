@@ -42,7 +42,7 @@ Since = Annotated[
 ]
 Until = Annotated[
     str | None,
-    Query(description=UNTIL_HELP, examples=[TIME_EXAMPLES[0]], json_schema_extra=TIME_RULES),
+    Query(description=UNTIL_HELP, examples=["yesterday"], json_schema_extra=TIME_RULES),
 ]
 MaxTokens = Annotated[
     int | None,

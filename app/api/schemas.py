@@ -231,7 +231,9 @@ class SearchIn(Body):
     since: str | None = Field(
         default=None, description=SINCE_HELP, examples=["7d"], json_schema_extra=TIME_RULES
     )
-    until: str | None = Field(default=None, description=UNTIL_HELP, json_schema_extra=TIME_RULES)
+    until: str | None = Field(
+        default=None, description=UNTIL_HELP, examples=["yesterday"], json_schema_extra=TIME_RULES
+    )
 
     def draft(self) -> SearchDraft:
         return SearchDraft(**self.model_dump())

@@ -59,7 +59,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
         conn = await asyncpg.connect(url)
         try:
             await require_schema(conn, "keys")
-            service = KeyService(conn)
+            service = KeyService.on_connection(conn)
             if args.keys_command == "create":
                 created = await service.create(args.tenant, args.name, args.role)
                 print(created.key)

@@ -117,7 +117,7 @@ def first_key_on_network(url: str, host: str, settings: Settings) -> None:
         conn = await asyncpg.connect(url)
         try:
             async with conn.transaction():
-                created = await KeyService(conn).first_admin()
+                created = await KeyService.on_connection(conn).first_admin()
             return created.key if created else None
         finally:
             await conn.close()

@@ -235,10 +235,10 @@ class ExportHeaderLine(BaseModel):
         )
 
 
-class MemoryRecord(BaseModel):
-    """One memory as a line of an export: what a client may set, plus its history."""
-
-    model_config = ConfigDict(extra="forbid")
+class ExportedMemory(BaseModel):
+    """A memory's exported fields (EXPORTED_FIELDS), each declared here once: an export line
+    (MemoryRecord) and a memory as both doors show it (MemoryOut, app/shapes.py) are this
+    and more. The defaults are what an imported line may leave out."""
 
     id: UUID | None = None
     content: str
@@ -262,12 +262,21 @@ class MemoryRecord(BaseModel):
     access_count: int = 0
     last_accessed_at: datetime | None = None
     archived_at: datetime | None = None
-    quarantined_at: datetime | None = None
+    quarantined_at: datetime | None = Field(
+        default=None, description="Set when the content was found altered behind the API's back."
+    )
     created_at: datetime | None = None
     superseded_by: UUID | None = None
     # The hash the memory's writer stored: an import quarantines a line whose content no
     # longer matches it (altered in the file, or before the export).
     content_hash: str | None = None
+
+
+class MemoryRecord(ExportedMemory):
+    """One memory as a line of an export: what a client may set, plus its history."""
+
+    model_config = ConfigDict(extra="forbid")
+
     embedding: list[float] | None = None
 
     @classmethod

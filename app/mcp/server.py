@@ -198,9 +198,9 @@ async def search_memories(
     until: str | None = None,
 ) -> str:
     """Before planning or when stuck: search long-term memory (keyword and semantic),
-    best first, a line per match with its id, then the memory. Global memories come
-    too (scope="repo": not them). An empty query lists the newest. since/until: stored
-    in that window (7d, yesterday, 2026-11-01). format="full": JSON rows."""
+    best first, a line per match with its id, then the memory. Global memories too
+    (scope="repo": not them). Empty query: the newest. since/until: 7d, 2026-11-01.
+    format="full": JSON."""
     draft = SearchDraft(
         q=query,
         source_repo=source_repo,

@@ -144,7 +144,8 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
             f"SELECT k.hit FROM memory_keyword_hits({tsq}, :term_cap, {filters}) k"
         ),
         vector_candidates=f"""SELECT v.* FROM memory_vector_candidates(
-        :embedding::vector, :vector_limit, (SELECT tsq FROM all_terms), :tenant_id, {filters}) v""",
+        :embedding::vector, (SELECT n FROM vector_budget), (SELECT tsq FROM all_terms),
+        :tenant_id, {filters}) v""",
         term_class="""-- ANALYZE's most-common-lexeme frequencies: a term matching more
     -- than 5 x term_cap rows of the table is "common". Its document frequency comes from
     -- the statistics and its posting list is never read, so no query pays for a word
@@ -177,7 +178,7 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
             FROM memories m
             WHERE {scope} AND m.embedding IS NOT NULL
             ORDER BY {order}
-            LIMIT :vector_limit"""
+            LIMIT (SELECT n FROM vector_budget)"""
 
     return _Readers(
         keyword_hits=lambda tsq: (
@@ -193,16 +194,14 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
         vector_scope=(
             """vector_bound AS (
     -- As memory_vector_candidates() chooses on one node: a scope of at most
-    -- sqrt(app.vector_exact_factor x the rows in the graph) is read whole and sorted. The
+    -- memory_vector_exact_bound(the rows in the graph) is read whole and sorted. The
     -- graph is the tenant's shard, whose live rows the worker's statistics count (a
     -- function of one of its rows' tableoid: the catalog itself, read in this statement,
     -- crashed the Citus coordinator).
-    SELECT floor(sqrt(
-               coalesce(nullif(current_setting('app.vector_exact_factor', true), ''), '0')::real
-               * coalesce(pg_stat_get_live_tuples((SELECT m.tableoid FROM memories m
-                                                   WHERE m.tenant_id = :tenant_id
-                                                   ORDER BY m.id LIMIT 1)),
-                          0)))::bigint AS bound
+    SELECT memory_vector_exact_bound(
+               pg_stat_get_live_tuples((SELECT m.tableoid FROM memories m
+                                        WHERE m.tenant_id = :tenant_id
+                                        ORDER BY m.id LIMIT 1))) AS bound
 )""",
             f"""vector_scope AS (
     -- Counted by tenant and repository only, up to the bound: an upper bound of the scope.
@@ -338,13 +337,18 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
     ]
 
 
-def _vector(r: _Readers) -> list[str]:
+def _vector(r: _Readers, fits: str) -> list[str]:
     return [
+        f"""vector_budget AS (
+    -- The vector side's rows: none when alpha is 0, there is no query vector, or the
+    -- stored vectors are another model's.
+    SELECT :candidates::integer * {fits}::integer AS n
+)""",
         *r.vector_scope,
         f"""vec AS (
     -- Planned on each call for its own values: HNSW or an exact scan (see the function).
     SELECT v.* FROM ({r.vector_candidates}) v
-    WHERE :vector_limit::integer > 0
+    WHERE (SELECT n FROM vector_budget) > 0
 )""",
     ]
 
@@ -493,15 +497,12 @@ def search_statement(
         stages.append("model_check AS (SELECT memory_vector_fits(:model::text) AS fits)")
     readers = (_written_out if distributed else _through_functions)(f, s)
     stages += _candidates(f, p, readers, s, distributed)
-    stages += _vector(readers)  # before the keyword scores: they may draw on its rows
+    stages += _vector(readers, fits)  # before the keyword scores: they may draw on its rows
     stages += _keyword(p, readers)
     stages += _fuse()
     stages += _effects()
     counts, select = _output(fits)
     stages += counts
     body = ",\n".join(stages)
-    # The vector side's row budget: nothing when alpha is 0, there is no query vector, or
-    # the vectors are another model's.
-    vector_limit = f"(:candidates::integer * {fits}::integer)"
-    s.sql = f"WITH {body}\n{select}\n".replace(":vector_limit", vector_limit)
+    s.sql = f"WITH {body}\n{select}\n"
     return s

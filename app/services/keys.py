@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from app.db.unit_of_work import UnitOfWork
+import asyncpg
+
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, ApiKey, display_prefix, generate_key, hash_key
 from app.domain.secrets import screen
 from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +26,27 @@ class KeyService:
     """Over the API, for one tenant's admin, each change is in the audit trail; the CLI on
     the server (the database owner's access) works across tenants and records nothing."""
 
-    def __init__(self, source: UnitOfWork | Any, audit: AuditTrail | None = None) -> None:
-        """`source`: the request's unit of work (API), or a plain connection (CLI)."""
-        self._source = source
+    def __init__(
+        self,
+        connection: Callable[[], Awaitable[asyncpg.Connection]],
+        audit: AuditTrail | None = None,
+    ) -> None:
+        """`connection`: the request's (its unit of work's), or the CLI's own (on_connection)."""
+        self._connection = connection
         self._audit = audit
 
+    @classmethod
+    def on_connection(cls, conn: asyncpg.Connection) -> KeyService:
+        """Over a connection of the database's owner (the CLI on the server): every tenant,
+        nothing recorded."""
+
+        async def given() -> asyncpg.Connection:
+            return conn
+
+        return cls(given)
+
     async def _keys(self) -> KeyRepository:
-        if isinstance(self._source, UnitOfWork):
-            return KeyRepository(await self._source.connection())
-        return KeyRepository(self._source)
+        return KeyRepository(await self._connection())
 
     async def _record(self, action: str, key: ApiKey) -> None:
         if self._audit is not None:

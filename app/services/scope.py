@@ -79,7 +79,7 @@ class Services:
     def keys(self) -> KeyService:
         """Key management for an admin of its own tenant, recorded in the audit trail."""
         self.principal.require("admin")
-        return KeyService(self.uow, AuditTrail(self.uow, self.principal))
+        return KeyService(self.uow.connection, AuditTrail(self.uow, self.principal))
 
     async def backfill(self) -> int:
         """An admin's request to embed its own tenant's pending memories now."""

@@ -1,7 +1,8 @@
 """one filter for every statement: the filter is one value of type memory_filter, and one
 predicate, memory_matches(m, filter), says which memories it keeps (memory_is_live(m): what
 an empty filter keeps). The index readers take the filter as their one argument in place of
-seven, and read through the predicate instead of their own copies of it
+seven, and read through the predicate instead of their own copies of it; the vector side's
+bound on an exact read is one function, memory_vector_exact_bound(), for both back ends
 
 Revision ID: 0033
 Revises: 0032
@@ -84,6 +85,7 @@ def upgrade() -> None:
     op.execute(f"DROP FUNCTION {OLD_VECTOR}")
     op.execute("DROP TYPE public.memory_vector_search")
     op.execute(SEARCH_TYPE)
+    op.execute(function_as_made("memory_vector_exact_bound"))
     op.execute(function_as_made("memory_keyword_hits"))
     op.execute(function_as_made("memory_vector_candidates"))
     _grant(KEYWORD)
@@ -100,6 +102,7 @@ def downgrade() -> None:
     op.execute(function_as_made("memory_vector_candidates", "0030"))
     _grant(OLD_KEYWORD)
     _grant(OLD_VECTOR)
+    op.execute("DROP FUNCTION public.memory_vector_exact_bound(real)")
     op.execute("DROP FUNCTION public.memory_is_live(anyelement)")
     op.execute("DROP FUNCTION public.memory_matches(anyelement, public.memory_filter)")
     op.execute("DROP TYPE public.memory_filter")

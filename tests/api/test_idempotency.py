@@ -64,7 +64,7 @@ async def test_errors_are_replayed_too(api: httpx.AsyncClient) -> None:
 
 
 async def test_keys_are_per_tenant(api: httpx.AsyncClient, db: asyncpg.Connection) -> None:
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     a = (await service.create("a", "a", "agent")).key
     b = (await service.create("b", "b", "agent")).key
     for key, content in ((a, "tenant a's note"), (b, "tenant b's note")):

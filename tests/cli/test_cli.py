@@ -47,7 +47,7 @@ async def test_version_and_help_show_defaults() -> None:
 async def test_search_list_and_show_against_a_server_with_keys(
     served: str, db: asyncpg.Connection
 ) -> None:
-    key = (await KeyService(db).create("default", "cli", "agent")).key
+    key = (await KeyService.on_connection(db).create("default", "cli", "agent")).key
     async with httpx.AsyncClient(base_url=served) as http:
         stored = await http.post(
             "/memories",
@@ -208,7 +208,7 @@ async def test_a_url_without_a_scheme_is_taken_as_http(served: str) -> None:
 
 
 async def test_an_agent_keys_refusal_reads_well(served: str, db: asyncpg.Connection) -> None:
-    key = (await KeyService(db).create("default", "cli", "agent")).key
+    key = (await KeyService.on_connection(db).create("default", "cli", "agent")).key
     code, _, err = await run("audit", "--url", served, "--api-key", key)
     assert code == 1 and "an agent key may not do this (admin)" in err
 

@@ -34,7 +34,7 @@ async def signed_in(http: httpx.AsyncClient, key: str) -> None:
 
 @pytest.fixture
 async def keys(served: str, db: asyncpg.Connection) -> dict[str, str]:
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     return {
         role: (await service.create("team", f"{role}-key", role)).key
         for role in ("admin", "agent", "reader")

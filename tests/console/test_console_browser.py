@@ -142,7 +142,7 @@ def reader_journey(driver: Any, base: str, reader_key: str, memory_id: str) -> N
 async def test_admin_and_reader_in_a_real_browser(
     served: str, db: asyncpg.Connection, browser: Any
 ) -> None:
-    keys = KeyService(db)
+    keys = KeyService.on_connection(db)
     admin = (await keys.create("team", "owner", "admin")).key
     reader = (await keys.create("team", "viewer", "reader")).key
     headers = {"Authorization": f"Bearer {admin}"}
@@ -226,7 +226,7 @@ def admin_keys_journey(driver: Any, base: str, admin_key: str) -> str:
 async def test_console_actions_by_role_in_a_real_browser(
     served: str, db: asyncpg.Connection, browser: Any
 ) -> None:
-    keys = KeyService(db)
+    keys = KeyService.on_connection(db)
     admin = (await keys.create("team", "owner", "admin")).key
     agent = (await keys.create("team", "bot", "agent")).key
     async with httpx.AsyncClient(base_url=served) as api:

@@ -13,7 +13,7 @@ from app.services.keys import KeyService
 
 @pytest.fixture
 async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[dict[str, str]]:
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     made = {}
     for tenant in ("a", "b"):
         for role in ("agent", "reader", "admin"):

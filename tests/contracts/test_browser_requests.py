@@ -117,7 +117,7 @@ def test_the_host_and_origin_rules() -> None:
 async def test_a_console_form_token_is_bound_to_its_session(
     served: str, db: asyncpg.Connection
 ) -> None:
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     first = (await service.create("team", "first", "admin")).key
     second = (await service.create("team", "second", "admin")).key
     async with (

@@ -33,7 +33,7 @@ def auth(key: str) -> dict[str, str]:
 
 @pytest.fixture
 async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> dict[str, str]:
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     return {
         name: (await service.create("t", name, role)).key
         for name, role in (
@@ -208,7 +208,7 @@ async def spawn_stdio(database_url: str, **env: str) -> asyncio.subprocess.Proce
 async def test_stdio_without_a_valid_key_says_so_in_one_line(
     database_url: str, db: asyncpg.Connection
 ) -> None:
-    await KeyService(db).create("t", "exists", "agent")
+    await KeyService.on_connection(db).create("t", "exists", "agent")
     for env in ({}, {"AGENT_MEMORY_API_KEY": "am_wrong"}):
         process = await spawn_stdio(database_url, **env)
         _, err = await asyncio.wait_for(process.communicate(b""), 60)
@@ -363,7 +363,7 @@ async def test_a_flooding_tenant_yields_and_a_quiet_tenants_stores_keep_working(
     db: asyncpg.Connection,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    noisy = (await KeyService(db).create("noisy", "reader", "reader")).key
+    noisy = (await KeyService.on_connection(db).create("noisy", "reader", "reader")).key
     words = " ".join(f"term{i}x" for i in range(300))[:2000]
     admission = app.state.runtime.admission
     assert admission.backlog_duty > 0  # on by default

@@ -89,7 +89,7 @@ async def test_an_empty_bearer_is_no_key(
         )
     assert listed.status_code == 200 and "store_memory" in listed.text
     assert (await api.get("/memories", headers={"Authorization": "Basic x"})).status_code == 401
-    await KeyService(db).create("default", "k", "admin")  # keys now required
+    await KeyService.on_connection(db).create("default", "k", "admin")  # keys now required
     assert (await api.get("/memories", headers=empty)).status_code == 401
 
 
@@ -99,8 +99,8 @@ async def test_open_mode_is_decided_at_start(app: FastAPI, db: asyncpg.Connectio
     assert not await decide_open_mode(database, "0.0.0.0", False, False)
     assert await decide_open_mode(database, "0.0.0.0", False, True)
     assert not await decide_open_mode(database, "127.0.0.1", True, False)
-    key = await KeyService(db).create("default", "k", "admin")
-    await KeyService(db).revoke(None, key.record.id, force=True)
+    key = await KeyService.on_connection(db).create("default", "k", "admin")
+    await KeyService.on_connection(db).revoke(None, key.record.id, force=True)
     # A revoked key still counts: a service with one is never started open.
     assert not await decide_open_mode(database, "127.0.0.1", False, False)
     await db.execute("TRUNCATE api_keys")
@@ -335,7 +335,7 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
 ) -> None:
     strict = settings.model_copy(update={"auth_max_failures": 3})
     app = create_app(strict, embedder=embedder, database_url=database_url)
-    good = (await KeyService(db).create("a", "holder", "agent")).key
+    good = (await KeyService.on_connection(db).create("a", "holder", "agent")).key
     try:
         async with running(app):
             transport = httpx.ASGITransport(app=app)
@@ -351,7 +351,7 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
                 # A valid key is never refused for other keys' failures, even one that has
                 # not authenticated lately (a teammate starting the day, a new agent).
                 assert (await http.get("/memories", headers=auth(good))).status_code == 200
-                later = (await KeyService(db).create("a", "teammate", "agent")).key
+                later = (await KeyService.on_connection(db).create("a", "teammate", "agent")).key
                 assert (await http.get("/memories", headers=auth(later))).status_code == 200
                 signin = await http.get("/console/sign-in")
                 wrong = await http.post(
@@ -366,7 +366,7 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
 async def test_a_forwarded_header_counts_only_from_a_trusted_proxy(
     settings: Settings, embedder: Embedder, database_url: str, db: asyncpg.Connection
 ) -> None:
-    await KeyService(db).create("a", "holder", "agent")  # not open mode
+    await KeyService.on_connection(db).create("a", "holder", "agent")  # not open mode
     try:
         for proxies, expected in (("", [401, 401, 429]), ("127.0.0.1", [401, 401, 401])):
             strict = settings.model_copy(
@@ -550,7 +550,7 @@ async def test_the_console_and_the_cli_show_the_trail_and_undo(
     from tests.cli.test_cli import run
     from tests.console.test_console import csrf_of, signed_in
 
-    service = KeyService(db)
+    service = KeyService.on_connection(db)
     admin = (await service.create("team", "admin", "admin")).key
     agent = (await service.create("team", "agent", "agent")).key
     async with httpx.AsyncClient(base_url=served) as http:

@@ -187,7 +187,7 @@ async def test_cli_remember_against_a_running_server(served: str, db: asyncpg.Co
 
 
 async def test_cli_remember_sends_the_api_key(served: str, db: asyncpg.Connection) -> None:
-    key = (await KeyService(db).create("default", "cli", "agent")).key
+    key = (await KeyService.on_connection(db).create("default", "cli", "agent")).key
     text = "Pass the API key from the environment to every client command"
     refused = await asyncio.to_thread(cli_main, ["remember", text, "--url", served])
     assert refused == 1
@@ -258,7 +258,7 @@ async def test_write_tools_answer_briefly(mcp_url: str) -> None:
 async def test_stdio_bridge_reaches_a_running_server_with_its_key(
     served: str, db: asyncpg.Connection
 ) -> None:
-    key = (await KeyService(db).create("team-a", "bridge", "agent")).key
+    key = (await KeyService.on_connection(db).create("team-a", "bridge", "agent")).key
     bridge = StdioServerParameters(
         command=sys.executable,
         args=["-m", "app.cli", "mcp", "--url", served],

@@ -248,7 +248,7 @@ async def test_a_bad_file_is_refused_whole_and_names_the_line(
 async def test_import_takes_an_admin_key_and_export_a_reader_key(
     served: str, db: asyncpg.Connection
 ) -> None:
-    keys = KeyService(db)
+    keys = KeyService.on_connection(db)
     agent = (await keys.create("default", "agent", "agent")).key
     reader = (await keys.create("default", "reader", "reader")).key
     body = export_file({"content": "an agent may not restore a backup"})

@@ -2,7 +2,7 @@
 -- among the memories the filter keeps (memory_matches).
 -- The HNSW graph's walk for a filtered scope grows with the rows in the graph over the
 -- rows in the scope; an exact read grows with the scope. So a scope of at most
--- sqrt(app.vector_exact_factor * rows in the graph) rows is read whole and sorted by exact
+-- memory_vector_exact_bound(rows in the graph) rows is read whole and sorted by exact
 -- distance, and a larger one takes HNSW with iterative scan. The scope is counted first,
 -- up to the bound, by tenant and repository only (an index-only count through
 -- memories_scope_count_key): an upper bound, so no filter can make an exact read pass the
@@ -42,8 +42,6 @@ AS $function$
                  WHERE m.tenant_id = ($1).tenant
                    AND public.memory_matches(m, ($1).sized)';
             sized public.memory_filter;
-            factor constant real :=
-                coalesce(nullif(current_setting('app.vector_exact_factor', true), ''), '0')::real;
             graph_rows real;
             scope_rows bigint;
             tag_rows real;
@@ -59,13 +57,10 @@ AS $function$
             sized.include_superseded := (filters).include_superseded;
             sized.include_quarantined := true;
             search.sized := sized;
-            search.exact_bound := 0;
-            IF factor > 0 THEN
-                -- reltuples: ANALYZE's count, -1 before the first (then the graph is read).
-                SELECT c.reltuples INTO graph_rows
-                  FROM pg_class c WHERE c.oid = 'public.memories'::regclass;
-                search.exact_bound := floor(sqrt(factor * greatest(graph_rows, 0)));
-            END IF;
+            -- reltuples: ANALYZE's count, -1 before the first (then the graph is read).
+            SELECT c.reltuples INTO graph_rows
+              FROM pg_class c WHERE c.oid = 'public.memories'::regclass;
+            search.exact_bound := public.memory_vector_exact_bound(graph_rows);
             IF search.exact_bound > 0 THEN
                 IF (filters).tags IS NOT NULL THEN
                     tag_rows := public.memory_tags_share((filters).tags) * greatest(graph_rows, 0);
