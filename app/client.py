@@ -232,9 +232,17 @@ class MemoryClient:
     ) -> Any:
         return self.send(Calls.snapshot(source_repo, max_chars, format, max_tokens))
 
-    def export(self, source_repo: str | None = None, embeddings: bool = False) -> Iterator[str]:
+    def export(
+        self,
+        source_repo: str | None = None,
+        embeddings: bool = False,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> Iterator[str]:
         """The export's lines (header first) as the server streams them."""
-        params = _without_none({"source_repo": source_repo, "embeddings": embeddings})
+        params = _without_none(
+            {"source_repo": source_repo, "embeddings": embeddings, "since": since, "until": until}
+        )
         try:
             with self._http.stream("GET", "/memories/export", params=params) as response:
                 if not response.is_success:

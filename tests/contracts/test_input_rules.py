@@ -549,8 +549,7 @@ OPERATIONS = [
         in_query=True,
         bad=[
             ("action", "steal", "action"),
-            ("since", "yesterday-ish", "since"),
-            ("until", "soon", "until"),
+            *TIME_WINDOW,
             ("actor_key", "not-a-key-id", "actor_key"),
             ("memory_id", "not-a-memory-id", "memory_id"),
             ("limit", 0, "limit"),

@@ -5,11 +5,16 @@ migrated from history must hold exactly what those files say."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
-from app.repository.filters import FILTER_FIELDS
+from app.domain.filters import MemoryFilter
+from app.repository.filters import FILTER_FIELDS, scope_parts, served_sql
+from app.repository.sql import named
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 OURS = """
@@ -71,3 +76,33 @@ async def test_the_filter_is_the_database_type_field_by_field(db: asyncpg.Connec
     assert [(a["attname"], a["type"]) for a in attributes] == [
         (name, spelled.get(sql_type, sql_type)) for name, sql_type in declared
     ]
+
+
+async def test_the_filter_predicate_is_planned_as_its_expressions(db: asyncpg.Connection) -> None:
+    """memory_matches() is inlined: no call is left in the plan, a repository's scope is
+    counted from the index alone (the partial index's predicate still implied), and a
+    condition only the predicate states (since) is an index condition of a list."""
+    values: dict[str, Any] = {"tenant_id": "inlined"}
+
+    def bind(value: Any, name: str) -> str:
+        values[name] = value
+        return f":{name}"
+
+    scoped = MemoryFilter(source_repo="acme/api", include_global=False, since=datetime.now(UTC))
+    (part,) = scope_parts(replace(scoped, since=None), bind, tenant=":tenant_id")
+    listed = served_sql(scoped, bind, tenant=":tenant_id")
+    plans = []
+    async with db.transaction():
+        await db.execute("SET LOCAL enable_seqscan = off")
+        for statement in (
+            f"SELECT count(*) FROM memories m WHERE {part}",
+            f"SELECT m.id FROM memories m WHERE {listed} ORDER BY m.created_at DESC LIMIT 5",
+        ):
+            used = {name: v for name, v in values.items() if f":{name}" in statement}
+            sql, *args = named(statement, used)
+            plans.append("\n".join(r[0] for r in await db.fetch("EXPLAIN " + sql, *args)))
+    counted, listing = plans
+    assert "memory_matches" not in counted + listing
+    assert "Index Only Scan" in counted, counted  # no heap: the partial predicate holds
+    conditions = [line for line in listing.splitlines() if "Index Cond" in line]
+    assert any("created_at >=" in line for line in conditions), listing
