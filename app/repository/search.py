@@ -14,7 +14,13 @@ from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
 from app.domain.search import SearchHit
 from app.repository.rows import to_memory
-from app.repository.search_statement import SearchParams, SearchStatement, search_statement
+from app.repository.search_statement import (
+    Postings,
+    SearchParams,
+    SearchStatement,
+    keyword_postings_statement,
+    search_statement,
+)
 from app.repository.sql import named
 
 # The returned memories' reads, counted beside them (migration 0030), never in their rows.
@@ -48,9 +54,22 @@ class SearchRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    def statement(self, f: MemoryFilter, p: SearchParams) -> SearchStatement:
+    async def statement(
+        self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0
+    ) -> tuple[asyncpg.Connection, SearchStatement]:
+        """The transaction's connection, with the search's settings, and the statement. On
+        Citus the keyword hits are read first, on the tenant's worker, and bound into it."""
         uow = self._uow
-        return search_statement(uow.tenant_id, f, p, uow.distributed, uow.embedding_model)
+        conn = await uow.connection(self._settings(timeout_ms))
+        postings: Postings = ([], [])
+        if uow.distributed and p.alpha < 1:
+            sql, args = keyword_postings_statement(uow.tenant_id, f, p).compiled()
+            rows = await conn.fetch(sql, *args)
+            postings = ([r["posting"][0] for r in rows], [r["posting"][1] for r in rows])
+        statement = search_statement(
+            uow.tenant_id, f, p, uow.distributed, uow.embedding_model, postings
+        )
+        return conn, statement
 
     def _settings(self, timeout_ms: int) -> dict[str, str]:
         settings = {"statement_timeout": str(timeout_ms)}
@@ -66,9 +85,9 @@ class SearchRepository:
     async def search(self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
-        sql, args = self.statement(f, p).compiled()
-        conn = await self._uow.connection(self._settings(timeout_ms))
         try:
+            conn, statement = await self.statement(f, p, timeout_ms)
+            sql, args = statement.compiled()
             rows = await conn.fetch(sql, *args)
             hits = [
                 SearchHit(
@@ -124,10 +143,10 @@ class SearchRepository:
             updated.append(hit)
         return updated
 
-    async def explain(self, f: MemoryFilter, p: SearchParams) -> list[str]:
-        """EXPLAIN (ANALYZE, BUFFERS) of the statement as `search` sends it (planned the
-        same way: a generic plan on one PostgreSQL)."""
-        sql, args = self.statement(f, p).compiled()
-        conn = await self._uow.connection(self._settings(0))
+    async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
+        """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS) (planned
+        the same way: a generic plan on one PostgreSQL)."""
+        conn, statement = await self.statement(f, p)
+        sql, args = statement.compiled()
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
-        return [row[0] for row in rows]
+        return statement, [row[0] for row in rows]

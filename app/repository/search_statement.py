@@ -116,10 +116,11 @@ class SearchStatement:
 
 @dataclass(frozen=True, slots=True)
 class _Readers:
-    """How the statement reads the indexes: a term's keyword hits (given the tsquery's SQL),
-    the vector side's candidates, and each query term's class (common or not)."""
+    """How the statement reads the indexes: a term's keyword hits (given the SQL of the
+    term's lexeme and of its tsquery), the vector side's candidates, and each query term's
+    class (common or not)."""
 
-    keyword_hits: Any  # Callable[[str], str]
+    keyword_hits: Any  # Callable[[str, str], str]
     vector_candidates: str
     term_class: str
     vector_scope: tuple[str, ...] = ()  # CTEs the vector side's candidates read
@@ -140,7 +141,7 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
     plans its query for these values; ANALYZE's statistics class the terms."""
     filters = filter_value(f, s.bind)
     return _Readers(
-        keyword_hits=lambda tsq: (
+        keyword_hits=lambda lexeme, tsq: (
             f"SELECT k.hit FROM memory_keyword_hits({tsq}, :term_cap, {filters}) k"
         ),
         vector_candidates=f"""SELECT v.* FROM memory_vector_candidates(
@@ -161,12 +162,12 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
 def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
     """Citus: the statement runs whole on the worker holding the tenant's shard, where a
     function that reads the table cannot run (it would be a distributed query inside a
-    shard's): the readers are written out, filtered by the tenant like any other query,
-    and the worker plans them for their values (Citus sends them as constants); the vector
-    side chooses between an exact read and the graph as the single node's function does.
-    Under row-level security the keyword side reads the tenant's rows through the b-tree,
-    not the GIN index; and the statistics are per shard, on the workers, so no term is
-    taken as common: each is read, still at most term_cap rows (docs/scale-out.md)."""
+    shard's). The keyword side's hits are read first, by a call Citus runs on that worker
+    (keyword_postings_statement), and bound here; the vector side is written out, filtered
+    like any other query, and the worker plans it for its values (Citus sends them as
+    constants), choosing between an exact read and the graph as the single node's function
+    does. The statistics are per shard, on the workers, so no term is taken as common:
+    each is read, still at most term_cap rows (docs/scale-out.md)."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
     counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
     distance = "m.embedding <=> :embedding::vector"
@@ -181,9 +182,12 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
             LIMIT (SELECT n FROM vector_budget)"""
 
     return _Readers(
-        keyword_hits=lambda tsq: (
-            f"SELECT m.id AS hit FROM memories m"
-            f" WHERE {scope} AND m.search_vector @@ {tsq} LIMIT :term_cap"
+        # Each term's hits, read before this statement on the tenant's worker
+        # (memory_keyword_postings(), a delegated call: app/repository/search.py) and
+        # bound here. A conjunction of terms is looked for only when no term had a hit.
+        keyword_hits=lambda lexeme, tsq: (
+            f"SELECT p.hit FROM unnest(:posting_lexemes::text[], :posting_hits::uuid[])"
+            f" AS p(lexeme, hit) WHERE p.lexeme = {lexeme} AND {tsq} IS NOT NULL"
         ),
         # "+ 0": the same order, in a form the HNSW index cannot serve.
         vector_candidates=f"""SELECT exact.* FROM ({nearest(f"({distance}) + 0")}) exact
@@ -247,7 +251,7 @@ def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatemen
     FROM term_class tc
     CROSS JOIN LATERAL (
         SELECT k.hit AS id, row_number() OVER () AS nth
-        FROM ({r.keyword_hits("tc.tsq")}) k
+        FROM ({r.keyword_hits("tc.lexeme", "tc.tsq")}) k
     ) h
     WHERE NOT tc.common
 )""",
@@ -298,7 +302,8 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
     else:
         all_terms_hits = (
             "(SELECT k.hit FROM all_terms a"
-            f" CROSS JOIN LATERAL ({r.keyword_hits('a.tsq')}) k WHERE a.tsq IS NOT NULL)"
+            f" CROSS JOIN LATERAL ({r.keyword_hits('NULL::text', 'a.tsq')}) k"
+            " WHERE a.tsq IS NOT NULL)"
         )
     return [
         f"""kw_ids AS (
@@ -459,15 +464,34 @@ ORDER BY r.score DESC, r.id"""
     return [counts], select
 
 
+# Citus: each query term's keyword hits, read on the tenant's worker by a delegated call
+# (Citus delegates `SELECT f(...)` alone, not a call inside a larger statement).
+_POSTINGS = "SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters}) AS posting"
+
+
+def keyword_postings_statement(tenant_id: str, f: MemoryFilter, p: SearchParams) -> SearchStatement:
+    """The call that reads a Citus search's keyword hits, before the search statement."""
+    s = SearchStatement()
+    for name, value in (("tenant_id", tenant_id), ("query", p.query), ("term_cap", p.term_cap)):
+        s.bind(value, name)
+    s.sql = _POSTINGS.format(filters=filter_value(f, s.bind))
+    return s
+
+
+Postings = tuple[list[str], list[Any]]  # each hit's lexeme, and its memory's id
+
+
 def search_statement(
     tenant_id: str,
     f: MemoryFilter,
     p: SearchParams,
     distributed: bool = False,
     model: str | None = None,
+    postings: Postings = ([], []),
 ) -> SearchStatement:
     """The statement and its values; `model` is the query vector's (a server still on the
-    model a re-embed replaced searches by keyword only: migration 0019)."""
+    model a re-embed replaced searches by keyword only: migration 0019); `postings`, on
+    Citus, the keyword hits keyword_postings_statement read."""
     s = SearchStatement()
     for name, value in (
         ("tenant_id", tenant_id),
@@ -491,6 +515,8 @@ def search_statement(
     stages: list[str] = []
     if distributed:
         fits = "true"
+        s.bind(postings[0], "posting_lexemes")
+        s.bind(postings[1], "posting_hits")
     else:  # asked once, read three times
         s.bind(model, "model")
         fits = "(SELECT fits FROM model_check)"

@@ -108,8 +108,7 @@ class SearchService:
         self._actor.require("admin")
         query = search_query(draft, self._limits)
         params, _ = await self._params(dataclasses.replace(query, track_access=False))
-        statement = self._repo.statement(query.filter, params)
-        return statement, await self._repo.explain(query.filter, params)
+        return await self._repo.explain(query.filter, params)
 
     async def run(self, query: SearchQuery) -> SearchResponse:
         """A validated query (the learning service builds its own for hints)."""

@@ -335,6 +335,34 @@ async def test_hot_queries_use_their_indexes_under_rls(
         await conn.close()
 
 
+async def test_keyword_postings_answer_only_for_the_transactions_tenant(
+    api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
+) -> None:
+    """memory_keyword_postings() reads with owner rights (on Citus, on the tenant's worker):
+    it answers for the transaction's own tenant only, whichever tenant it is asked about,
+    and never with another tenant's memories."""
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
+        " VALUES ($1, $2, memory_content_hash($2), NULL)",
+        [(tenant, f"{tenant} keeps a zebra note {i}") for tenant in "ab" for i in range(3)],
+    )
+    # As the search sends it (on Citus, the form Citus delegates to the tenant's worker).
+    ask = "SELECT memory_keyword_postings($1, 'zebra crossing', 100, NULL::memory_filter) AS p"
+    owners = "SELECT tenant_id FROM memories WHERE id = ANY($1::uuid[])"
+    conn = await asyncpg.connect(database_url)
+    try:
+        await prepare_session(conn, ef_search=40)
+        assert await conn.fetch(ask, "a") == []  # no tenant set: nothing
+        async with conn.transaction():
+            await set_local(conn, {"app.tenant_id": "a"})
+            own = [r["p"][1] for r in await conn.fetch(ask, "a")]
+            assert await conn.fetch(ask, "b") == []  # another tenant, named: nothing
+        assert len(own) == 3
+        assert {r["tenant_id"] for r in await db.fetch(owners, own)} == {"a"}
+    finally:
+        await conn.close()
+
+
 @pytest.mark.single_node
 async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
