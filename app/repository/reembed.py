@@ -99,6 +99,10 @@ class ReembedRepository:
                 await self._conn.execute(statement)
         return under_way
 
+    async def distributed(self) -> bool:
+        """Whether the database is a Citus coordinator's."""
+        return await on_citus(self._conn)
+
     async def progress(self) -> tuple[int, int]:
         """Memories with the target's vector, and all memories."""
         row = await self._conn.fetchrow(

@@ -39,6 +39,16 @@ class ReembedStatus:
 Progress = Callable[[int, int], None]
 
 
+# Measured 2026-11-27 on the local cluster: the second vector column's storage is set on
+# each shard by run_command_on_shards(), whose own connections wait for the locks this
+# transaction's ALTER TABLE holds on the workers: no progress in 20 minutes.
+CITUS_REFUSAL = (
+    "re-embedding runs on one PostgreSQL, not on Citus: setting the new vector column's"
+    " storage on each shard waits on the re-embed's own locks (docs/operations.md). Move"
+    " the memories by export and import into a cluster started with the new model"
+)
+
+
 class Reembedder:
     """On a connection as the database's owner (not in a transaction)."""
 
@@ -54,6 +64,8 @@ class Reembedder:
         return ReembedStatus(await self._repo.recorded_model(), under_way, filled, total)
 
     async def start(self) -> Reembedding:
+        if await self._repo.distributed():
+            raise ConflictError(CITUS_REFUSAL)
         if await self._repo.recorded_model() == self._target.name:
             raise ConflictError(f"the stored vectors are already {self._target.name}'s")
         return await self._repo.start(self._target.name, self._target.dim)

@@ -24,13 +24,16 @@ from app.config import Settings
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
 from app.db.unit_of_work import Database, set_local, unit_of_work
+from app.domain.errors import ConflictError
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
+from app.embeddings.hashing import HashEmbedder
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
 from app.repository.sql import psql_literal
+from app.services.reembed import Reembedder
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -345,3 +348,21 @@ async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
     rows = await db.fetch("SELECT id::text FROM memories WHERE tenant_id = 'default'")
     assert sorted(r["id"] for r in rows) == sorted(stored)
     assert len(stored) >= 10
+
+
+async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(
+    database_url: str,
+) -> None:
+    """On Citus a re-embed's first step waits forever on its own locks (docs/operations.md):
+    it is refused before it starts, and the table keeps its one vector column."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        with pytest.raises(ConflictError, match="not on Citus"):
+            await Reembedder(conn, HashEmbedder(384)).start()
+        columns = await conn.fetch(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_name = 'memories' AND column_name LIKE 'embedding%'"
+        )
+    finally:
+        await conn.close()
+    assert [c["column_name"] for c in columns] == ["embedding"]
