@@ -54,18 +54,17 @@ class SearchRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def statement(
+    async def _statement(
         self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0
     ) -> tuple[asyncpg.Connection, SearchStatement]:
         """The transaction's connection, with the search's settings, and the statement. On
         Citus the keyword hits are read first, on the tenant's worker, and bound into it."""
         uow = self._uow
         conn = await uow.connection(self._settings(timeout_ms))
-        postings: Postings = ([], [])
+        postings: Postings | None = None
         if uow.distributed and p.alpha < 1:
             sql, args = keyword_postings_statement(uow.tenant_id, f, p).compiled()
-            rows = await conn.fetch(sql, *args)
-            postings = ([r["posting"][0] for r in rows], [r["posting"][1] for r in rows])
+            postings = await conn.fetchval(sql, *args)
         statement = search_statement(
             uow.tenant_id, f, p, uow.distributed, uow.embedding_model, postings
         )
@@ -86,7 +85,7 @@ class SearchRepository:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
         try:
-            conn, statement = await self.statement(f, p, timeout_ms)
+            conn, statement = await self._statement(f, p, timeout_ms)
             sql, args = statement.compiled()
             rows = await conn.fetch(sql, *args)
             hits = [
@@ -146,7 +145,7 @@ class SearchRepository:
     async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
         """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS) (planned
         the same way: a generic plan on one PostgreSQL)."""
-        conn, statement = await self.statement(f, p)
+        conn, statement = await self._statement(f, p)
         sql, args = statement.compiled()
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]

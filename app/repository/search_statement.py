@@ -186,8 +186,9 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
         # (memory_keyword_postings(), a delegated call: app/repository/search.py) and
         # bound here. A conjunction of terms is looked for only when no term had a hit.
         keyword_hits=lambda lexeme, tsq: (
-            f"SELECT p.hit FROM unnest(:posting_lexemes::text[], :posting_hits::uuid[])"
-            f" AS p(lexeme, hit) WHERE p.lexeme = {lexeme} AND {tsq} IS NOT NULL"
+            f"SELECT p.hit::uuid AS hit"
+            f" FROM jsonb_array_elements_text(:postings::jsonb -> {lexeme}) AS p(hit)"
+            f" WHERE {tsq} IS NOT NULL"
         ),
         # "+ 0": the same order, in a form the HNSW index cannot serve.
         vector_candidates=f"""SELECT exact.* FROM ({nearest(f"({distance}) + 0")}) exact
@@ -466,7 +467,7 @@ ORDER BY r.score DESC, r.id"""
 
 # Citus: each query term's keyword hits, read on the tenant's worker by a delegated call
 # (Citus delegates `SELECT f(...)` alone, not a call inside a larger statement).
-_POSTINGS = "SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters}) AS posting"
+_POSTINGS = "SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters}) AS postings"
 
 
 def keyword_postings_statement(tenant_id: str, f: MemoryFilter, p: SearchParams) -> SearchStatement:
@@ -478,7 +479,8 @@ def keyword_postings_statement(tenant_id: str, f: MemoryFilter, p: SearchParams)
     return s
 
 
-Postings = tuple[list[str], list[Any]]  # each hit's lexeme, and its memory's id
+# {lexeme: [memory id, ...]}, as memory_keyword_postings() answers.
+Postings = dict[str, list[str]]
 
 
 def search_statement(
@@ -487,7 +489,7 @@ def search_statement(
     p: SearchParams,
     distributed: bool = False,
     model: str | None = None,
-    postings: Postings = ([], []),
+    postings: Postings | None = None,
 ) -> SearchStatement:
     """The statement and its values; `model` is the query vector's (a server still on the
     model a re-embed replaced searches by keyword only: migration 0019); `postings`, on
@@ -515,8 +517,7 @@ def search_statement(
     stages: list[str] = []
     if distributed:
         fits = "true"
-        s.bind(postings[0], "posting_lexemes")
-        s.bind(postings[1], "posting_hits")
+        s.bind(postings or {}, "postings")
     else:  # asked once, read three times
         s.bind(model, "model")
         fits = "(SELECT fits FROM model_check)"

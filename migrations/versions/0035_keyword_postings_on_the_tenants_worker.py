@@ -41,7 +41,6 @@ def upgrade() -> None:
     citus = on_citus()
     if citus:
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    op.execute("CREATE TYPE public.memory_keyword_posting AS (lexeme text, hit uuid)")
     op.execute(function_as_made("memory_keyword_postings"))
     op.execute(f"REVOKE ALL ON FUNCTION {POSTINGS} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {POSTINGS} TO {APP_ROLE}")
@@ -59,4 +58,3 @@ def downgrade() -> None:
     if on_citus():
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute(f"DROP FUNCTION {POSTINGS}")
-    op.execute("DROP TYPE public.memory_keyword_posting")

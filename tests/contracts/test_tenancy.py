@@ -347,17 +347,18 @@ async def test_keyword_postings_answer_only_for_the_transactions_tenant(
         [(tenant, f"{tenant} keeps a zebra note {i}") for tenant in "ab" for i in range(3)],
     )
     # As the search sends it (on Citus, the form Citus delegates to the tenant's worker).
-    ask = "SELECT memory_keyword_postings($1, 'zebra crossing', 100, NULL::memory_filter) AS p"
+    ask = "SELECT memory_keyword_postings($1, 'zebra crossing', 100, NULL::memory_filter)"
     owners = "SELECT tenant_id FROM memories WHERE id = ANY($1::uuid[])"
     conn = await asyncpg.connect(database_url)
     try:
         await prepare_session(conn, ef_search=40)
-        assert await conn.fetch(ask, "a") == []  # no tenant set: nothing
+        assert await conn.fetchval(ask, "a") == {}  # no tenant set: nothing
         async with conn.transaction():
             await set_local(conn, {"app.tenant_id": "a"})
-            own = [r["p"][1] for r in await conn.fetch(ask, "a")]
-            assert await conn.fetch(ask, "b") == []  # another tenant, named: nothing
-        assert len(own) == 3
+            answered = await conn.fetchval(ask, "a")
+            assert await conn.fetchval(ask, "b") == {}  # another tenant, named: nothing
+        own = answered["zebra"]
+        assert len(own) == 3 and answered["cross"] == []
         assert {r["tenant_id"] for r in await db.fetch(owners, own)} == {"a"}
     finally:
         await conn.close()

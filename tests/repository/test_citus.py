@@ -351,7 +351,7 @@ async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
 
 
 async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(
-    database_url: str,
+    citus_url: str, database_url: str
 ) -> None:
     """On Citus a re-embed's first step waits forever on its own locks (docs/operations.md):
     it is refused before it starts, and the table keeps its one vector column."""
