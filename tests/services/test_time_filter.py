@@ -50,7 +50,7 @@ def ages(memories: list[dict[str, Any]]) -> set[str]:
 async def test_search_and_list_keep_what_was_stored_in_the_window(
     api: httpx.AsyncClient, window: dict[str, str], kept: set[str]
 ) -> None:
-    query = {"q": "deploy canary", "source_repo": REPO, "floor": False, **window}
+    query: dict[str, Any] = {"q": "deploy canary", "source_repo": REPO, "floor": False, **window}
     found = await api.get("/search", params=query)
     assert found.status_code == 200, found.text
     assert ages([r["memory"] for r in found.json()["results"]]) == kept
