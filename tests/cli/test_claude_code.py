@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,8 +62,7 @@ def test_the_plugin_files_are_well_formed() -> None:
 
 async def hook(
     event: str, payload: Mapping[str, object], **env: str
-) -> tuple[int, str, str, float]:
-    began = time.monotonic()
+) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -78,7 +76,7 @@ async def hook(
     )
     out, err = await asyncio.wait_for(process.communicate(json.dumps(payload).encode()), 60)
     assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode(), time.monotonic() - began
+    return process.returncode, out.decode(), err.decode()
 
 
 async def test_session_hooks_against_a_live_server(
@@ -105,7 +103,7 @@ async def test_session_hooks_against_a_live_server(
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    code, out, err, _ = await hook("session-start", start, **env)
+    code, out, err = await hook("session-start", start, **env)
     assert code == 0, err
     answer = json.loads(out)["hookSpecificOutput"]
     assert answer["hookEventName"] == "SessionStart"
@@ -129,7 +127,7 @@ async def test_session_hooks_against_a_live_server(
     )
     end = {**start, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
     del end["source"]
-    code, out, err, _ = await hook("session-end", end, **env)
+    code, out, err = await hook("session-end", end, **env)
     assert (code, out) == (0, ""), err
     row = await db.fetchrow("SELECT status, summary, agent, source_repo FROM sessions")
     assert dict(row) == {
@@ -143,11 +141,13 @@ async def test_session_hooks_against_a_live_server(
 async def test_session_hooks_with_the_server_down_exit_0_promptly(tmp_path: Path) -> None:
     env = {"AGENT_MEMORY_URL": "http://127.0.0.1:9", "XDG_CACHE_HOME": str(tmp_path)}
     payload = {"session_id": "x", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
-    code, out, err, took = await hook("session-start", payload, **env)
-    assert code == 0 and took < 3  # the interpreter's start-up included
+    code, out, err = await hook("session-start", payload, **env)
+    assert code == 0
     assert len(err.strip().splitlines()) == 1 and "continuing without memory" in err
+    # Prompt: it gave up on the refusal itself, not after waiting out its budget.
+    assert "Connection refused" in err and "out of time" not in err
     assert "unavailable" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    code, out, err, _ = await hook("session-end", {"session_id": "x"}, **env)
+    code, out, err = await hook("session-end", {"session_id": "x"}, **env)
     assert (code, out) == (0, "")
 
 
