@@ -8,9 +8,11 @@ are left as they are.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from numbers import Real
 from typing import Any
 
 # Comments and quoted literals are passed over whole (an apostrophe in a comment is no
@@ -45,25 +47,49 @@ def named(sql: str, values: Mapping[str, Any]) -> tuple[Any, ...]:
     return (text, *(values[name] for name in order))
 
 
-def psql_literal(value: Any) -> str:
-    """A value as SQL text psql can interpolate with `:name`: NULL, a boolean, a number, or
-    a quoted literal (a list as an array or a vector, by what the statement casts it to)."""
+def sql_literal(value: Any) -> str:
+    """A value as SQL literal text (for psql's `:name`, or a statement sent with its values
+    written in): NULL, a boolean, a number, or a quoted literal (a list as an array or a
+    vector, by what the statement casts it to). Quotes are doubled, which is all a literal
+    needs with standard_conforming_strings, on since PostgreSQL 9.1."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
         return repr(value)
     if isinstance(value, dict):
         text = json.dumps(value)  # jsonb
-    elif isinstance(value, list | tuple):
-        if value and all(isinstance(v, float) for v in value):
-            text = "[" + ",".join(repr(v) for v in value) + "]"  # a vector
+    elif isinstance(value, list | tuple) or hasattr(value, "tolist"):  # numpy's too
+        if len(value) and all(isinstance(v, Real) and not isinstance(v, bool) for v in value):
+            text = "[" + ",".join(repr(float(v)) for v in value) + "]"  # a vector
         else:
-            text = "{" + ",".join('"' + str(v).replace('"', '\\"') + '"' for v in value) + "}"
+            text = "{" + ",".join(_array_element(str(v)) for v in value) + "}"
     else:
         text = str(value)
     return "'" + text.replace("'", "''") + "'"
+
+
+def _array_element(text: str) -> str:
+    """One element of an array literal: quoted, its backslashes and quotes escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def inlined(sql: str, values: Mapping[str, Any], kept: Mapping[str, str]) -> str:
+    """The statement with each `:name` written as its value's literal, as Citus writes a
+    statement it sends a worker; the names in `kept` become the parameters given there
+    (`$1`, ...). A name without a value is an error, as in `named`."""
+    missing = [name for name in _compile(sql)[1] if name not in values and name not in kept]
+    if missing:
+        raise KeyError(f"SQL parameters missing {missing}")
+
+    def literal(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return match.group(0)
+        return kept[name] if name in kept else sql_literal(values[name])
+
+    return _TOKEN.sub(literal, sql)
 
 
 def psql_script(sql: str, values: Mapping[str, Any]) -> str:
@@ -72,7 +98,9 @@ def psql_script(sql: str, values: Mapping[str, Any]) -> str:
     _, order = _compile(sql)
     sets = []
     for name in dict.fromkeys(order):
-        literal = psql_literal(values[name])
-        # psql's \set reads a quoted argument with '' for a quote, as SQL does.
-        sets.append(f"\\set {name} '{literal.replace(chr(39), chr(39) * 2)}'")
+        literal = sql_literal(values[name])
+        # psql's \set reads a quoted argument with '' for a quote, as SQL does, and C-like
+        # escapes: a backslash is written twice, a line's end as \n (\set takes one line).
+        escaped = literal.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "''")
+        sets.append(f"\\set {name} '{escaped}'")
     return "\n".join([*sets, sql.strip() + ";"])

@@ -60,9 +60,7 @@ def test_the_plugin_files_are_well_formed() -> None:
         assert "description:" in head, document
 
 
-async def hook(
-    event: str, payload: Mapping[str, object], **env: str
-) -> tuple[int, str, str]:
+async def hook(event: str, payload: Mapping[str, object], **env: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

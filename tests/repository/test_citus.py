@@ -30,9 +30,9 @@ from app.domain.memory import NewMemory
 from app.embeddings.hashing import HashEmbedder
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
-from app.repository.search_statement import SearchParams, search_statement
+from app.repository.search_statement import SearchParams, SearchStatement, search_statement
 from app.repository.sessions import SessionRepository
-from app.repository.sql import psql_literal
+from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
@@ -80,9 +80,8 @@ def task_count(plan: list[asyncpg.Record]) -> int:
 
 
 def with_constants(sql: str, args: Sequence[Any]) -> str:
-    for n in range(len(args), 0, -1):  # $12 before $1
-        sql = re.sub(rf"\${n}(?!\d)", psql_literal(args[n - 1]).replace("\\", "\\\\"), sql)
-    return sql
+    # One pass: a value written in (a statement among them) is not read again.
+    return re.sub(r"\$(\d+)", lambda n: sql_literal(args[int(n.group(1)) - 1]), sql)
 
 
 async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) -> None:
@@ -94,7 +93,7 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     statements: list[tuple[str, tuple[Any, ...]]] = []
 
     def record(query: LoggedQuery) -> None:
-        if any(read in query.query for read in ("FROM memories", "INTO memories", "postings(")):
+        if any(read in query.query for read in ("FROM memories", "INTO memories", "_worker(")):
             statements.append((query.query, tuple(query.args)))  # not BEGIN, SET, types
 
     async def init(conn: asyncpg.Connection) -> None:
@@ -139,8 +138,8 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     finally:
         await pool.close()
         await reset_tables(citus_url)
-    # One per call above; before each search its keyword hits (a call Citus delegates to
-    # the tenant's worker), and after it the count of what it returned.
+    # One per call above; a search is a call Citus delegates to the tenant's worker, then
+    # the count of what it returned and the read of those rows.
     assert len(statements) == 13
     assert plans == [1] * 13
     # The store runs its write, then the select of the written row with its access counts
@@ -178,7 +177,10 @@ async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
         ran = {}
         for repo in (None, "small"):
             params = SearchParams("memory", [0.05] * 384, 1.0, 10, 100, 200, 0.3, 30, False)
-            sql, args = search_statement("t-exact", MemoryFilter(repo), params, True).compiled()
+            call = search_statement("t-exact", MemoryFilter(repo), params, True)
+            assert call.on_worker is not None  # the statement the call runs there
+            worker = call.on_worker.values | {"postings": {}}
+            sql, args = SearchStatement(call.on_worker.sql, worker).compiled()
             async with conn.transaction():
                 settings = search_settings(100, DEFAULT_EXACT_FACTOR)
                 await set_local(conn, {"app.tenant_id": "t-exact", **settings})
