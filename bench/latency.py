@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -73,10 +74,12 @@ async def bulk_load(
     embedder: Embedder | None = None,
     vectors: VectorCache | None = None,
     rare_every: int = 0,
+    tenant_of: Callable[[int], str] | None = None,
 ) -> tuple[float, float]:
     """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
     seconds it all took, and of them the HNSW build's. With `tenants`, the rows are spread
-    over tenants `tenant-0` .. `tenant-{tenants - 1}`; else all are the default tenant's.
+    over tenants `tenant-0` .. `tenant-{tenants - 1}`; with `tenant_of`, row n is that
+    tenant's; else all are the default tenant's.
     Their vectors come from the `hash` provider unless `embedder` is given, or `vectors`
     (the real model's, embedded once: bench/vector_cache.py, for rows from 0)."""
     rng = random.Random(start)
@@ -94,7 +97,7 @@ async def bulk_load(
             embedded = await embedder.embed([t for t, _ in texts])
         rows = [
             (
-                f"tenant-{n % tenants}" if tenants else "default",
+                tenant_of(n) if tenant_of else f"tenant-{n % tenants}" if tenants else "default",
                 f"{t} (#{n})",
                 kind,
                 repo_of(n, tenants, repos, rare_every),
