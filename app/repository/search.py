@@ -16,7 +16,12 @@ from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
 from app.domain.search import SearchHit
 from app.repository.rows import MEMORY_COLUMNS, to_memory
-from app.repository.search_statement import SearchParams, SearchStatement, search_statement
+from app.repository.search_statement import (
+    ON_WORKER_PARAMETERS,
+    SearchParams,
+    SearchStatement,
+    search_statement,
+)
 from app.repository.sql import inlined, named
 
 # The returned memories' reads, counted beside them (migration 0030), never in their rows.
@@ -170,9 +175,10 @@ class SearchRepository:
         if statement.on_worker is not None:
             # The keyword hits the call reads first, from the call itself (Citus refuses an
             # EXPLAIN inside it: it explains through a connection of its own to the shard).
-            values = dict(statement.values, statement="SELECT $1")
+            only_postings = inlined("SELECT :postings", {}, ON_WORKER_PARAMETERS)
+            values = dict(statement.values, statement=only_postings)
             postings = await conn.fetchval(*named(statement.sql, values))
             worker = statement.on_worker
-            sql, args = inlined(worker.sql, {**worker.values, "postings": postings}, {}), []
+            sql, args = inlined(worker.sql, {**worker.values, "postings": postings}), []
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]

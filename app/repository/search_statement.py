@@ -489,11 +489,12 @@ ORDER BY r.score DESC, r.id"""
 
 # Citus: the whole search, run by one call on the tenant's worker (Citus delegates
 # `SELECT f(...)` alone, by its tenant argument), which reads the query's keyword hits
-# there first and gives them to the statement as $1 (migrations/sql/memory_search_on_worker).
+# there first and runs the statement with them as its one parameter
+# (migrations/sql/memory_search_on_worker).
 _ON_WORKER = """SELECT memory_search_on_worker(:tenant_id, :keyword_query, :term_cap, {filters},
                                :statement) AS answer"""
-# The keyword hits, as the statement run there reads them.
-_POSTINGS = {"postings": "$1"}
+# What the call gives the statement it runs: the keyword hits.
+ON_WORKER_PARAMETERS = ("postings",)
 
 
 def search_statement(
@@ -515,7 +516,7 @@ def search_statement(
     s.bind(p.query if p.alpha < 1 else None, "keyword_query")
     s.bind(p.term_cap, "term_cap")
     s.sql = _ON_WORKER.format(filters=filter_value(f, s.bind))
-    s.bind(inlined(inner.sql, inner.values, kept=_POSTINGS), "statement")
+    s.bind(inlined(inner.sql, inner.values, ON_WORKER_PARAMETERS), "statement")
     s.on_worker = inner
     return s
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from numbers import Real
 from typing import Any
@@ -75,11 +75,13 @@ def _array_element(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def inlined(sql: str, values: Mapping[str, Any], kept: Mapping[str, str]) -> str:
+def inlined(sql: str, values: Mapping[str, Any], parameters: Sequence[str] = ()) -> str:
     """The statement with each `:name` written as its value's literal, as Citus writes a
-    statement it sends a worker; the names in `kept` become the parameters given there
-    (`$1`, ...). A name without a value is an error, as in `named`."""
-    missing = [name for name in _compile(sql)[1] if name not in values and name not in kept]
+    statement it sends a worker; the names in `parameters` become, in that order, the
+    parameters the statement is run with there. A name without a value is an error, as in
+    `named`."""
+    numbered = {name: f"${n}" for n, name in enumerate(parameters, 1)}
+    missing = [name for name in _compile(sql)[1] if name not in values and name not in numbered]
     if missing:
         raise KeyError(f"SQL parameters missing {missing}")
 
@@ -87,7 +89,7 @@ def inlined(sql: str, values: Mapping[str, Any], kept: Mapping[str, str]) -> str
         name = match.group(1)
         if name is None:
             return match.group(0)
-        return kept[name] if name in kept else sql_literal(values[name])
+        return numbered[name] if name in numbered else sql_literal(values[name])
 
     return _TOKEN.sub(literal, sql)
 

@@ -1,10 +1,15 @@
-"""SQL bound by name: what `named()` turns into asyncpg's `$n`, and what it leaves."""
+"""SQL bound by name: what `named()` turns into asyncpg's `$n`, and what it leaves; and what
+`inlined()` writes in."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import asyncpg
+import numpy as np
 import pytest
 
-from app.repository.sql import named
+from app.repository.sql import inlined, named
 
 
 def test_names_become_numbers_in_first_use_order() -> None:
@@ -28,3 +33,37 @@ def test_a_missing_or_unused_value_is_an_error() -> None:
         named("SELECT :a, :b", {"a": 1})
     with pytest.raises(KeyError, match="unused \\['c'\\]"):
         named("SELECT :a", {"a": 1, "c": 2})
+
+
+async def test_values_written_in_read_back_as_bound(db: asyncpg.Connection) -> None:
+    """`inlined` (the statement a Citus search runs on the worker) writes each value as a
+    literal that PostgreSQL reads back as the same value: quotes, backslashes and braces in
+    text and in arrays, a vector of numpy's floats, NULL; a name kept as a parameter is left
+    to the statement's caller."""
+    values = {
+        "text": 'it\'s a \\path\\ {with} "quotes"\nand a line',
+        "tags": ['a"b', "c\\d", "e'f", "{}", "NULL"],
+        "vector": np.array([0.25, -1.5, 3.0], dtype=np.float32),
+        "none": None,
+        "count": 7,
+        "when": datetime(2026, 11, 27, 4, 5, 6, tzinfo=UTC),
+    }
+    sql = (
+        "SELECT :text::text AS text, :tags::text[] AS tags, :vector::vector::text AS vector,"
+        " :none::text AS none, :count::int AS count, :when::timestamptz AS when,"
+        " :kept::jsonb AS kept -- :not_this"
+    )
+    statement = inlined(sql, values, parameters=("kept",))
+    assert "$1::jsonb" in statement and "-- :not_this" in statement
+    row = await db.fetchrow(statement, '{"given": true}')
+    assert dict(row) == {
+        "text": values["text"],
+        "tags": values["tags"],
+        "vector": "[0.25,-1.5,3]",
+        "none": None,
+        "count": 7,
+        "when": values["when"],
+        "kept": '{"given": true}',
+    }
+    with pytest.raises(KeyError, match="missing \\['kept'\\]"):
+        inlined(sql, values)
