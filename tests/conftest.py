@@ -180,7 +180,12 @@ def embedder(model_cache_dir: Path) -> Embedder:
 
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, db_pool_min=1, db_pool_max=20)
+    # A request waits for a pooled connection as long as a busy machine needs (a burst of
+    # 60 searches on a loaded Citus cluster outwaited the default 5 s); the tests of the
+    # wait itself set their own.
+    return Settings(
+        database_url=database_url, db_pool_min=1, db_pool_max=20, db_acquire_timeout_s=120
+    )
 
 
 @pytest.fixture(scope="session")

@@ -168,9 +168,8 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
     That call reads the keyword side's hits first, on the same worker, and gives them to
     the statement as `:postings`; the vector side is written out, filtered like any other
     query, and the worker plans it for its values (they are constants there), choosing
-    between an exact read and the graph as the single node's function does. The
-    statistics are per shard, on the workers, so no term is taken as common: each is read,
-    still at most term_cap rows (docs/scale-out.md)."""
+    between an exact read and the graph as the single node's function does. Which terms
+    are common, the call tells from the statistics of the tenant's shard."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
     counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
     distance = "m.embedding <=> :embedding::vector"
@@ -216,8 +215,14 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
     SELECT b.bound > 0 AND ({counts}) <= b.bound AS exact FROM vector_bound b
 )""",
         ),
-        term_class="SELECT qt.lexeme, qt.tsq, NULL::real AS freq, false AS common"
-        " FROM query_terms qt",
+        # A term the shard's statistics call common comes back as its frequency there,
+        # not its hits (memory_keyword_postings()).
+        term_class="""SELECT qt.lexeme, qt.tsq, c.freq, c.freq IS NOT NULL AS common
+    FROM query_terms qt
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN jsonb_typeof(:postings::jsonb -> qt.lexeme) = 'number'
+                    THEN (:postings::jsonb ->> qt.lexeme)::real END AS freq
+    ) c""",
     )
 
 
@@ -304,10 +309,10 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
     if p.uses_vectors:
         all_terms_hits = "(SELECT v.id FROM vec v WHERE v.holds_all_terms)"
     else:
+        # (On Citus, the call's hits under "", which no lexeme is.)
+        hits = r.keyword_hits("''::text", "a.tsq")
         all_terms_hits = (
-            "(SELECT k.hit FROM all_terms a"
-            f" CROSS JOIN LATERAL ({r.keyword_hits('NULL::text', 'a.tsq')}) k"
-            " WHERE a.tsq IS NOT NULL)"
+            f"(SELECT k.hit FROM all_terms a CROSS JOIN LATERAL ({hits}) k WHERE a.tsq IS NOT NULL)"
         )
     return [
         f"""kw_ids AS (
@@ -492,7 +497,7 @@ ORDER BY r.score DESC, r.id"""
 # there first and runs the statement with them as its one parameter
 # (migrations/sql/memory_search_on_worker).
 _ON_WORKER = """SELECT memory_search_on_worker(:tenant_id, :keyword_query, :term_cap, {filters},
-                               :statement) AS answer"""
+                               :all_terms, :statement) AS answer"""
 # What the call gives the statement it runs: the keyword hits.
 ON_WORKER_PARAMETERS = ("postings",)
 
@@ -515,6 +520,8 @@ def search_statement(
     s.bind(tenant_id, "tenant_id")
     s.bind(p.query if p.alpha < 1 else None, "keyword_query")
     s.bind(p.term_cap, "term_cap")
+    # Without a vector side, rows holding all the terms are read from the index (_keyword).
+    s.bind(not p.uses_vectors, "all_terms")
     s.sql = _ON_WORKER.format(filters=filter_value(f, s.bind))
     s.bind(inlined(inner.sql, inner.values, ON_WORKER_PARAMETERS), "statement")
     s.on_worker = inner

@@ -205,7 +205,7 @@ async def test_concurrent_requests_of_two_tenants_never_mix(
                     params={"q": "shared topic note", "limit": 20},
                     headers=auth(keys[f"{tenant}-reader"]),
                 )
-                assert response.status_code == 200
+                assert response.status_code == 200, response.text
                 return tenant, [r["memory"]["tenant_id"] for r in response.json()["results"]]
 
             results = await asyncio.gather(*(one(i) for i in range(200)))
@@ -347,7 +347,7 @@ async def test_keyword_postings_answer_only_for_the_transactions_tenant(
         [(tenant, f"{tenant} keeps a zebra note {i}") for tenant in "ab" for i in range(3)],
     )
     # As the search sends it (on Citus, the form Citus delegates to the tenant's worker).
-    ask = "SELECT memory_keyword_postings($1, 'zebra crossing', 100, NULL::memory_filter)"
+    ask = "SELECT memory_keyword_postings($1, 'zebra crossing', 100, NULL::memory_filter, false)"
     owners = "SELECT tenant_id FROM memories WHERE id = ANY($1::uuid[])"
     conn = await asyncpg.connect(database_url)
     try:
@@ -376,7 +376,7 @@ async def test_a_search_run_on_the_tenants_worker_reads_only_the_transactions_te
         [(tenant, f"{tenant} keeps a zebra note {i}") for tenant in "ab" for i in range(3)],
     )
     ask = (
-        "SELECT memory_search_on_worker($1, 'zebra', 100, NULL::memory_filter,"
+        "SELECT memory_search_on_worker($1, 'zebra', 100, NULL::memory_filter, false,"
         " format('SELECT jsonb_build_object(''rows'', (SELECT count(*) FROM memories m"
         " WHERE m.tenant_id = %L), ''hits'', $1)', $1::text))"
     )

@@ -436,7 +436,8 @@ async def test_concurrent_searches_over_the_same_memories_count_every_hit(
             for i in range(60)
         )
     )
-    assert {r.status_code for r in responses} == {200}
+    refused = [r.text for r in responses if r.status_code != 200]
+    assert not refused, refused[:3]
     hits = sum(len(r.json()["results"]) for r in responses)
     assert await db.fetchval("SELECT sum(access_count) FROM memory_access") == hits
 
