@@ -3,8 +3,7 @@ the statistics of the table holding the tenant's rows (on a Citus worker, the sh
 common, and answers its frequency there instead, as the single node's statement does with
 memory_common_lexemes(); at a million memories on Citus, reading such terms' posting lists
 took 75-250 ms a query (docs/scale-out.md). For a keyword-only search with no other term's
-hit, it reads the rows holding all the terms, as the single node's statement does; both
-reads are memory_keyword_ids()
+hit, it reads the rows holding all the terms, as the single node's statement does
 
 Revision ID: 0037
 Revises: 0036
@@ -24,7 +23,6 @@ depends_on: str | Sequence[str] | None = None
 APP_ROLE = "agent_memory_app"
 CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
 FILTER = "public.memory_filter"
-IDS = f"public.memory_keyword_ids(text, tsquery, integer, {FILTER})"
 POSTINGS = f"public.memory_keyword_postings(text, text, integer, {FILTER}, boolean)"
 ON_WORKER = f"public.memory_search_on_worker(text, text, integer, {FILTER}, boolean, text)"
 # As 0035 and 0036 made them.
@@ -42,13 +40,12 @@ def on_citus() -> bool:
     return bool(op.get_bind().exec_driver_sql(CITUS_INSTALLED).scalar())
 
 
-def install(text: str, signature: str, grant: bool, citus: bool) -> None:
-    """A function's text, for the service's role or for its owner alone; on Citus,
-    delegated by its tenant to the worker holding the tenant's shard."""
+def install(text: str, signature: str, citus: bool) -> None:
+    """A function's text, for the service's role; on Citus, delegated by its tenant to the
+    worker holding the tenant's shard."""
     op.execute(text)
     op.execute(f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC")
-    if grant:
-        op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
+    op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
     if citus:
         op.execute(
             f"SELECT create_distributed_function('{signature}', 'tenant',"
@@ -63,10 +60,8 @@ def upgrade() -> None:
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute(f"DROP FUNCTION {ON_WORKER_0036}")
     op.execute(f"DROP FUNCTION {POSTINGS_0035}")
-    # Called only inside memory_keyword_postings(), on the worker already: not delegated.
-    install(function_as_made("memory_keyword_ids"), IDS, grant=False, citus=False)
-    install(function_as_made("memory_keyword_postings"), POSTINGS, grant=True, citus=citus)
-    install(function_as_made("memory_search_on_worker"), ON_WORKER, grant=True, citus=citus)
+    install(function_as_made("memory_keyword_postings"), POSTINGS, citus=citus)
+    install(function_as_made("memory_search_on_worker"), ON_WORKER, citus=citus)
 
 
 def downgrade() -> None:
@@ -76,8 +71,7 @@ def downgrade() -> None:
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
     op.execute(f"DROP FUNCTION {ON_WORKER}")
     op.execute(f"DROP FUNCTION {POSTINGS}")
-    op.execute(f"DROP FUNCTION {IDS}")
     postings = function_as_made("memory_keyword_postings", "0035")
-    install(postings, POSTINGS_0035, grant=True, citus=citus)
+    install(postings, POSTINGS_0035, citus=citus)
     on_worker = function_as_made("memory_search_on_worker", "0036")
-    install(on_worker, ON_WORKER_0036, grant=True, citus=citus)
+    install(on_worker, ON_WORKER_0036, citus=citus)

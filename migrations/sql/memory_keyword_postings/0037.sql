@@ -28,7 +28,9 @@ DECLARE
     home oid;
     lexemes text[];
     common jsonb;
-    postings jsonb;
+    keys text[];
+    queries tsquery[];
+    postings jsonb := '{}'::jsonb;
 BEGIN
     IF tenant IS DISTINCT FROM current_setting('app.tenant_id', true) THEN
         RETURN '{}'::jsonb;
@@ -44,26 +46,40 @@ BEGIN
     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
         AS e(lexeme, freq)
     WHERE c.oid = home AND e.lexeme = ANY (lexemes) AND e.freq * c.reltuples > 5 * max_rows;
-    -- Each other term as a one-term query (quoted: a lexeme may hold any character); with
-    -- all_terms and no hit among them, the rows holding every term, under "".
-    WITH terms AS (
-        SELECT t.lexeme,
-               ('''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
-                   AS tsq
-        FROM unnest(lexemes) AS t(lexeme)
-        WHERE NOT common ? t.lexeme
-    )
-    SELECT coalesce(jsonb_object_agg(t.lexeme, public.memory_keyword_ids(tenant, t.tsq,
-                                                                      max_rows, filters)),
-                    '{}'::jsonb)
-    INTO postings FROM terms t;
-    IF all_terms AND cardinality(lexemes) > 1
-       AND NOT EXISTS (SELECT 1 FROM jsonb_each(postings) p WHERE p.value <> '[]'::jsonb) THEN
-        postings := postings || jsonb_build_object('', public.memory_keyword_ids(tenant,
-            (SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''',
-                               ' & ')::tsquery FROM unnest(lexemes) AS l),
-            max_rows, filters));
-    END IF;
+    -- Each other term as a one-term query (quoted: a lexeme may hold any character).
+    keys := ARRAY(SELECT l FROM unnest(lexemes) AS l WHERE NOT common ? l);
+    queries := ARRAY(SELECT ('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''')::tsquery
+                     FROM unnest(keys) AS l);
+    FOR pass IN 1..2 LOOP
+        IF pass = 2 THEN
+            -- A keyword-only search whose terms had no hit: the rows holding all of them.
+            EXIT WHEN NOT all_terms OR cardinality(lexemes) < 2
+                OR EXISTS (SELECT 1 FROM jsonb_each(postings) p WHERE p.value <> '[]'::jsonb);
+            keys := ARRAY[''];
+            queries := ARRAY[(SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''')
+                                                || '''', ' & ')::tsquery
+                              FROM unnest(lexemes) AS l)];
+        END IF;
+        SELECT postings || coalesce(jsonb_object_agg(q.key, hits.ids), '{}'::jsonb) INTO postings
+        FROM unnest(keys, queries) AS q(key, tsq)
+        CROSS JOIN LATERAL (
+            SELECT coalesce(jsonb_agg(h.id), '[]'::jsonb) AS ids
+            FROM ((SELECT m.id FROM public.memories m
+                   WHERE m.tenant_id = tenant
+                     AND (filters.repo IS NULL OR m.source_repo = filters.repo)
+                     AND m.search_vector @@ q.tsq
+                     AND public.memory_matches(m, filters)
+                   LIMIT max_rows)
+                  UNION ALL
+                  (SELECT m.id FROM public.memories m
+                   WHERE filters.repo IS NOT NULL AND coalesce(filters.with_global, true)
+                     AND m.tenant_id = tenant
+                     AND m.source_repo IS NULL
+                     AND m.search_vector @@ q.tsq
+                     AND public.memory_matches(m, filters)
+                   LIMIT max_rows)) AS h
+        ) AS hits;
+    END LOOP;
     RETURN postings || common;
 END
 $function$;
