@@ -1,12 +1,10 @@
 """Hybrid search: one statement (app/repository/search_statement.py), run with its settings,
-then one that counts what it returned as read. On Citus the statement runs inside one call
-on the tenant's worker and answers the ranked ids; their rows are read after the count."""
+then one that counts what it returned as read."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -15,14 +13,15 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
 from app.domain.search import SearchHit
-from app.repository.rows import MEMORY_COLUMNS, to_memory
+from app.repository.rows import to_memory
 from app.repository.search_statement import (
-    ON_WORKER_PARAMETERS,
+    Postings,
     SearchParams,
     SearchStatement,
+    keyword_postings_statement,
     search_statement,
 )
-from app.repository.sql import inlined, named
+from app.repository.sql import named
 
 # The returned memories' reads, counted beside them (migration 0030), never in their rows.
 # A memory deleted since the search read it is skipped; the ones counted are kept from
@@ -38,18 +37,6 @@ ON CONFLICT (tenant_id, memory_id) DO UPDATE
     SET access_count = a.access_count + 1, last_accessed_at = EXCLUDED.last_accessed_at
 RETURNING a.memory_id, a.access_count, a.last_accessed_at
 """
-# Citus: the rows of the ids the search on the tenant's worker ranked, as counted.
-_RANKED_ROWS = f"""
-SELECT {MEMORY_COLUMNS} FROM memories m
-WHERE m.tenant_id = :tenant_id AND m.id = ANY (:ids::uuid[])
-"""
-# Citus: the altered rows the search on the tenant's worker found, marked.
-_QUARANTINE = """
-UPDATE memories m SET quarantined_at = now()
-WHERE m.tenant_id = :tenant_id AND m.id = ANY (:ids::uuid[]) AND m.quarantined_at IS NULL
-"""
-# What a search's score columns are called, in its rows and in the worker's answer.
-_SCORES = ("score", "similarity", "vector_similarity", "keyword_score", "decayed_score")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +57,17 @@ class SearchRepository:
     async def _statement(
         self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0
     ) -> tuple[asyncpg.Connection, SearchStatement]:
-        """The transaction's connection, with the search's settings, and the statement."""
+        """The transaction's connection, with the search's settings, and the statement. On
+        Citus the keyword hits are read first, on the tenant's worker, and bound into it."""
         uow = self._uow
         conn = await uow.connection(self._settings(timeout_ms))
-        statement = search_statement(uow.tenant_id, f, p, uow.distributed, uow.embedding_model)
+        postings: Postings | None = None
+        if uow.distributed and p.alpha < 1:
+            sql, args = keyword_postings_statement(uow.tenant_id, f, p).compiled()
+            postings = await conn.fetchval(sql, *args)
+        statement = search_statement(
+            uow.tenant_id, f, p, uow.distributed, uow.embedding_model, postings
+        )
         return conn, statement
 
     def _settings(self, timeout_ms: int) -> dict[str, str]:
@@ -93,53 +87,35 @@ class SearchRepository:
         try:
             conn, statement = await self._statement(f, p, timeout_ms)
             sql, args = statement.compiled()
-            if self._uow.distributed:
-                counts = await conn.fetchval(sql, *args)
-                if counts["quarantined_ids"]:
-                    ids = [UUID(id_) for id_ in counts["quarantined_ids"]]
-                    values = {"tenant_id": self._uow.tenant_id, "ids": ids}
-                    await conn.execute(*named(_QUARANTINE, values))
-                hits = await self._ranked_rows(conn, counts.pop("ranked"), p.track_access)
-            else:
-                rows = await conn.fetch(sql, *args)
-                counts = rows[0]
-                hits = [
-                    SearchHit(to_memory(row), **{name: float(row[name]) for name in _SCORES})
-                    for row in rows
-                    if row["id"] is not None  # the counts' row when nothing is returned
-                ]
-                if p.track_access and hits:
-                    hits = await self._count_reads(conn, hits)
+            rows = await conn.fetch(sql, *args)
+            hits = [
+                SearchHit(
+                    memory=to_memory(row),
+                    score=float(row["score"]),
+                    similarity=float(row["similarity"]),
+                    vector_similarity=float(row["vector_similarity"]),
+                    keyword_score=float(row["keyword_score"]),
+                    decayed_score=float(row["decayed_score"]),
+                )
+                for row in rows
+                if row["id"] is not None  # the counts' row when nothing is returned
+            ]
+            if p.track_access and hits:
+                hits = await self._count_reads(conn, hits)
         except asyncpg.QueryCanceledError as exc:
             raise SearchTimeoutError(
                 f"the search took longer than {timeout_ms} ms and was stopped; "
                 "a shorter or more specific query is cheaper"
             ) from exc
+        counts = rows[0]
         return SearchOutcome(
             hits,
             int(counts["keyword_candidates"]),
             int(counts["vector_candidates"]),
             int(counts["below_floor"]),
             bool(counts["vectors_fit"]),
-            [UUID(str(id_)) for id_ in counts["quarantined_ids"]],
+            list(counts["quarantined_ids"]),
         )
-
-    async def _ranked_rows(
-        self, conn: asyncpg.Connection, ranked: list[dict[str, Any]], track_access: bool
-    ) -> list[SearchHit]:
-        """Citus: the hits the worker ranked, in its order, their reads counted first (a row
-        deleted since is left out, as the count leaves it)."""
-        values = {"tenant_id": self._uow.tenant_id, "ids": [UUID(r["id"]) for r in ranked]}
-        if not ranked:
-            return []
-        if track_access:
-            await conn.fetch(*named(_COUNT_READS, values))
-        rows = {row["id"]: row for row in await conn.fetch(*named(_RANKED_ROWS, values))}
-        return [
-            SearchHit(to_memory(rows[id_]), **{name: float(r[name]) for name in _SCORES})
-            for id_, r in zip(values["ids"], ranked, strict=True)
-            if id_ in rows
-        ]
 
     async def count_reads(self, ids: list[UUID]) -> None:
         """Reads counted for memories handed over outside a search's answer (a recall)."""
@@ -168,17 +144,8 @@ class SearchRepository:
 
     async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
         """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS) (planned
-        the same way: a generic plan on one PostgreSQL; on Citus, the worker's plan of the
-        statement the call runs there, its values written in as the call writes them)."""
+        the same way: a generic plan on one PostgreSQL)."""
         conn, statement = await self._statement(f, p)
         sql, args = statement.compiled()
-        if statement.on_worker is not None:
-            # The keyword hits the call reads first, from the call itself (Citus refuses an
-            # EXPLAIN inside it: it explains through a connection of its own to the shard).
-            only_postings = inlined("SELECT :postings", {}, ON_WORKER_PARAMETERS)
-            values = dict(statement.values, statement=only_postings)
-            postings = await conn.fetchval(*named(statement.sql, values))
-            worker = statement.on_worker
-            sql, args = inlined(worker.sql, {**worker.values, "postings": postings}), []
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]

@@ -51,7 +51,7 @@ from typing import Any
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_sql, filter_value, is_narrowed, scope_parts
 from app.repository.rows import INTACT, memory_columns
-from app.repository.sql import inlined, named, psql_script
+from app.repository.sql import named, psql_script
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
 # low k1 (one mention is most of the evidence) and little length normalisation.
@@ -97,8 +97,6 @@ class SearchStatement:
 
     sql: str = ""
     values: dict[str, Any] = field(default_factory=dict)
-    # Citus: the statement the call runs on the tenant's worker, `:postings` left to it.
-    on_worker: SearchStatement | None = None
 
     def bind(self, value: Any, name: str | None = None) -> str:
         """A placeholder for `value`: `name`, or the next `:filter_n`."""
@@ -162,14 +160,14 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
 
 
 def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
-    """Citus: the statement runs whole on the worker holding the tenant's shard, inside one
-    delegated call (memory_search_on_worker()), where a function that reads the table
-    cannot run inside the statement (it would be a distributed query inside a shard's).
-    That call reads the keyword side's hits first, on the same worker, and gives them to
-    the statement as `:postings`; the vector side is written out, filtered like any other
-    query, and the worker plans it for its values (they are constants there), choosing
-    between an exact read and the graph as the single node's function does. Which terms
-    are common, the call tells from the statistics of the tenant's shard."""
+    """Citus: the statement runs whole on the worker holding the tenant's shard, where a
+    function that reads the table cannot run (it would be a distributed query inside a
+    shard's). The keyword side's hits are read first, by a call Citus runs on that worker
+    (keyword_postings_statement), and bound here; the vector side is written out, filtered
+    like any other query, and the worker plans it for its values (Citus sends them as
+    constants), choosing between an exact read and the graph as the single node's function
+    does. Which terms are common, that call tells from the statistics of the tenant's shard
+    (docs/scale-out.md)."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
     counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
     distance = "m.embedding <=> :embedding::vector"
@@ -184,9 +182,9 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
             LIMIT (SELECT n FROM vector_budget)"""
 
     return _Readers(
-        # Each term's hits, read just before this statement on the tenant's worker
-        # (memory_keyword_postings()). A conjunction of terms is looked for only when no
-        # term had a hit.
+        # Each term's hits, read before this statement on the tenant's worker
+        # (memory_keyword_postings(), a delegated call: app/repository/search.py) and
+        # bound here. A conjunction of terms is looked for only when no term had a hit.
         keyword_hits=lambda lexeme, tsq: (
             f"SELECT p.hit::uuid AS hit"
             f" FROM jsonb_array_elements_text(:postings::jsonb -> {lexeme}) AS p(hit)"
@@ -433,28 +431,18 @@ def _fuse() -> list[str]:
     ]
 
 
-def _effects(distributed: bool) -> list[str]:
+def _effects() -> list[str]:
     """Writes, in the same round trip as the read that decides them. What is returned is
     counted as read by the statement that follows, in the same transaction
-    (app/repository/search.py): Citus takes no INSERT among this statement's CTEs. On
-    Citus the call on the worker only reads: the altered rows it finds are marked by the
-    statement after it (a write inside the call would take the worker's locks before the
-    coordinator's, against the order of every other write, and a tenant's move to a shard
-    of its own, waiting on both, would deadlock)."""
-    altered = "SELECT c.id FROM checked c WHERE NOT c.intact AND c.unmarked"
-    quarantined = (
-        altered
-        if distributed
-        else """UPDATE memories m SET quarantined_at = now()
-    FROM checked c
-    WHERE NOT c.intact AND c.unmarked AND m.tenant_id = :tenant_id AND m.id = c.id
-    RETURNING m.id"""
-    )
+    (app/repository/search.py): Citus takes no INSERT among this statement's CTEs."""
     return [
-        f"""quarantined AS (
+        """quarantined AS (
     -- An altered row found on the way is marked, so /stats counts it and the audit
     -- trail records it (app/services/search.py).
-    {quarantined}
+    UPDATE memories m SET quarantined_at = now()
+    FROM checked c
+    WHERE NOT c.intact AND c.unmarked AND m.tenant_id = :tenant_id AND m.id = c.id
+    RETURNING m.id
 )""",
         """relaxed_commit AS (
     -- Access counts are statistics, not data: the search's commit need not wait for the
@@ -464,7 +452,7 @@ def _effects(distributed: bool) -> list[str]:
     ]
 
 
-def _output(fits: str, distributed: bool) -> tuple[list[str], str]:
+def _output(fits: str) -> tuple[list[str], str]:
     counts = f"""counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
@@ -472,15 +460,6 @@ def _output(fits: str, distributed: bool) -> tuple[list[str], str]:
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    if distributed:
-        # One value, as memory_search_on_worker() answers: the counts and the ranked ids
-        # with their scores; the rows are read after it (app/repository/search.py).
-        select = """SELECT to_jsonb(n) || jsonb_build_object('ranked', (
-    SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.score DESC, r.id), '[]'::jsonb)
-    FROM ranked r)) AS answer
-FROM counts n
-CROSS JOIN relaxed_commit"""
-        return [counts], select
     select = f"""SELECT {memory_columns(RANKED_ACCESS)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
@@ -492,14 +471,26 @@ ORDER BY r.score DESC, r.id"""
     return [counts], select
 
 
-# Citus: the whole search, run by one call on the tenant's worker (Citus delegates
-# `SELECT f(...)` alone, by its tenant argument), which reads the query's keyword hits
-# there first and runs the statement with them as its one parameter
-# (migrations/sql/memory_search_on_worker).
-_ON_WORKER = """SELECT memory_search_on_worker(:tenant_id, :keyword_query, :term_cap, {filters},
-                               :all_terms, :statement) AS answer"""
-# What the call gives the statement it runs: the keyword hits.
-ON_WORKER_PARAMETERS = ("postings",)
+# Citus: each query term's keyword hits, read on the tenant's worker by a delegated call
+# (Citus delegates `SELECT f(...)` alone, not a call inside a larger statement).
+_POSTINGS = """SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters},
+                               :all_terms) AS postings"""
+
+
+def keyword_postings_statement(tenant_id: str, f: MemoryFilter, p: SearchParams) -> SearchStatement:
+    """The call that reads a Citus search's keyword hits, before the search statement."""
+    s = SearchStatement()
+    for name, value in (("tenant_id", tenant_id), ("query", p.query), ("term_cap", p.term_cap)):
+        s.bind(value, name)
+    # Without a vector side, rows holding all the terms are read from the index (_keyword).
+    s.bind(not p.uses_vectors, "all_terms")
+    s.sql = _POSTINGS.format(filters=filter_value(f, s.bind))
+    return s
+
+
+# {lexeme: [memory id, ...] or, for a term the shard's statistics call common, its
+# frequency there; "": the rows holding all the terms}, as memory_keyword_postings() answers.
+Postings = dict[str, list[str] | float]
 
 
 def search_statement(
@@ -508,35 +499,11 @@ def search_statement(
     p: SearchParams,
     distributed: bool = False,
     model: str | None = None,
+    postings: Postings | None = None,
 ) -> SearchStatement:
     """The statement and its values; `model` is the query vector's (a server still on the
-    model a re-embed replaced searches by keyword only: migration 0019). On Citus, the
-    call that runs the statement on the tenant's worker, the statement among its values
-    (`worker_statement` is that statement alone)."""
-    if not distributed:
-        return worker_statement(tenant_id, f, p, distributed, model)
-    inner = worker_statement(tenant_id, f, p, distributed, model)
-    s = SearchStatement()
-    s.bind(tenant_id, "tenant_id")
-    s.bind(p.query if p.alpha < 1 else None, "keyword_query")
-    s.bind(p.term_cap, "term_cap")
-    # Without a vector side, rows holding all the terms are read from the index (_keyword).
-    s.bind(not p.uses_vectors, "all_terms")
-    s.sql = _ON_WORKER.format(filters=filter_value(f, s.bind))
-    s.bind(inlined(inner.sql, inner.values, ON_WORKER_PARAMETERS), "statement")
-    s.on_worker = inner
-    return s
-
-
-def worker_statement(
-    tenant_id: str,
-    f: MemoryFilter,
-    p: SearchParams,
-    distributed: bool = False,
-    model: str | None = None,
-) -> SearchStatement:
-    """The search itself: on one PostgreSQL the statement sent; on Citus the one run on the
-    tenant's worker, which leaves `:postings` to the call that runs it."""
+    model a re-embed replaced searches by keyword only: migration 0019); `postings`, on
+    Citus, the keyword hits keyword_postings_statement read."""
     s = SearchStatement()
     for name, value in (
         ("tenant_id", tenant_id),
@@ -560,6 +527,7 @@ def worker_statement(
     stages: list[str] = []
     if distributed:
         fits = "true"
+        s.bind(postings or {}, "postings")
     else:  # asked once, read three times
         s.bind(model, "model")
         fits = "(SELECT fits FROM model_check)"
@@ -569,8 +537,8 @@ def worker_statement(
     stages += _vector(readers, fits)  # before the keyword scores: they may draw on its rows
     stages += _keyword(p, readers)
     stages += _fuse()
-    stages += _effects(distributed)
-    counts, select = _output(fits, distributed)
+    stages += _effects()
+    counts, select = _output(fits)
     stages += counts
     body = ",\n".join(stages)
     s.sql = f"WITH {body}\n{select}\n"

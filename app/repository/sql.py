@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 from numbers import Real
 from typing import Any
@@ -48,10 +48,11 @@ def named(sql: str, values: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def sql_literal(value: Any) -> str:
-    """A value as SQL literal text (for psql's `:name`, or a statement sent with its values
-    written in): NULL, a boolean, a number, or a quoted literal (a list as an array or a
-    vector, by what the statement casts it to). Quotes are doubled, which is all a literal
-    needs with standard_conforming_strings, on since PostgreSQL 9.1."""
+    """A value as SQL literal text (for psql's `:name`, or a statement written with its
+    values in, as the Citus tests EXPLAIN them): NULL, a boolean, a number, or a quoted
+    literal (a list as an array or a vector, by what the statement casts it to). Quotes are
+    doubled, which is all a literal needs with standard_conforming_strings (on since
+    PostgreSQL 9.1)."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
@@ -73,25 +74,6 @@ def sql_literal(value: Any) -> str:
 def _array_element(text: str) -> str:
     """One element of an array literal: quoted, its backslashes and quotes escaped."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def inlined(sql: str, values: Mapping[str, Any], parameters: Sequence[str] = ()) -> str:
-    """The statement with each `:name` written as its value's literal, as Citus writes a
-    statement it sends a worker; the names in `parameters` become, in that order, the
-    parameters the statement is run with there. A name without a value is an error, as in
-    `named`."""
-    numbered = {name: f"${n}" for n, name in enumerate(parameters, 1)}
-    missing = [name for name in _compile(sql)[1] if name not in values and name not in numbered]
-    if missing:
-        raise KeyError(f"SQL parameters missing {missing}")
-
-    def literal(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name is None:
-            return match.group(0)
-        return numbered[name] if name in numbered else sql_literal(values[name])
-
-    return _TOKEN.sub(literal, sql)
 
 
 def psql_script(sql: str, values: Mapping[str, Any]) -> str:

@@ -364,34 +364,6 @@ async def test_keyword_postings_answer_only_for_the_transactions_tenant(
         await conn.close()
 
 
-async def test_a_search_run_on_the_tenants_worker_reads_only_the_transactions_tenant(
-    api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
-) -> None:
-    """memory_search_on_worker() runs the statement it is given with the caller's rights:
-    asked about another tenant, with a statement that reads that tenant's rows, it finds
-    none of them, and no keyword hits (on Citus, on the other tenant's worker)."""
-    await db.executemany(
-        "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
-        " VALUES ($1, $2, memory_content_hash($2), NULL)",
-        [(tenant, f"{tenant} keeps a zebra note {i}") for tenant in "ab" for i in range(3)],
-    )
-    ask = (
-        "SELECT memory_search_on_worker($1, 'zebra', 100, NULL::memory_filter, false,"
-        " format('SELECT jsonb_build_object(''rows'', (SELECT count(*) FROM memories m"
-        " WHERE m.tenant_id = %L), ''hits'', $1)', $1::text))"
-    )
-    conn = await asyncpg.connect(database_url)
-    try:
-        await prepare_session(conn, ef_search=40)
-        async with conn.transaction():
-            await set_local(conn, {"app.tenant_id": "a"})
-            assert await conn.fetchval(ask, "b") == {"rows": 0, "hits": {}}
-            own = await conn.fetchval(ask, "a")
-        assert own["rows"] == 3 and len(own["hits"]["zebra"]) == 3
-    finally:
-        await conn.close()
-
-
 @pytest.mark.single_node
 async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection

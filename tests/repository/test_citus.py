@@ -32,7 +32,7 @@ from app.domain.memory import NewMemory
 from app.embeddings.hashing import HashEmbedder
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
-from app.repository.search_statement import SearchParams, SearchStatement, search_statement
+from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
 from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
@@ -96,7 +96,7 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     statements: list[tuple[str, tuple[Any, ...]]] = []
 
     def record(query: LoggedQuery) -> None:
-        if any(read in query.query for read in ("FROM memories", "INTO memories", "_worker(")):
+        if any(read in query.query for read in ("FROM memories", "INTO memories", "postings(")):
             statements.append((query.query, tuple(query.args)))  # not BEGIN, SET, types
 
     async def init(conn: asyncpg.Connection) -> None:
@@ -141,8 +141,8 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     finally:
         await pool.close()
         await reset_tables(citus_url)
-    # One per call above; a search is a call Citus delegates to the tenant's worker, then
-    # the count of what it returned and the read of those rows.
+    # One per call above; before each search its keyword hits (a call Citus delegates to
+    # the tenant's worker), and after it the count of what it returned.
     assert len(statements) == 13
     assert plans == [1] * 13
     # The store runs its write, then the select of the written row with its access counts
@@ -180,10 +180,7 @@ async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
         ran = {}
         for repo in (None, "small"):
             params = SearchParams("memory", [0.05] * 384, 1.0, 10, 100, 200, 0.3, 30, False)
-            call = search_statement("t-exact", MemoryFilter(repo), params, True)
-            assert call.on_worker is not None  # the statement the call runs there
-            worker = call.on_worker.values | {"postings": {}}
-            sql, args = SearchStatement(call.on_worker.sql, worker).compiled()
+            sql, args = search_statement("t-exact", MemoryFilter(repo), params, True).compiled()
             async with conn.transaction():
                 settings = search_settings(100, DEFAULT_EXACT_FACTOR)
                 await set_local(conn, {"app.tenant_id": "t-exact", **settings})
@@ -373,14 +370,14 @@ async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(
     assert [c["column_name"] for c in columns] == ["embedding"]
 
 
-async def test_explain_search_prints_the_call_and_the_workers_plan(
+async def test_explain_search_prints_what_psql_runs_and_the_workers_plan(
     citus_url: str, database_url: str, tmp_path: Path
 ) -> None:
-    """On Citus, explain-search prints the one call a search sends, ready for psql, and the
-    worker's plan of the statement that call runs there (one task, executed)."""
+    """On Citus, explain-search prints the search statement with the keyword hits it was
+    given, ready for psql, and the worker's plan of it (one task, executed)."""
     code, out, err = await run_cli("explain-search", "routed tenant", DATABASE_URL=database_url)
     assert code == 0, err
-    assert "SELECT memory_search_on_worker(" in out and "\\set statement '''WITH " in out
+    assert "\\set postings '" in out and "WITH query_terms AS" in out
     assert "Task Count: 1" in out and "Execution Time" in out
     script = tmp_path / "search.sql"
     script.write_text(out)
@@ -389,6 +386,5 @@ async def test_explain_search_prints_the_call_and_the_workers_plan(
         str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(script),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    answer, psql_err = await asyncio.wait_for(process.communicate(), 120)
+    _, psql_err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, psql_err.decode()
-    assert '"ranked": [' in answer.decode()  # the call's answer, as the search reads it

@@ -2,11 +2,12 @@
 the statistics of the table holding the tenant's rows (on a Citus worker, the shard) call
 common, and answers its frequency there instead, as the single node's statement does with
 memory_common_lexemes(); at a million memories on Citus, reading such terms' posting lists
-took 75-250 ms a query (docs/scale-out.md). For a keyword-only search with no other term's
-hit, it reads the rows holding all the terms, as the single node's statement does
+took 75-250 ms a query (docs/scale-out.md). For a keyword-only search (`all_terms`) with
+no other term's hit, it reads the rows holding all the terms, as the single node's
+statement does
 
-Revision ID: 0037
-Revises: 0036
+Revision ID: 0036
+Revises: 0035
 Create Date: 2026-11-27
 """
 
@@ -15,19 +16,16 @@ from pathlib import Path
 
 from alembic import op
 
-revision: str = "0037"
-down_revision: str | None = "0036"
+revision: str = "0036"
+down_revision: str | None = "0035"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# Self-contained: a migration imports no app code, which may change after it shipped.
 APP_ROLE = "agent_memory_app"
 CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
-FILTER = "public.memory_filter"
-POSTINGS = f"public.memory_keyword_postings(text, text, integer, {FILTER}, boolean)"
-ON_WORKER = f"public.memory_search_on_worker(text, text, integer, {FILTER}, boolean, text)"
-# As 0035 and 0036 made them.
-POSTINGS_0035 = f"public.memory_keyword_postings(text, text, integer, {FILTER})"
-ON_WORKER_0036 = f"public.memory_search_on_worker(text, text, integer, {FILTER}, text)"
+POSTINGS = "public.memory_keyword_postings(text, text, integer, public.memory_filter, boolean)"
+POSTINGS_0035 = "public.memory_keyword_postings(text, text, integer, public.memory_filter)"
 
 
 def function_as_made(name: str, at: str = revision) -> str:
@@ -42,7 +40,7 @@ def on_citus() -> bool:
 
 def install(text: str, signature: str, citus: bool) -> None:
     """A function's text, for the service's role; on Citus, delegated by its tenant to the
-    worker holding the tenant's shard."""
+    worker holding the tenant's shard (force_delegation: inside a transaction block too)."""
     op.execute(text)
     op.execute(f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC")
     op.execute(f"GRANT EXECUTE ON FUNCTION {signature} TO {APP_ROLE}")
@@ -58,10 +56,8 @@ def upgrade() -> None:
     citus = on_citus()
     if citus:
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    op.execute(f"DROP FUNCTION {ON_WORKER_0036}")
     op.execute(f"DROP FUNCTION {POSTINGS_0035}")
-    install(function_as_made("memory_keyword_postings"), POSTINGS, citus=citus)
-    install(function_as_made("memory_search_on_worker"), ON_WORKER, citus=citus)
+    install(function_as_made("memory_keyword_postings"), POSTINGS, citus)
 
 
 def downgrade() -> None:
@@ -69,9 +65,5 @@ def downgrade() -> None:
     citus = on_citus()
     if citus:
         op.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
-    op.execute(f"DROP FUNCTION {ON_WORKER}")
     op.execute(f"DROP FUNCTION {POSTINGS}")
-    postings = function_as_made("memory_keyword_postings", "0035")
-    install(postings, POSTINGS_0035, citus=citus)
-    on_worker = function_as_made("memory_search_on_worker", "0036")
-    install(on_worker, ON_WORKER_0036, citus=citus)
+    install(function_as_made("memory_keyword_postings", "0035"), POSTINGS_0035, citus)

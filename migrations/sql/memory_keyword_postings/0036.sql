@@ -1,11 +1,12 @@
 -- Each of the query's terms' keyword hits in one call, for one tenant, at most max_rows a
 -- term, among the memories the filter keeps: what memory_keyword_hits() reads a term at a
 -- time inside the single node's statement, for the back end that cannot call it there.
--- On Citus it runs on the worker holding the tenant's shard (inside the delegated
--- memory_search_on_worker()), where its queries read that shard's GIN index with owner
--- rights (under row-level security the worker may not take tsvector @@ tsquery to an
--- index, and read every row of the tenant). It answers only for the transaction's own
--- tenant (app.tenant_id): another tenant's name gets nothing.
+-- On Citus it is a distributed function, co-located with memories by `tenant`, and called
+-- as its own statement: Citus runs the call on the worker holding the tenant's shard, where
+-- its queries read that shard's GIN index with owner rights (under row-level security the
+-- worker may not take tsvector @@ tsquery to an index, and read every row of the tenant).
+-- It answers only for the transaction's own tenant (app.tenant_id): another tenant's name
+-- gets nothing.
 -- A term common in the table the tenant's rows are in (on a worker, the shard: its GIN
 -- index is what a read costs) is not read: a GIN scan reads a term's whole posting list
 -- before its first row, 75-250 ms a query at a million rows. As on one node, a term is
