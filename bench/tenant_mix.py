@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -34,11 +31,10 @@ from bench.latency import (
     bulk_load,
     count_rows,
     disk_use,
-    free_port,
     measure_search,
     pct,
-    wait_ready,
 )
+from bench.scale_out import serving
 from bench.support import fresh_database
 from bench.synthetic import QUERIES
 
@@ -138,35 +134,25 @@ async def main() -> None:
         print(await disk_use(url), flush=True)
         tenants = [LARGE, *(small_tenant(i) for i in range(args.small))]
         keys = await create_keys(url, tenants)
-        port = free_port()
-        env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING", "PRUNE_INTERVAL_S": "0"}
-        server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
-        )
-        try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-                await wait_ready(client)
-                async with httpx.AsyncClient(
-                    base_url=f"http://127.0.0.1:{port}", timeout=60, headers=bearer(keys[LARGE])
-                ) as as_large:
-                    modes = await measure_search(as_large, args.queries, REPOS)
-                await small_searches(client, keys, args.small, 20, seed=0)  # warm-up
-                alone = await small_searches(client, keys, args.small, args.queries, seed=1)
-                stop = asyncio.Event()
-                loads = [
-                    asyncio.create_task(large_load(client, keys[LARGE], stop, seed=c))
-                    for c in range(args.large_clients)
-                ]
-                try:
-                    busy = await small_searches(client, keys, args.small, args.queries, seed=2)
-                finally:
-                    stop.set()
-                large_took = [t for took, _ in await asyncio.gather(*loads) for t in took]
-                large_refused = [r for task in loads for r in task.result()[1]]
-                after = await small_searches(client, keys, args.small, args.queries, seed=3)
-        finally:
-            server.terminate()
-            server.wait(30)
+        async with serving(url) as client:
+            async with httpx.AsyncClient(
+                base_url=client.base_url, timeout=60, headers=bearer(keys[LARGE])
+            ) as as_large:
+                modes = await measure_search(as_large, args.queries, REPOS)
+            await small_searches(client, keys, args.small, 20, seed=0)  # warm-up
+            alone = await small_searches(client, keys, args.small, args.queries, seed=1)
+            stop = asyncio.Event()
+            loads = [
+                asyncio.create_task(large_load(client, keys[LARGE], stop, seed=c))
+                for c in range(args.large_clients)
+            ]
+            try:
+                busy = await small_searches(client, keys, args.small, args.queries, seed=2)
+            finally:
+                stop.set()
+            large_took = [t for took, _ in await asyncio.gather(*loads) for t in took]
+            large_refused = [r for task in loads for r in task.result()[1]]
+            after = await small_searches(client, keys, args.small, args.queries, seed=3)
     print(f"\n### The large tenant alone: {large:,} of {args.memories:,} memories (server-side ms)")
     print("| mode | p50 | p95 | p99 | results |")
     print("|---|---|---|---|---|")

