@@ -5,6 +5,7 @@ scan reads its whole posting list first) and comes back as its frequency there."
 from __future__ import annotations
 
 import asyncpg
+import httpx
 import pytest
 
 from app.db.pool import prepare_session
@@ -15,8 +16,9 @@ pytestmark = pytest.mark.citus
 
 
 async def test_a_common_term_comes_back_as_its_frequency_and_a_rare_one_as_its_hits(
-    db: asyncpg.Connection, database_url: str
+    api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
 ) -> None:
+    # (`api`: the tables are emptied after the test.)
     rows = [f"a zebra note {i}" for i in range(60)] + ["a zebra crossing", "zebra crossing"]
     await db.executemany(
         "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
