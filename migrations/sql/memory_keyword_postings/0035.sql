@@ -3,42 +3,84 @@
 -- time inside the single node's statement, for the back end that cannot call it there.
 -- On Citus it is a distributed function, co-located with memories by `tenant`, and called
 -- as its own statement: Citus runs the call on the worker holding the tenant's shard, where
--- its query reads that shard's GIN index with owner rights (under row-level security the
+-- its queries read that shard's GIN index with owner rights (under row-level security the
 -- worker may not take tsvector @@ tsquery to an index, and read every row of the tenant).
 -- It answers only for the transaction's own tenant (app.tenant_id): another tenant's name
--- gets nothing. The repository's rows and the global ones are two branches, each by an
--- index, as in memory_keyword_hits(). The answer is one jsonb object, each lexeme's hits
--- in the order read ({"canari": ["<id>", ...], ...}): a value of a built-in type, which a
--- prepared statement keeps across migrations (a composite's would change with its type).
-CREATE OR REPLACE FUNCTION public.memory_keyword_postings(tenant text, query text, max_rows integer, filters memory_filter)
+-- gets nothing.
+-- A term common in the table the tenant's rows are in (on a worker, the shard: its GIN
+-- index is what a read costs) is not read: a GIN scan reads a term's whole posting list
+-- before its first row, 75-250 ms a query at a million rows. As on one node, a term is
+-- common when ANALYZE's statistics give it more than 5 x max_rows rows, and its answer is
+-- then its frequency there, for the document frequency, instead of its hits.
+-- With `all_terms` (a keyword-only search), when no term was read with a hit and the query
+-- has several, the rows holding all of them are read instead, under the key "" (no lexeme
+-- is empty), as the single node's statement reads them then.
+-- The repository's rows and the global ones are two branches, each by an index, as in
+-- memory_keyword_hits(). The answer is one jsonb object ({"canari": ["<id>", ...],
+-- "test": 0.31, ...}): a value of a built-in type, which a prepared statement keeps across
+-- migrations (a composite's would change with its type).
+CREATE OR REPLACE FUNCTION public.memory_keyword_postings(tenant text, query text, max_rows integer, filters memory_filter, all_terms boolean)
  RETURNS jsonb
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'public'
 AS $function$
-    SELECT coalesce(jsonb_object_agg(t.lexeme, hits.ids), '{}'::jsonb)
-    FROM unnest(to_tsvector('english'::regconfig, query)) AS t
-    -- The lexeme as a one-term query (quoted: a lexeme may hold any character).
-    CROSS JOIN LATERAL (
-        SELECT ('''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
-            AS tsq
-    ) AS term
-    CROSS JOIN LATERAL (
-        SELECT coalesce(jsonb_agg(h.id), '[]'::jsonb) AS ids
-        FROM ((SELECT m.id FROM public.memories m
-               WHERE m.tenant_id = tenant
-                 AND (filters.repo IS NULL OR m.source_repo = filters.repo)
-                 AND m.search_vector @@ term.tsq
-                 AND public.memory_matches(m, filters)
-               LIMIT max_rows)
-              UNION ALL
-              (SELECT m.id FROM public.memories m
-               WHERE filters.repo IS NOT NULL AND coalesce(filters.with_global, true)
-                 AND m.tenant_id = tenant
-                 AND m.source_repo IS NULL
-                 AND m.search_vector @@ term.tsq
-                 AND public.memory_matches(m, filters)
-               LIMIT max_rows)) AS h
-    ) AS hits
-    WHERE tenant = current_setting('app.tenant_id', true)
+DECLARE
+    home oid;
+    lexemes text[];
+    common jsonb;
+    keys text[];
+    queries tsquery[];
+    postings jsonb := '{}'::jsonb;
+BEGIN
+    IF tenant IS DISTINCT FROM current_setting('app.tenant_id', true) THEN
+        RETURN '{}'::jsonb;
+    END IF;
+    lexemes := ARRAY(SELECT t.lexeme FROM unnest(to_tsvector('english'::regconfig, query)) AS t);
+    -- The table the tenant's rows are in: memories on one node, the tenant's shard on a
+    -- worker (its statistics, not the distributed table's, which has none).
+    SELECT m.tableoid INTO home FROM public.memories m WHERE m.tenant_id = tenant LIMIT 1;
+    SELECT coalesce(jsonb_object_agg(e.lexeme, e.freq), '{}'::jsonb) INTO common
+    FROM pg_class c
+    JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = c.relname
+                   AND s.attname = 'search_vector'
+    CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
+        AS e(lexeme, freq)
+    WHERE c.oid = home AND e.lexeme = ANY (lexemes) AND e.freq * c.reltuples > 5 * max_rows;
+    -- Each other term as a one-term query (quoted: a lexeme may hold any character).
+    keys := ARRAY(SELECT l FROM unnest(lexemes) AS l WHERE NOT common ? l);
+    queries := ARRAY(SELECT ('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''')::tsquery
+                     FROM unnest(keys) AS l);
+    FOR pass IN 1..2 LOOP
+        IF pass = 2 THEN
+            -- A keyword-only search whose terms had no hit: the rows holding all of them.
+            EXIT WHEN NOT all_terms OR cardinality(lexemes) < 2
+                OR EXISTS (SELECT 1 FROM jsonb_each(postings) p WHERE p.value <> '[]'::jsonb);
+            keys := ARRAY[''];
+            queries := ARRAY[(SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''')
+                                                || '''', ' & ')::tsquery
+                              FROM unnest(lexemes) AS l)];
+        END IF;
+        SELECT postings || coalesce(jsonb_object_agg(q.key, hits.ids), '{}'::jsonb) INTO postings
+        FROM unnest(keys, queries) AS q(key, tsq)
+        CROSS JOIN LATERAL (
+            SELECT coalesce(jsonb_agg(h.id), '[]'::jsonb) AS ids
+            FROM ((SELECT m.id FROM public.memories m
+                   WHERE m.tenant_id = tenant
+                     AND (filters.repo IS NULL OR m.source_repo = filters.repo)
+                     AND m.search_vector @@ q.tsq
+                     AND public.memory_matches(m, filters)
+                   LIMIT max_rows)
+                  UNION ALL
+                  (SELECT m.id FROM public.memories m
+                   WHERE filters.repo IS NOT NULL AND coalesce(filters.with_global, true)
+                     AND m.tenant_id = tenant
+                     AND m.source_repo IS NULL
+                     AND m.search_vector @@ q.tsq
+                     AND public.memory_matches(m, filters)
+                   LIMIT max_rows)) AS h
+        ) AS hits;
+    END LOOP;
+    RETURN postings || common;
+END
 $function$;
