@@ -5,9 +5,10 @@ says in one line on stderr what happened. Memory never blocks or breaks the agen
 Session start opens a memory session for the repository (git.py's name), sends HEAD, the
 branch and the commits since the repository's last session with the files each changed (so
 that the server marks only memories written before a file's change), and hands the agent the
-snapshot and the capture guidance as context. Stop reminds the agent once to capture what it
-learned (no server call). Session end closes the session with the agent's last words, in one
-request, well inside the ~1.5 s Claude Code gives it.
+snapshot and the capture guidance as context. Stop keeps each turn's last words and reminds
+the agent once to capture what it learned, with the session's drafts. Session end closes the
+session with the agent's last words, in one request, well inside the ~1.5 s Claude Code
+gives it.
 """
 
 from __future__ import annotations
@@ -190,12 +191,21 @@ def assistant_turns(transcript_path: str | None) -> list[list[dict[str, Any]]]:
 
 
 def last_assistant_text(transcript_path: str | None) -> str | None:
-    """The agent's last words, as its report of the session."""
+    """The agent's last words in the transcript, as its report of the session."""
     for blocks in assistant_turns(transcript_path):
         text = " ".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
         if text.strip():
             return text.strip()[:SUMMARY_CHARS]
     return None
+
+
+def last_words(payload: dict[str, Any]) -> str | None:
+    """The words that ended the turn, as Claude Code hands them to Stop: the transcript may
+    not hold them yet when the hook runs (seen on a busy machine)."""
+    said = payload.get("last_assistant_message")
+    if not isinstance(said, str) or not said.strip():
+        return None
+    return said.strip()[:SUMMARY_CHARS]
 
 
 def session_end(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
@@ -205,7 +215,7 @@ def session_end(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
     state = _load(payload)
     if state is None:
         return {}
-    said = last_assistant_text(payload.get("transcript_path"))
+    said = state.get("last_words") or last_assistant_text(payload.get("transcript_path"))
     if said is None:
         body = {
             "status": "abandoned",
@@ -221,13 +231,20 @@ def session_end(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
 def stop(payload: dict[str, Any], server: Connection) -> dict[str, Any]:
     """Once a session, when the agent is about to stop after doing something, remind it to
     capture what it learned, with the session's drafts (in the configured capture mode;
-    never with `off`, never twice, never while a Stop hook already holds it)."""
+    never with `off`, never twice, never while a Stop hook already holds it). Every Stop
+    keeps the turn's last words for session end."""
     state = _load(payload)
-    if state is None or state.get("reminded") or payload.get("stop_hook_active"):
+    if state is None:
+        return {}
+    said = last_words(payload)
+    if said is not None and said != state.get("last_words"):
+        state = {**state, "last_words": said}
+        _save(payload, state)
+    if state.get("reminded") or payload.get("stop_hook_active"):
         return {}
     reminder = CAPTURE_REMINDER.get(str(state.get("capture_mode")))
-    # Something done: words, or a tool call (its last words may not be in the transcript yet).
-    if reminder is None or not assistant_turns(payload.get("transcript_path")):
+    # Something done: words, or a tool call in the transcript.
+    if reminder is None or not (said or assistant_turns(payload.get("transcript_path"))):
         return {}
     try:
         drafts = server.call("GET", f"/sessions/{state['session_id']}/drafts")["drafts"]

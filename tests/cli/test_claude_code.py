@@ -166,12 +166,14 @@ TOOL_PREFIX = "mcp__plugin_agent-memory_memory__"
 class StubModel:
     """A stand-in for the model's API: every request is kept; each answer streams `text`,
     or, while `tool_calls` holds one whose tool the request offers, that tool call (after
-    running `before_tool`, what the agent did first)."""
+    running `before_tool`, what the agent did first); a tool the request names but defers
+    is first loaded with Claude Code's ToolSearch."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.text = "Done: I looked at the repository."
         self.tool_calls: list[tuple[str, dict[str, Any]]] = []
+        self.tools_loaded: list[str] = []  # through Claude Code's ToolSearch
         self.before_tool: Callable[[], None] | None = None
 
     def app(self) -> Starlette:
@@ -181,12 +183,20 @@ class StubModel:
             if not body.get("stream"):
                 return JSONResponse(self._message([{"type": "text", "text": self.text}]))
             offered = {tool["name"] for tool in body.get("tools") or []}
-            if self.tool_calls and self.tool_calls[0][0] in offered:
+            wanted = self.tool_calls[0][0] if self.tool_calls else None
+            if wanted in offered:
                 name, arguments = self.tool_calls.pop(0)
                 if self.before_tool is not None:
                     self.before_tool()
                 return StreamingResponse(
                     self._tool_events(name, arguments), media_type="text/event-stream"
+                )
+            if wanted and "ToolSearch" in offered and wanted in json.dumps(body):
+                # Listed by name only (deferred): load it first, as the model does.
+                self.tools_loaded.append(wanted)
+                load = {"query": f"select:{wanted}"}
+                return StreamingResponse(
+                    self._tool_events("ToolSearch", load), media_type="text/event-stream"
                 )
             return StreamingResponse(self._events(), media_type="text/event-stream")
 
@@ -255,8 +265,10 @@ async def claude_run(
     served: str,
     *allowed: str,
     prompt: str = "Look at this repository",
+    settings: Mapping[str, str] | None = None,
 ) -> str:
-    """One `claude -p` run with the plugin; `allowed`: the tools it may call unasked."""
+    """One `claude -p` run with the plugin; `allowed`: the tools it may call unasked;
+    `settings`: Claude Code's own environment variables."""
     tools = ["--allowedTools", ",".join(allowed)]
     process = await asyncio.create_subprocess_exec(
         str(CLAUDE), "-p", prompt, "--plugin-dir", str(PLUGIN),
@@ -267,11 +279,17 @@ async def claude_run(
             "ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "stub",
             "AGENT_MEMORY_URL": served, "DISABLE_AUTOUPDATER": "1",
             "AGENT_MEMORY_CLIENT": str(Path(sys.executable).parent / "agent-memory-client"),
+            **(settings or {}),
         },
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 120)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 120)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError("claude -p did not end within 120 s") from None
     assert process.returncode == 0, err.decode()
     return out.decode()
 
@@ -351,6 +369,11 @@ def checkout(path: Path) -> Path:
     return path
 
 
+AGENT_TOOLS = [
+    "confirm_memory", "get_strategy_hint", "learn_strategy", "remember", "search_memories",
+]  # fmt: skip
+
+
 def plugin_tools(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools of the plugin's server in one request, and any resource tools."""
     return [
@@ -363,13 +386,17 @@ def plugin_tools(request: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.skipif(
     not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
 )
+@pytest.mark.parametrize("on_demand", [True, False], ids=["tools-on-demand", "tools-up-front"])
 async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
-    served: str, db: asyncpg.Connection, tmp_path: Path
+    served: str, db: asyncpg.Connection, tmp_path: Path, on_demand: bool
 ) -> None:
-    """Open mode (no key), the plugin as installed: the tools connect and cost at most 4,000
-    characters a request; a `remember` that names no repository is filed under the one the
-    agent works in, at the commit it was written at; the next session marks stale only the
-    memory written before the file's change, not the one written after it."""
+    """Open mode (no key), the plugin as installed: the tools connect. Loaded on demand
+    (Claude Code's default, through its ToolSearch tool) a request carries only their names
+    until the agent loads one; sent up front (`ENABLE_TOOL_SEARCH=false`, as older clients
+    did) they cost at most 4,000 characters a request. A `remember` that names no
+    repository is filed under the one the agent works in, at the commit it was written at;
+    the next session marks stale only the memory written before the file's change, not the
+    one written after it."""
     repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
     home.mkdir()
     before = git(repo, "rev-parse", "HEAD")
@@ -388,15 +415,20 @@ async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
     stub = StubModel()
     stub.tool_calls = [(f"{TOOL_PREFIX}remember", {"text": learned, "files": ["app/db/pool.py"]})]
     stub.before_tool = commit_the_change
+    settings = {} if on_demand else {"ENABLE_TOOL_SEARCH": "false"}
     async with serving(stub.app()) as model_url:
-        await claude_run(repo, home, model_url, served, f"{TOOL_PREFIX}remember")
+        await claude_run(
+            repo, home, model_url, served, f"{TOOL_PREFIX}remember", settings=settings
+        )  # fmt: skip
         first = stub.requests[0]
         tools = plugin_tools(first)
-        assert sorted(t["name"].removeprefix(TOOL_PREFIX) for t in tools) == [
-            "confirm_memory", "get_strategy_hint", "learn_strategy", "remember",
-            "search_memories",
-        ]  # fmt: skip
-        assert len(json.dumps(tools)) <= 4_000
+        if on_demand:
+            assert tools == []  # named in a list of deferred tools, nothing more
+            assert all(f"{TOOL_PREFIX}{name}" in json.dumps(first) for name in AGENT_TOOLS)
+            assert stub.tools_loaded == [f"{TOOL_PREFIX}remember"]
+        else:
+            assert sorted(t["name"].removeprefix(TOOL_PREFIX) for t in tools) == AGENT_TOOLS
+            assert len(json.dumps(tools)) <= 4_000
         answered = [
             block for r in stub.requests for m in r["messages"] if isinstance(m["content"], list)
             for block in m["content"] if block.get("type") == "tool_result"

@@ -164,6 +164,39 @@ async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.Mo
     assert not hooks.state_file("c1").exists()
 
 
+async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transcript may not hold a turn's last words yet when Stop runs (seen on a busy
+    machine): the reminder and the session's summary come from the words Stop is handed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ended: list[Any] = []
+
+    async def anything(request: Request) -> Response:
+        if request.method == "GET":
+            return JSONResponse({"drafts": []})
+        ended.append(await request.json())
+        return JSONResponse({"session_id": "m1", "status": "completed"})
+
+    stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
+    hooks.state_file("c1").parent.mkdir(parents=True)
+    hooks.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "silent"}))
+    transcript = tmp_path / "t.jsonl"
+    asked = {"role": "user", "content": "fix the flaky test"}
+    transcript.write_text(json.dumps({"type": "user", "message": asked}) + "\n")
+    base = {"session_id": "c1", "transcript_path": str(transcript)}
+    stop = {**base, "stop_hook_active": False, "last_assistant_message": "Fixed it."}
+    again = {**stop, "stop_hook_active": True, "last_assistant_message": "Nothing to keep."}
+    async with serving(stub) as url:
+        out, _ = await asyncio.to_thread(hooks.run_hook, "stop", json.dumps(stop), url)
+        assert json.loads(out)["decision"] == "block"
+        assert json.loads(out)["reason"].startswith("Before you finish")
+        out, _ = await asyncio.to_thread(hooks.run_hook, "stop", json.dumps(again), url)
+        assert out == ""  # reminded once
+        await asyncio.to_thread(hooks.run_hook, "session-end", json.dumps(base), url)
+    assert ended == [{"status": "completed", "summary": "Nothing to keep."}]
+
+
 async def test_a_scripted_session_drafts_only_what_a_change_fixed(
     served: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
