@@ -423,6 +423,8 @@ async def test_the_agent_loop_in_open_mode_through_the_real_claude_code(
         first = stub.requests[0]
         tools = plugin_tools(first)
         if on_demand:
+            if "ToolSearch" not in {tool["name"] for tool in first["tools"]}:
+                pytest.skip("this Claude Code sends every tool up front (2.1.197 did)")
             assert tools == []  # named in a list of deferred tools, nothing more
             assert all(f"{TOOL_PREFIX}{name}" in json.dumps(first) for name in AGENT_TOOLS)
             assert stub.tools_loaded == [f"{TOOL_PREFIX}remember"]
