@@ -4,7 +4,7 @@ planned, execute), from the servers' own logs (`log_min_duration_statement = 0`)
 
 A fresh cluster (bench/scale_out.py's, on port 9800) gets `--memories` synthetic rows over
 `--tenants` tenants; the service answers `--queries` hybrid searches as a random tenant's
-key, a third of them filtered to one repository, as bench/scale_out.py sends them. Each
+key, as bench/scale_out.py sends them. Each
 node's figures are its summed durations divided by the number of searches, so the two
 workers' lines add up to what one search costs on the worker that holds its tenant.
 
@@ -23,8 +23,7 @@ from pathlib import Path
 import asyncpg
 
 from bench.latency import bulk_load, pct
-from bench.scale_out import CLUSTER, REPOS, citus_cluster, serving, tenant_keys
-from bench.synthetic import QUERIES
+from bench.scale_out import CLUSTER, REPOS, citus_cluster, search_params, serving, tenant_keys
 
 WARM_UP = 20
 # "duration: 1.234 ms  bind __asyncpg_stmt_3__: WITH query_terms AS (..."
@@ -87,11 +86,7 @@ async def main() -> None:
                 if i == WARM_UP:
                     await log_every_statement(url, len(node_logs()))
                     offsets = [log.stat().st_size for log in node_logs()]
-                params: dict[str, str | float | int] = {
-                    "q": QUERIES[i % len(QUERIES)], "alpha": 0.6, "limit": 10,
-                }  # fmt: skip
-                if i % 3 == 0:
-                    params["source_repo"] = f"repo-{rng.randrange(REPOS)}"
+                params = search_params(i, rng)
                 bearer = {"Authorization": f"Bearer {keys[rng.randrange(args.tenants)]}"}
                 response = await client.get("/search", params=params, headers=bearer)
                 response.raise_for_status()

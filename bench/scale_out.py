@@ -112,6 +112,14 @@ async def timed(client: httpx.AsyncClient, method: str, path: str, **kw: Any) ->
     return elapsed, response.json()
 
 
+def search_params(i: int, rng: random.Random) -> dict[str, Any]:
+    """The i-th hybrid search's parameters: a third of them filtered to one repository."""
+    params: dict[str, Any] = {"q": QUERIES[i % len(QUERIES)], "alpha": 0.6, "limit": 10}
+    if i % 3 == 0:
+        params["source_repo"] = f"repo-{rng.randrange(REPOS)}"
+    return params
+
+
 async def measure(
     clients: dict[str, httpx.AsyncClient], keys: dict[str, list[str]], n: int, tenants: int
 ) -> dict[str, dict[str, list[float]]]:
@@ -121,9 +129,7 @@ async def measure(
     }
     for i in range(n + 20):
         tenant = rng.randrange(tenants)
-        params: dict[str, Any] = {"q": QUERIES[i % len(QUERIES)], "alpha": 0.6, "limit": 10}
-        if i % 3 == 0:
-            params["source_repo"] = f"repo-{rng.randrange(REPOS)}"
+        params = search_params(i, rng)
         text, kind = memory_text(rng)
         for name, client in clients.items():
             headers = {"Authorization": f"Bearer {keys[name][tenant]}"}

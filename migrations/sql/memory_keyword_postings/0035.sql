@@ -28,6 +28,7 @@ AS $function$
 DECLARE
     home oid;
     lexemes text[];
+    quoted text[];
     common jsonb;
     keys text[];
     queries tsquery[];
@@ -37,6 +38,9 @@ BEGIN
         RETURN '{}'::jsonb;
     END IF;
     lexemes := ARRAY(SELECT t.lexeme FROM unnest(to_tsvector('english'::regconfig, query)) AS t);
+    -- Each as a one-term query's text (quoted: a lexeme may hold any character).
+    quoted := ARRAY(SELECT '''' || replace(replace(l, '\', '\\'), '''', '''''') || ''''
+                    FROM unnest(lexemes) AS l);
     -- The table the tenant's rows are in: memories on one node, the tenant's shard on a
     -- worker (its statistics, not the distributed table's, which has none).
     SELECT m.tableoid INTO home FROM public.memories m WHERE m.tenant_id = tenant LIMIT 1;
@@ -47,19 +51,16 @@ BEGIN
     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
         AS e(lexeme, freq)
     WHERE c.oid = home AND e.lexeme = ANY (lexemes) AND e.freq * c.reltuples > 5 * max_rows;
-    -- Each other term as a one-term query (quoted: a lexeme may hold any character).
-    keys := ARRAY(SELECT l FROM unnest(lexemes) AS l WHERE NOT common ? l);
-    queries := ARRAY(SELECT ('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''')::tsquery
-                     FROM unnest(keys) AS l);
+    -- Each other term, as a one-term query.
+    SELECT array_agg(t.l), array_agg(t.q::tsquery) INTO keys, queries
+    FROM unnest(lexemes, quoted) AS t(l, q) WHERE NOT common ? t.l;
     FOR pass IN 1..2 LOOP
         IF pass = 2 THEN
             -- A keyword-only search whose terms had no hit: the rows holding all of them.
             EXIT WHEN NOT all_terms OR cardinality(lexemes) < 2
                 OR EXISTS (SELECT 1 FROM jsonb_each(postings) p WHERE p.value <> '[]'::jsonb);
             keys := ARRAY[''];
-            queries := ARRAY[(SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''')
-                                                || '''', ' & ')::tsquery
-                              FROM unnest(lexemes) AS l)];
+            queries := ARRAY[array_to_string(quoted, ' & ')::tsquery];
         END IF;
         SELECT postings || coalesce(jsonb_object_agg(q.key, hits.ids), '{}'::jsonb) INTO postings
         FROM unnest(keys, queries) AS q(key, tsq)
