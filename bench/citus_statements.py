@@ -29,7 +29,7 @@ WARM_UP = 20
 # "duration: 1.234 ms  bind __asyncpg_stmt_3__: WITH query_terms AS (..."
 LOGGED = re.compile(r"duration: ([0-9.]+) ms\s+(parse|bind|execute|statement)[^:]*:\s*(.{0,60})")
 STATEMENTS = (  # how a statement's text begins, on the coordinator or on a shard
-    ("search", ("WITH query_terms",)),
+    ("search", ("WITH query_terms", "SELECT memory_search_on", "SELECT public.memory_search_on")),
     ("keyword postings", ("SELECT memory_keyword_postings", "SELECT public.memory_keyword")),
     ("count reads", ("INSERT INTO memory_access", "INSERT INTO public.memory_access")),
     ("transaction", ("BEGIN", "COMMIT", "SET LOCAL")),

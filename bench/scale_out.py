@@ -77,7 +77,14 @@ async def tenant_keys(url: str, tenants: int) -> list[str]:
 @contextlib.asynccontextmanager
 async def serving(url: str) -> AsyncIterator[httpx.AsyncClient]:
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING", "PRUNE_INTERVAL_S": "0"}
+    # No per-key rate limit: a benchmark's clients send as fast as they are answered.
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "LOG_LEVEL": "WARNING",
+        "PRUNE_INTERVAL_S": "0",
+        "RATE_LIMIT_PER_MINUTE": "0",
+    }
     server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
     )

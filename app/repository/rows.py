@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, get_args, get_type_hints
+from uuid import UUID
 
 from app.domain.fields import CLIENT_FIELDS, MEMORY_FIELDS
 from app.domain.memory import Memory, NewMemory
@@ -68,6 +70,33 @@ def to_memory(row: Any) -> Memory:
     values["files"] = list(values["files"])
     values["relevance_score"] = float(values["relevance_score"])
     return Memory(**values)
+
+
+def _from_json(hint: Any) -> Callable[[Any], Any] | None:
+    """How a field of this type reads from its JSON value (None: as it is)."""
+    kinds = {hint, *get_args(hint)}
+    if UUID in kinds:
+        return UUID
+    if datetime in kinds:
+        return datetime.fromisoformat
+    return None
+
+
+# A memory's fields that JSON carries as text: ids and times.
+_JSON_FIELDS = {
+    name: read for name, hint in get_type_hints(Memory).items() if (read := _from_json(hint))
+}
+
+
+def from_json(row: Mapping[str, Any], **more: Callable[[Any], Any]) -> dict[str, Any]:
+    """A row that came as a JSON object (to_jsonb of a memory's columns: a statement run on
+    a Citus worker, memory_search_on_worker()) with its values as asyncpg reads the columns;
+    `more` reads other columns by name."""
+    reads = {**_JSON_FIELDS, **more}
+    return {
+        name: reads[name](value) if value is not None and name in reads else value
+        for name, value in row.items()
+    }
 
 
 # What a writer sets (app/domain/fields.py), as an INSERT's columns and named values.

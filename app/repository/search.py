@@ -1,10 +1,14 @@
 """Hybrid search: one statement (app/repository/search_statement.py), run with its settings,
-then one that counts what it returned as read."""
+then one that counts what it returned as read. On Citus the statement runs on the tenant's
+worker, planned there once per connection, and counts what it returned itself
+(memory_search_on_worker(), migration 0036)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -13,30 +17,18 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
 from app.domain.search import SearchHit
-from app.repository.rows import to_memory
+from app.repository.rows import from_json, to_memory
 from app.repository.search_statement import (
-    Postings,
     SearchParams,
     SearchStatement,
-    keyword_postings_statement,
+    counted_reads,
     search_statement,
 )
 from app.repository.sql import named
 
-# The returned memories' reads, counted beside them (migration 0030), never in their rows.
-# A memory deleted since the search read it is skipped; the ones counted are kept from
-# deletion (KEY SHARE) until the search commits. In id order: concurrent searches counting
-# the same memories in other orders would otherwise deadlock on their access rows.
-_COUNT_READS = """
-INSERT INTO memory_access AS a (tenant_id, memory_id, access_count, last_accessed_at)
-SELECT m.tenant_id, m.id, 1, now() FROM memories m
-WHERE m.tenant_id = :tenant_id AND m.id = ANY (:ids::uuid[])
-ORDER BY m.id
-FOR KEY SHARE
-ON CONFLICT (tenant_id, memory_id) DO UPDATE
-    SET access_count = a.access_count + 1, last_accessed_at = EXCLUDED.last_accessed_at
-RETURNING a.memory_id, a.access_count, a.last_accessed_at
-"""
+# The returned memories' reads (one PostgreSQL: the search's own statement counts them on
+# Citus), and a recall's.
+_COUNT_READS = counted_reads(":ids::uuid[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +49,10 @@ class SearchRepository:
     async def _statement(
         self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0
     ) -> tuple[asyncpg.Connection, SearchStatement]:
-        """The transaction's connection, with the search's settings, and the statement. On
-        Citus the keyword hits are read first, on the tenant's worker, and bound into it."""
+        """The transaction's connection, with the search's settings, and the statement."""
         uow = self._uow
         conn = await uow.connection(self._settings(timeout_ms))
-        postings: Postings | None = None
-        if uow.distributed and p.alpha < 1:
-            sql, args = keyword_postings_statement(uow.tenant_id, f, p).compiled()
-            postings = await conn.fetchval(sql, *args)
-        statement = search_statement(
-            uow.tenant_id, f, p, uow.distributed, uow.embedding_model, postings
-        )
-        return conn, statement
+        return conn, search_statement(uow.tenant_id, f, p, uow.distributed, uow.embedding_model)
 
     def _settings(self, timeout_ms: int) -> dict[str, str]:
         settings = {"statement_timeout": str(timeout_ms)}
@@ -86,8 +70,7 @@ class SearchRepository:
         SearchTimeoutError, and the transaction is rolled back."""
         try:
             conn, statement = await self._statement(f, p, timeout_ms)
-            sql, args = statement.compiled()
-            rows = await conn.fetch(sql, *args)
+            rows = await self._rows(conn, statement)
             hits = [
                 SearchHit(
                     memory=to_memory(row),
@@ -100,7 +83,7 @@ class SearchRepository:
                 for row in rows
                 if row["id"] is not None  # the counts' row when nothing is returned
             ]
-            if p.track_access and hits:
+            if p.track_access and hits and not statement.distributed:
                 hits = await self._count_reads(conn, hits)
         except asyncpg.QueryCanceledError as exc:
             raise SearchTimeoutError(
@@ -116,6 +99,15 @@ class SearchRepository:
             bool(counts["vectors_fit"]),
             list(counts["quarantined_ids"]),
         )
+
+    async def _rows(
+        self, conn: asyncpg.Connection, statement: SearchStatement
+    ) -> list[Mapping[str, Any]]:
+        if not statement.distributed:
+            sql, args = statement.compiled()
+            return list(await conn.fetch(sql, *args))
+        answer = await conn.fetchval(*named(*statement.worker_call()))
+        return [from_json(row, quarantined_ids=_ids) for row in answer]
 
     async def count_reads(self, ids: list[UUID]) -> None:
         """Reads counted for memories handed over outside a search's answer (a recall)."""
@@ -143,9 +135,16 @@ class SearchRepository:
         return updated
 
     async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
-        """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS) (planned
-        the same way: a generic plan on one PostgreSQL)."""
+        """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS), planned
+        the same way: a generic plan, on one PostgreSQL or on the tenant's Citus worker
+        (memory_search_on_worker())."""
         conn, statement = await self._statement(f, p)
+        if statement.distributed:  # as the tenant's worker runs it
+            return statement, await conn.fetchval(*named(*statement.worker_call(explain=True)))
         sql, args = statement.compiled()
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]
+
+
+def _ids(values: list[str]) -> list[UUID]:
+    return [UUID(value) for value in values]

@@ -4,7 +4,8 @@
     keyword     each term's hits (rarest first, within a budget), BM25 over them
     vector      the nearest by cosine distance (HNSW with iterative scan, or exact)
     fuse        both sides joined, weighted by alpha, decayed, floored, integrity-checked
-    effects     quarantine marks for altered rows found on the way
+    effects     quarantine marks for altered rows found on the way (and on Citus, the
+                count of what it returned)
     output      the rows, and one row of counts even when nothing is returned
 
 Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
@@ -44,6 +45,7 @@ relevance_score, where relevance_score (default 1) is what agents' feedback made
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +53,7 @@ from typing import Any
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_sql, filter_value, is_narrowed, scope_parts
 from app.repository.rows import INTACT, memory_columns
-from app.repository.sql import named, psql_script
+from app.repository.sql import named, psql_script, sql_literal, sql_text
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
 # low k1 (one mention is most of the evidence) and little length normalisation.
@@ -62,7 +64,7 @@ BM25_B = 0.3
 # (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
 FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
 # A returned memory's access counts, as the ranking read them (the search's own count
-# follows it: app/repository/search.py).
+# follows it: app/repository/search.py; on Citus, in the statement, `counted`).
 RANKED_ACCESS = {"access_count": "r.access_count", "last_accessed_at": "r.last_accessed_at"}
 
 
@@ -93,10 +95,12 @@ class SearchParams:
 
 @dataclass
 class SearchStatement:
-    """The statement with `:name` placeholders, and the values for them."""
+    """The statement with `:name` placeholders, and the values for them. `distributed`: a
+    Citus statement, which the tenant's worker runs (worker_call)."""
 
     sql: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    distributed: bool = False
 
     def bind(self, value: Any, name: str | None = None) -> str:
         """A placeholder for `value`: `name`, or the next `:filter_n`."""
@@ -109,9 +113,47 @@ class SearchStatement:
         text, *args = named(self.sql, self.values)
         return text, args
 
+    def worker_call(self, explain: bool = False) -> tuple[str, dict[str, Any]]:
+        """Citus: the call that runs the statement on the tenant's worker, and its values
+        (memory_search_on_worker(): the statement's tables as `{memories}` and
+        `{memory_access}`, which the worker names as the tenant's shards; its rows answered
+        as one jsonb array, in their order; each value as the text its type reads)."""
+        text, *args = named(self.sql, self.values)
+        stages, select = _TABLE.sub(r"\1 {\2}", text).rsplit("\nSELECT ", 1)
+        statement = (
+            f"{stages},\noutput AS (\nSELECT {select.rstrip()}\n)\n"
+            f"SELECT coalesce(jsonb_agg(o ORDER BY {RESULT_ORDER}), '[]') FROM output o"
+        )
+        values = [sql_text(value) for value in args]
+        tenant = self.values["tenant_id"]
+        return _ON_WORKER, {
+            "tenant_id": tenant, "statement": statement, "values": values, "explain": explain
+        }  # fmt: skip
+
     def psql(self) -> str:
-        """As psql runs it: a `\\set` per value, then the statement as written."""
-        return psql_script(self.sql, self.values)
+        """As psql runs it: a `\\set` per value, then the statement as written; on Citus,
+        the call to the tenant's worker, in a transaction of the tenant's."""
+        if not self.distributed:
+            return psql_script(self.sql, self.values)
+        call, values = self.worker_call()
+        return "\n".join(
+            [
+                "BEGIN;",
+                "SET LOCAL citus.propagate_set_commands = 'local';",
+                f"SET LOCAL app.tenant_id = {sql_literal(values['tenant_id'])};",
+                psql_script(call, values),
+                "ROLLBACK;",
+            ]
+        )
+
+
+# Citus: the statement, on the tenant's worker (a call Citus delegates there, migration 0036).
+_ON_WORKER = "SELECT memory_search_on_worker(:tenant_id, :statement, :values, :explain)"
+# The output's order, by its columns' names (the counts' row, all NULL, first when nothing
+# is returned).
+RESULT_ORDER = "score DESC, id"
+# A table the search statement reads or writes (worker_call: the shard's name instead).
+_TABLE = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+(memories|memory_access)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +166,7 @@ class _Readers:
     vector_candidates: str
     term_class: str
     vector_scope: tuple[str, ...] = ()  # CTEs the vector side's candidates read
+    postings: tuple[str, ...] = ()  # CTEs the keyword side's hits are read by first
 
 
 def _scope_size(f: MemoryFilter, s: SearchStatement, at_most: str) -> str:
@@ -159,14 +202,15 @@ def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
     )
 
 
-def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
-    """Citus: the statement runs whole on the worker holding the tenant's shard, where a
-    function that reads the table cannot run (it would be a distributed query inside a
-    shard's). The keyword side's hits are read first, by a call Citus runs on that worker
-    (keyword_postings_statement), and bound here; the vector side is written out, filtered
-    like any other query, and the worker plans it for its values (Citus sends them as
-    constants), choosing between an exact read and the graph as the single node's function
-    does. Which terms are common, that call tells from the statistics of the tenant's shard
+def _written_out(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> _Readers:
+    """Citus: the statement runs whole on the worker holding the tenant's shards, prepared
+    there once per connection (memory_search_on_worker()). The keyword side's hits are
+    read there by memory_keyword_postings(), which reads the tenant's shard by name with
+    owner rights (memory_keyword_hits() reads the distributed table: inside a shard's
+    statement, a nested distributed query). The vector side is written out, filtered like
+    any other query, and chooses between an exact read and the graph as the single node's
+    function does, behind one-time filters, so that one plan serves both. Which terms are
+    common, the keyword call tells from the statistics of the tenant's shard
     (docs/scale-out.md)."""
     scope = filter_sql(f, s.bind, tenant=":tenant_id")
     counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
@@ -181,13 +225,21 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
             ORDER BY {order}
             LIMIT (SELECT n FROM vector_budget)"""
 
+    # Without a vector side, rows holding all the terms are read from the index (_keyword).
+    all_terms = s.bind(not p.uses_vectors, "all_terms")
     return _Readers(
-        # Each term's hits, read before this statement on the tenant's worker
-        # (memory_keyword_postings(), a delegated call: app/repository/search.py) and
-        # bound here. A conjunction of terms is looked for only when no term had a hit.
+        postings=(
+            f"""postings AS MATERIALIZED (
+    -- Each term's hits, read once, on this worker, through the GIN index (owner rights).
+    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filter_value(f, s.bind)},
+                                   {all_terms}) AS hits
+    WHERE {_keyword_on(p)}
+)""",
+        ),
+        # A conjunction of terms is looked for only when no term had a hit.
         keyword_hits=lambda lexeme, tsq: (
-            f"SELECT p.hit::uuid AS hit"
-            f" FROM jsonb_array_elements_text(:postings::jsonb -> {lexeme}) AS p(hit)"
+            f"SELECT h.hit::uuid AS hit"
+            f" FROM postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {lexeme}) AS h(hit)"
             f" WHERE {tsq} IS NOT NULL"
         ),
         # "+ 0": the same order, in a form the HNSW index cannot serve.
@@ -218,10 +270,15 @@ def _written_out(f: MemoryFilter, s: SearchStatement) -> _Readers:
         term_class="""SELECT qt.lexeme, qt.tsq, c.freq, c.freq IS NOT NULL AS common
     FROM query_terms qt
     CROSS JOIN LATERAL (
-        SELECT CASE WHEN jsonb_typeof(:postings::jsonb -> qt.lexeme) = 'number'
-                    THEN (:postings::jsonb ->> qt.lexeme)::real END AS freq
+        SELECT CASE WHEN jsonb_typeof(p.hits -> qt.lexeme) = 'number'
+                    THEN (p.hits ->> qt.lexeme)::real END AS freq
+        FROM postings p
     ) c""",
     )
+
+
+def _keyword_on(p: SearchParams) -> str:
+    return "true" if p.alpha < 1 else "false"
 
 
 def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatement,
@@ -237,13 +294,13 @@ def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatemen
             "SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class"
             " WHERE oid = 'memories'::regclass"
         )
-    keyword_on = "true" if p.alpha < 1 else "false"
     return [
+        *r.postings,
         f"""query_terms AS (
     SELECT t.lexeme,
            ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq
     FROM unnest(to_tsvector('english'::regconfig, :query)) AS t
-    WHERE {keyword_on}
+    WHERE {_keyword_on(p)}
 )""",
         f"""corpus AS (
     {corpus}
@@ -431,11 +488,13 @@ def _fuse() -> list[str]:
     ]
 
 
-def _effects() -> list[str]:
-    """Writes, in the same round trip as the read that decides them. What is returned is
-    counted as read by the statement that follows, in the same transaction
-    (app/repository/search.py): Citus takes no INSERT among this statement's CTEs."""
-    return [
+def _effects(distributed: bool) -> list[str]:
+    """Writes, in the same round trip as the read that decides them. On one PostgreSQL what
+    is returned is counted as read by the statement that follows, in the same transaction
+    (app/repository/search.py); on Citus by this one, which the tenant's worker runs, so
+    that a search is one call (the coordinator never plans it: an INSERT among the CTEs of
+    a statement it routed crashed it, docs/scale-out.md)."""
+    effects = [
         """quarantined AS (
     -- An altered row found on the way is marked, so /stats counts it and the audit
     -- trail records it (app/services/search.py).
@@ -450,9 +509,29 @@ def _effects() -> list[str]:
     SELECT set_config('synchronous_commit', 'off', true) AS setting
 )""",
     ]
+    if distributed:
+        reads = counted_reads("ARRAY(SELECT r.id FROM ranked r WHERE :track_access)")
+        effects.append(f"counted AS (\n{reads}\n)")
+    return effects
 
 
-def _output(fits: str) -> tuple[list[str], str]:
+def counted_reads(ids: str) -> str:
+    """The reads of the memories `ids` (SQL of a uuid[]) counted beside them (migration
+    0030), never in their rows, answering each one's counts. A memory deleted since it was
+    read is skipped; the ones counted are kept from deletion (KEY SHARE) until the
+    transaction commits. In id order: concurrent searches counting the same memories in
+    other orders would otherwise deadlock on their access rows."""
+    return f"""INSERT INTO memory_access AS a (tenant_id, memory_id, access_count, last_accessed_at)
+SELECT m.tenant_id, m.id, 1, now() FROM memories m
+WHERE m.tenant_id = :tenant_id AND m.id = ANY ({ids})
+ORDER BY m.id
+FOR KEY SHARE
+ON CONFLICT (tenant_id, memory_id) DO UPDATE
+    SET access_count = a.access_count + 1, last_accessed_at = EXCLUDED.last_accessed_at
+RETURNING a.memory_id, a.access_count, a.last_accessed_at"""
+
+
+def _output(fits: str, counted: bool) -> tuple[list[str], str]:
     counts = f"""counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
@@ -460,37 +539,19 @@ def _output(fits: str) -> tuple[list[str], str]:
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    select = f"""SELECT {memory_columns(RANKED_ACCESS)},
+    access, join = RANKED_ACCESS, ""
+    if counted:  # the counts as this search left them
+        access = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
+        join = "\nLEFT JOIN counted c ON c.memory_id = r.id"
+    select = f"""SELECT {memory_columns(access)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids
 FROM counts n
 CROSS JOIN relaxed_commit
-LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true
-ORDER BY r.score DESC, r.id"""
+LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true{join}
+ORDER BY {RESULT_ORDER}"""
     return [counts], select
-
-
-# Citus: each query term's keyword hits, read on the tenant's worker by a delegated call
-# (Citus delegates `SELECT f(...)` alone, not a call inside a larger statement).
-_POSTINGS = """SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters},
-                               :all_terms) AS postings"""
-
-
-def keyword_postings_statement(tenant_id: str, f: MemoryFilter, p: SearchParams) -> SearchStatement:
-    """The call that reads a Citus search's keyword hits, before the search statement."""
-    s = SearchStatement()
-    for name, value in (("tenant_id", tenant_id), ("query", p.query), ("term_cap", p.term_cap)):
-        s.bind(value, name)
-    # Without a vector side, rows holding all the terms are read from the index (_keyword).
-    s.bind(not p.uses_vectors, "all_terms")
-    s.sql = _POSTINGS.format(filters=filter_value(f, s.bind))
-    return s
-
-
-# {lexeme: [memory id, ...] or, for a term the shard's statistics call common, its
-# frequency there; "": the rows holding all the terms}, as memory_keyword_postings() answers.
-Postings = dict[str, list[str] | float]
 
 
 def search_statement(
@@ -499,12 +560,10 @@ def search_statement(
     p: SearchParams,
     distributed: bool = False,
     model: str | None = None,
-    postings: Postings | None = None,
 ) -> SearchStatement:
     """The statement and its values; `model` is the query vector's (a server still on the
-    model a re-embed replaced searches by keyword only: migration 0019); `postings`, on
-    Citus, the keyword hits keyword_postings_statement read."""
-    s = SearchStatement()
+    model a re-embed replaced searches by keyword only: migration 0019)."""
+    s = SearchStatement(distributed=distributed)
     for name, value in (
         ("tenant_id", tenant_id),
         ("query", p.query),
@@ -527,18 +586,19 @@ def search_statement(
     stages: list[str] = []
     if distributed:
         fits = "true"
-        s.bind(postings or {}, "postings")
+        s.bind(p.track_access, "track_access")
+        readers = _written_out(f, p, s)
     else:  # asked once, read three times
         s.bind(model, "model")
         fits = "(SELECT fits FROM model_check)"
         stages.append("model_check AS (SELECT memory_vector_fits(:model::text) AS fits)")
-    readers = (_written_out if distributed else _through_functions)(f, s)
+        readers = _through_functions(f, s)
     stages += _candidates(f, p, readers, s, distributed)
     stages += _vector(readers, fits)  # before the keyword scores: they may draw on its rows
     stages += _keyword(p, readers)
     stages += _fuse()
-    stages += _effects()
-    counts, select = _output(fits)
+    stages += _effects(distributed)
+    counts, select = _output(fits, counted=distributed)
     stages += counts
     body = ",\n".join(stages)
     s.sql = f"WITH {body}\n{select}\n"

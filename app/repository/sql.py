@@ -53,22 +53,30 @@ def sql_literal(value: Any) -> str:
     literal (a list as an array or a vector, by what the statement casts it to). Quotes are
     doubled, which is all a literal needs with standard_conforming_strings (on since
     PostgreSQL 9.1)."""
-    if value is None:
+    text = sql_text(value)
+    if text is None:
         return "NULL"
+    if isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+        return text
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_text(value: Any) -> str | None:
+    """A value as the text its SQL type reads (None for NULL): a boolean, a number, a dict
+    as jsonb, a list as an array or a vector (by what the statement casts it to)."""
+    if value is None:
+        return None
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+    if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, dict):
-        text = json.dumps(value)  # jsonb
-    elif isinstance(value, list | tuple) or hasattr(value, "tolist"):  # numpy's too
+        return json.dumps(value)  # jsonb
+    if isinstance(value, list | tuple) or hasattr(value, "tolist"):  # numpy's too
         if len(value) and all(isinstance(v, Real) and not isinstance(v, bool) for v in value):
-            text = "[" + ",".join(repr(float(v)) for v in value) + "]"  # a vector
-        else:
-            text = "{" + ",".join(_array_element(str(v)) for v in value) + "}"
-    else:
-        text = str(value)
-    return "'" + text.replace("'", "''") + "'"
+            return "[" + ",".join(repr(float(v)) for v in value) + "]"  # a vector
+        return "{" + ",".join("NULL" if v is None else _array_element(str(v)) for v in value) + "}"
+    return str(value)
 
 
 def _array_element(text: str) -> str:

@@ -88,15 +88,16 @@ def with_constants(sql: str, args: Sequence[Any]) -> str:
 
 
 async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) -> None:
-    """Store, get, list, search (plain, filtered, keyword-only, each with its count of what
-    it returned) and the session snapshot, as the repositories send them: each EXPLAINs as
-    one task, and Citus counts each as a single-shard execution. (EXPLAIN is given the
-    values as constants: Citus's remote EXPLAIN of bound parameters fails on the worker,
-    "could not determine data type".)"""
+    """Store, get, list, search (plain, filtered, keyword-only) and the session snapshot, as
+    the repositories send them: each EXPLAINs as one task, and Citus counts each as a
+    single-shard execution. (EXPLAIN is given the values as constants: Citus's remote
+    EXPLAIN of bound parameters fails on the worker, "could not determine data type".)"""
     statements: list[tuple[str, tuple[Any, ...]]] = []
 
     def record(query: LoggedQuery) -> None:
-        if any(read in query.query for read in ("FROM memories", "INTO memories", "postings(")):
+        if any(
+            read in query.query for read in ("FROM memories", "INTO memories", "search_on_worker(")
+        ):
             statements.append((query.query, tuple(query.args)))  # not BEGIN, SET, types
 
     async def init(conn: asyncpg.Connection) -> None:
@@ -141,14 +142,35 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
     finally:
         await pool.close()
         await reset_tables(citus_url)
-    # One per call above; before each search its keyword hits (a call Citus delegates to
-    # the tenant's worker), and after it the count of what it returned.
-    assert len(statements) == 13
-    assert plans == [1] * 13
+    # One per call above; a search is one call Citus delegates to the tenant's worker, where
+    # its statement reads the keyword hits and counts what it returned too.
+    assert len(statements) == 7
+    assert plans == [1] * 7
     # The store runs its write, then the select of the written row with its access counts
     # (Citus takes no subquery in RETURNING): two executions, both on the tenant's shard.
-    assert counters == {"single": 14, "multi": 0}
+    assert counters == {"single": 8, "multi": 0}
     assert unscoped > 1  # the contrast: without the tenant, every shard
+
+
+async def the_tenants_worker(url: str, tenant: str) -> tuple[str, dict[str, str]]:
+    """The URL of the worker holding the tenant's shards, and each table's shard there."""
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(
+            "SELECT s.nodeport,"
+            " shard_name('memories', get_shard_id_for_distribution_column('memories', $1::text))"
+            "     AS memories,"
+            " shard_name('memory_access',"
+            "     get_shard_id_for_distribution_column('memory_access', $1::text)) AS memory_access"
+            " FROM citus_shards s"
+            " WHERE s.shardid = get_shard_id_for_distribution_column('memories', $1::text)",
+            tenant,
+        )
+    finally:
+        await conn.close()
+    port = url.split("@")[1].split("/")[0].split(":")[1]
+    worker = url.replace(f":{port}/", f":{row['nodeport']}/")
+    return worker, {"memories": row["memories"], "memory_access": row["memory_access"]}
 
 
 async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
@@ -158,7 +180,8 @@ async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
     a scope of at most sqrt(app.vector_exact_factor x the shard's live rows) is read whole
     and sorted by exact distance, a larger one walks the HNSW graph. Here 1,000 rows (the
     bound about 707): all of them take the graph, a repository of 50 the exact read. Seen
-    in the worker's plan, which branch ran."""
+    in the worker's plan of the statement as memory_search_on_worker() runs it there
+    (prepared against the shards, one generic plan for any values), which branch ran."""
     rng = random.Random(7)
     conn = await asyncpg.connect(citus_url)
     await register_vector(conn)
@@ -176,23 +199,40 @@ async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
             ],
         )
         await conn.execute("ANALYZE memories")  # the workers' live-row counts, at once
-        await conn.execute("SET citus.propagate_set_commands = 'local'")
+    finally:
+        await conn.close()
+    worker_url, shards = await the_tenants_worker(citus_url, "t-exact")
+    worker = await asyncpg.connect(worker_url)
+    try:
+        await prepare_session(worker, ef_search=100)
+        await worker.execute("SET plan_cache_mode = force_generic_plan")
         ran = {}
-        for repo in (None, "small"):
+        for n, repo in enumerate((None, "small")):
             params = SearchParams("memory", [0.05] * 384, 1.0, 10, 100, 200, 0.3, 30, False)
-            sql, args = search_statement("t-exact", MemoryFilter(repo), params, True).compiled()
-            async with conn.transaction():
+            statement = search_statement("t-exact", MemoryFilter(repo), params, True)
+            _, call = statement.worker_call()
+            sql, values = call["statement"], call["values"]
+            for table, shard in shards.items():  # as the function names them
+                sql = sql.replace(f"{{{table}}}", shard)
+            await worker.execute(f"PREPARE search_{n} AS {sql}")
+            types = await worker.fetchval(
+                "SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = $1",
+                f"search_{n}",
+            )
+            literals = ", ".join(
+                f"{sql_literal(v)}::{t}" for v, t in zip(values, types, strict=True)
+            )
+            async with worker.transaction():
                 settings = search_settings(100, DEFAULT_EXACT_FACTOR)
-                await set_local(conn, {"app.tenant_id": "t-exact", **settings})
+                await set_local(worker, {"app.tenant_id": "t-exact", **settings})
                 plan = [
                     r[0]
-                    for r in await conn.fetch(
-                        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
-                        + with_constants(sql, args)
+                    for r in await worker.fetch(
+                        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)"
+                        f" EXECUTE search_{n}({literals})"
                     )
                 ]
-            # By distance: exactly ("+ 0", a sort), or through the graph (the HNSW index,
-            # or a sort where the worker prices one lower on so few rows).
+            # By distance: exactly ("+ 0", a sort), or through the graph (the HNSW index).
             executed = [
                 line
                 for n, line in enumerate(plan)
@@ -203,9 +243,92 @@ async def test_a_small_scope_is_read_exactly_and_a_large_one_through_the_graph(
             graph = any("+ '0'::double precision" not in line for line in executed)
             ran[repo] = (exact, graph)
     finally:
-        await conn.close()
+        await worker.close()
         await reset_tables(citus_url)
     assert ran == {None: (False, True), "small": (True, False)}
+
+
+async def test_a_search_is_planned_once_on_the_tenants_worker(citus_url: str) -> None:
+    """The search statement goes to the tenant's worker by a delegated call, and is prepared
+    there once per connection against the tenant's shards: the same search three times is
+    one prepared statement, planned once (a generic plan, executed three times), whose text
+    names the shards and no distributed table. A connection keeps at most 32 of them."""
+    pool = await asyncpg.create_pool(
+        citus_url, min_size=1, max_size=1, init=lambda c: prepare_session(c, ef_search=100)
+    )
+    database = Database(pool, transaction_settings=search_settings(100))
+    database.distributed = True
+    vector = [0.05] * 384
+    probe = (
+        "SELECT jsonb_agg(jsonb_build_object('statement', statement, 'generic', generic_plans,"
+        " 'custom', custom_plans)) FROM pg_prepared_statements"
+        " WHERE name LIKE 'memory\\_search\\_%' AND statement NOT LIKE '%pg_prepared%'"
+    )
+    call = "SELECT memory_search_on_worker('t-once', $1, $2, false)"
+    try:
+        async with unit_of_work(database, "t-once") as uow:
+            await MemoryRepository(uow).upsert_many(
+                [(NewMemory("planned once on the worker"), vector)], ["agent"]
+            )
+            params = SearchParams("planned worker", vector, 0.6, 10, 50, 200, 0.3, 30, True)
+            for _ in range(3):
+                outcome = await SearchRepository(uow).search(MemoryFilter(), params)
+                assert len(outcome.hits) == 1
+            conn = await uow.connection()
+            (prepared,) = await conn.fetchval(call, probe, [])
+            for n in range(40):
+                await conn.fetchval(call, f"SELECT to_jsonb({n} + $1::int)", ["1"])
+            kept = await conn.fetchval(
+                call, "SELECT to_jsonb(count(*)) FROM pg_prepared_statements", []
+            )
+    finally:
+        await pool.close()
+        await reset_tables(citus_url)
+    assert (prepared["generic"], prepared["custom"]) == (3, 0)
+    text = re.sub(r"--[^\n]*", "", prepared["statement"])  # the SQL, not its comments
+    assert re.search(r"\bmemories_\d+\b", text) and re.search(r"\bmemory_access_\d+\b", text)
+    assert not re.search(r"\b(memories|memory_access)\b(?!_\d)", text)
+    assert kept == 32
+
+
+async def test_a_search_on_the_worker_serves_only_the_transactions_tenant(
+    citus_url: str,
+) -> None:
+    """memory_search_on_worker() runs a statement on the shard of the tenant it names: it
+    refuses any tenant but the transaction's own, and on the shard row-level security still
+    hides the other tenants there (two tenants of one shard here)."""
+    owner = await asyncpg.connect(citus_url)
+    try:
+        neighbour = await owner.fetchval(
+            "SELECT 't-next-' || n FROM generate_series(1, 1000) n"
+            " WHERE get_shard_id_for_distribution_column('memories', 't-next-' || n)"
+            "     = get_shard_id_for_distribution_column('memories', 't-home'::text)"
+            " LIMIT 1"
+        )
+        await owner.executemany(
+            "INSERT INTO memories (tenant_id, content, content_hash)"
+            " VALUES ($1, $2, memory_content_hash($2))",
+            [(tenant, f"{tenant}'s memory") for tenant in ("t-home", neighbour)],
+        )
+    finally:
+        await owner.close()
+    conn = await asyncpg.connect(citus_url)
+    call = "SELECT memory_search_on_worker($1, $2, $3, false)"
+    everyone = "SELECT jsonb_agg(DISTINCT m.tenant_id) FROM {memories} m"
+    named = "SELECT jsonb_agg(m.content) FROM {memories} m WHERE m.tenant_id = $1"
+    try:
+        await prepare_session(conn, ef_search=40)
+        async with conn.transaction():
+            await set_local(conn, {"app.tenant_id": "t-home"})
+            assert await conn.fetchval(call, "t-home", everyone, []) == ["t-home"]
+            assert await conn.fetchval(call, "t-home", named, [neighbour]) is None
+        async with conn.transaction():
+            await set_local(conn, {"app.tenant_id": "t-home"})
+            with pytest.raises(asyncpg.InsufficientPrivilegeError, match="own tenant"):
+                await conn.fetchval(call, neighbour, everyone, [])
+    finally:
+        await conn.close()
+        await reset_tables(citus_url)
 
 
 async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
@@ -373,10 +496,13 @@ async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(
 async def test_explain_search_prints_what_psql_runs_and_the_workers_plan(
     citus_url: str, database_url: str, tmp_path: Path
 ) -> None:
-    """On Citus, explain-search prints the search statement with the keyword hits it was
-    given, ready for psql, and the worker's plan of it (one task, executed)."""
+    """On Citus, explain-search prints the call that runs the search statement on the
+    tenant's worker, ready for psql, and the worker's plan of it: the generic plan of the
+    statement prepared there, executed, reading the tenant's shards through their indexes."""
     code, out, err = await run_cli("explain-search", "routed tenant", DATABASE_URL=database_url)
     assert code == 0, err
-    assert "\\set postings '" in out and "WITH query_terms AS" in out
-    assert "Task Count: 1" in out and "Execution Time" in out
+    script, plan = out.split("-- EXPLAIN (ANALYZE, BUFFERS)")
+    assert "memory_search_on_worker(" in script and "WITH postings AS" in script
+    assert re.search(r"Index Scan using memories_pkey_\d+ on memories_\d+", plan)
+    assert "Execution Time" in plan
     await runs_in_psql(out, database_url, tmp_path)

@@ -37,10 +37,11 @@ def test_a_missing_or_unused_value_is_an_error() -> None:
 
 async def test_values_written_in_read_back_as_bound(db: asyncpg.Connection) -> None:
     """Each value written as a literal reads back as the same value: quotes, backslashes
-    and braces in text and in arrays, a vector of numpy's floats, NULL, a time."""
+    and braces in text and in arrays, a vector of numpy's floats, NULL (alone and in an
+    array), a time."""
     values = {
         "text": 'it\'s a \\path\\ {with} "quotes"\nand a line',
-        "tags": ['a"b', "c\\d", "e'f", "{}", "NULL"],
+        "tags": ['a"b', "c\\d", "e'f", "{}", "NULL", None],
         "vector": np.array([0.25, -1.5, 3.0], dtype=np.float32),
         "none": None,
         "count": 7,
