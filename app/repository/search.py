@@ -1,11 +1,9 @@
-"""Hybrid search: one statement (app/repository/search_statement.py), run with its settings,
-then one that counts what it returned as read. On Citus the statement runs on the tenant's
-worker, planned there once per connection, and counts what it returned itself
-(memory_search_on_worker(), migration 0036)."""
+"""Hybrid search: one statement (app/repository/search_statement.py), run with its settings;
+it counts what it returned as read. On Citus it runs on the tenant's worker, planned there
+once per connection (memory_search_on_worker(), migration 0036)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +24,7 @@ from app.repository.search_statement import (
 )
 from app.repository.sql import named
 
-# The returned memories' reads (one PostgreSQL: the search's own statement counts them on
-# Citus), and a recall's.
+# A recall's reads (a search's are counted by its own statement).
 _COUNT_READS = counted_reads(":ids::uuid[]")
 
 
@@ -83,8 +80,6 @@ class SearchRepository:
                 for row in rows
                 if row["id"] is not None  # the counts' row when nothing is returned
             ]
-            if p.track_access and hits and not statement.distributed:
-                hits = await self._count_reads(conn, hits)
         except asyncpg.QueryCanceledError as exc:
             raise SearchTimeoutError(
                 f"the search took longer than {timeout_ms} ms and was stopped; "
@@ -113,26 +108,6 @@ class SearchRepository:
         """Reads counted for memories handed over outside a search's answer (a recall)."""
         conn = await self._uow.connection()
         await conn.fetch(*named(_COUNT_READS, {"tenant_id": self._uow.tenant_id, "ids": ids}))
-
-    async def _count_reads(
-        self, conn: asyncpg.Connection, hits: list[SearchHit]
-    ) -> list[SearchHit]:
-        """The hits with their access counts as this search left them."""
-        values = {"tenant_id": self._uow.tenant_id, "ids": [hit.memory.id for hit in hits]}
-        counted = {
-            row["memory_id"]: (row["access_count"], row["last_accessed_at"])
-            for row in await conn.fetch(*named(_COUNT_READS, values))
-        }
-        updated = []
-        for hit in hits:
-            if hit.memory.id in counted:
-                reads, last_read = counted[hit.memory.id]
-                memory = dataclasses.replace(
-                    hit.memory, access_count=reads, last_accessed_at=last_read
-                )
-                hit = dataclasses.replace(hit, memory=memory)
-            updated.append(hit)
-        return updated
 
     async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
         """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS), planned

@@ -4,8 +4,8 @@
     keyword     each term's hits (rarest first, within a budget), BM25 over them
     vector      the nearest by cosine distance (HNSW with iterative scan, or exact)
     fuse        both sides joined, weighted by alpha, decayed, floored, integrity-checked
-    effects     quarantine marks for altered rows found on the way (and on Citus, the
-                count of what it returned)
+    effects     quarantine marks for altered rows found on the way, and what is returned
+                counted as read
     output      the rows, and one row of counts even when nothing is returned
 
 Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from app.domain.filters import MemoryFilter
@@ -63,8 +64,8 @@ BM25_B = 0.3
 # memory is found through the situation it came from, but its own words rank first
 # (LoCoMo, context weight 0.1 / 0.2 / 0.4 / 0.7: hybrid R@10 0.740 / 0.743 / 0.739 / 0.733).
 FIELD_WEIGHTS = "{0.2, 0.4, 0.4, 1.0}"
-# A returned memory's access counts, as the ranking read them (the search's own count
-# follows it: app/repository/search.py; on Citus, in the statement, `counted`).
+# A returned memory's access counts, as the ranking read them (the search's own count,
+# `counted`, is added to them in the output).
 RANKED_ACCESS = {"access_count": "r.access_count", "last_accessed_at": "r.last_accessed_at"}
 
 
@@ -119,15 +120,11 @@ class SearchStatement:
         `{memory_access}`, which the worker names as the tenant's shards; its rows answered
         as one jsonb array, in their order; each value as the text its type reads)."""
         text, *args = named(self.sql, self.values)
-        stages, select = _TABLE.sub(r"\1 {\2}", text).rsplit("\nSELECT ", 1)
-        statement = (
-            f"{stages},\noutput AS (\nSELECT {select.rstrip()}\n)\n"
-            f"SELECT coalesce(jsonb_agg(o ORDER BY {RESULT_ORDER}), '[]') FROM output o"
-        )
         values = [sql_text(value) for value in args]
         tenant = self.values["tenant_id"]
         return _ON_WORKER, {
-            "tenant_id": tenant, "statement": statement, "values": values, "explain": explain
+            "tenant_id": tenant, "statement": _on_shards(text), "values": values,
+            "explain": explain,
         }  # fmt: skip
 
     def psql(self) -> str:
@@ -154,6 +151,16 @@ _ON_WORKER = "SELECT memory_search_on_worker(:tenant_id, :statement, :values, :e
 RESULT_ORDER = "score DESC, id"
 # A table the search statement reads or writes (worker_call: the shard's name instead).
 _TABLE = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+(memories|memory_access)\b")
+
+
+@lru_cache(maxsize=512)
+def _on_shards(text: str) -> str:
+    """The statement as the worker prepares it (a few shapes, each rewritten once)."""
+    stages, select = _TABLE.sub(r"\1 {\2}", text).rsplit("\nSELECT ", 1)
+    return (
+        f"{stages},\noutput AS (\nSELECT {select.rstrip()}\n)\n"
+        f"SELECT coalesce(jsonb_agg(o ORDER BY {RESULT_ORDER}), '[]') FROM output o"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,13 +495,12 @@ def _fuse() -> list[str]:
     ]
 
 
-def _effects(distributed: bool) -> list[str]:
-    """Writes, in the same round trip as the read that decides them. On one PostgreSQL what
-    is returned is counted as read by the statement that follows, in the same transaction
-    (app/repository/search.py); on Citus by this one, which the tenant's worker runs, so
-    that a search is one call (the coordinator never plans it: an INSERT among the CTEs of
-    a statement it routed crashed it, docs/scale-out.md)."""
-    effects = [
+def _effects() -> list[str]:
+    """Writes, in the same round trip as the read that decides them: quarantine marks, and
+    what is returned counted as read. (On Citus the tenant's worker plans this statement,
+    never the coordinator, which crashed on an INSERT among the CTEs of a statement it
+    routed: docs/scale-out.md.)"""
+    return [
         """quarantined AS (
     -- An altered row found on the way is marked, so /stats counts it and the audit
     -- trail records it (app/services/search.py).
@@ -508,11 +514,10 @@ def _effects(distributed: bool) -> list[str]:
     -- WAL flush (a crash may lose the last moments of counts, never a memory).
     SELECT set_config('synchronous_commit', 'off', true) AS setting
 )""",
+        f"""counted AS (
+{counted_reads("ARRAY(SELECT r.id FROM ranked r WHERE :track_access)")}
+)""",
     ]
-    if distributed:
-        reads = counted_reads("ARRAY(SELECT r.id FROM ranked r WHERE :track_access)")
-        effects.append(f"counted AS (\n{reads}\n)")
-    return effects
 
 
 def counted_reads(ids: str) -> str:
@@ -531,7 +536,7 @@ ON CONFLICT (tenant_id, memory_id) DO UPDATE
 RETURNING a.memory_id, a.access_count, a.last_accessed_at"""
 
 
-def _output(fits: str, counted: bool) -> tuple[list[str], str]:
+def _output(fits: str) -> tuple[list[str], str]:
     counts = f"""counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
@@ -539,17 +544,16 @@ def _output(fits: str, counted: bool) -> tuple[list[str], str]:
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    access, join = RANKED_ACCESS, ""
-    if counted:  # the counts as this search left them
-        access = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
-        join = "\nLEFT JOIN counted c ON c.memory_id = r.id"
+    # The access counts as this search left them (as the ranking read them when uncounted).
+    access = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
     select = f"""SELECT {memory_columns(access)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids
 FROM counts n
 CROSS JOIN relaxed_commit
-LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true{join}
+LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true
+LEFT JOIN counted c ON c.memory_id = r.id
 ORDER BY {RESULT_ORDER}"""
     return [counts], select
 
@@ -578,6 +582,7 @@ def search_statement(
         ("floor_min", p.floor_min),
         ("git_branch", p.git_branch),
         ("branch_boost", p.branch_boost),
+        ("track_access", p.track_access),
     ):
         s.bind(value, name)
     # Whether the query vector's model is the stored vectors' (only a server left on the
@@ -586,7 +591,6 @@ def search_statement(
     stages: list[str] = []
     if distributed:
         fits = "true"
-        s.bind(p.track_access, "track_access")
         readers = _written_out(f, p, s)
     else:  # asked once, read three times
         s.bind(model, "model")
@@ -597,8 +601,8 @@ def search_statement(
     stages += _vector(readers, fits)  # before the keyword scores: they may draw on its rows
     stages += _keyword(p, readers)
     stages += _fuse()
-    stages += _effects(distributed)
-    counts, select = _output(fits, counted=distributed)
+    stages += _effects()
+    counts, select = _output(fits)
     stages += counts
     body = ",\n".join(stages)
     s.sql = f"WITH {body}\n{select}\n"
