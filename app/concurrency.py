@@ -18,19 +18,32 @@ class _Tenant:
     gated: int = 0  # holding a slot, waiting at the gate
     resume_at: float = 0.0  # while it yields: no admission before this time
     last_seen: float = -math.inf  # when a request of it was last admitted or done
+    # Its requests in the service, averaged over about the last SERVED_WINDOW_S, as of
+    # `averaged_at` (taken before every change of the counts above).
+    average: float = 0.0
+    averaged_at: float = -math.inf
+
+    @property
+    def requests(self) -> int:
+        """Its requests in the service: running, at the gate, or waiting for a slot."""
+        return self.admitted + self.gated + self.waiting
 
 
 class TenantShares:
     """At most `per_tenant` holders per tenant at once: a tenant's further requests wait
     for one of its own slots (not for another tenant's), up to a deadline.
 
-    With `backlog_duty` (0 < duty <= 1), a backlogged tenant, one with more requests than
-    its limit lets run, yields to the tenants that are not while they are being served: it
-    runs one request at a time, and after each waits until that request's time is
-    `backlog_duty` of the time since it began. Why: on a small machine one tenant within
-    its limit can use most of it, and a flood beside it, even one request at a time,
-    multiplies its tail (docs/operations.md). A tenant alone never yields, nor do tenants
-    that are all backlogged."""
+    With `backlog_duty` (0 < duty <= 1), a tenant *yields* to a lighter one: one being
+    served while it has at least twice as many requests in the service (or one, between
+    its requests), now or on average over the last second. After each of its requests it
+    admits no other until that request's time is `backlog_duty` of the time since it
+    began; with more requests than its limit, it also runs them one at a time. Why: on a
+    small machine one tenant's two clients searching back to back take most of it and
+    doubled the tail of a tenant beside them (docs/scale-out.md); a flood past its limit
+    tripled it (docs/operations.md). The average keeps two tenants of about the same load
+    from yielding to each other by turns, as their requests come and go. Requests already
+    running go on: a long one (an import) holds back none of its tenant's others. A tenant
+    alone never yields."""
 
     # A tenant counts as being served this long after its last request: a client's next
     # request spends a while in parsing and authentication before it asks for a slot.
@@ -69,6 +82,7 @@ class TenantShares:
         if tenant is None:
             tenant = self._tenants[tenant_id] = _Tenant(asyncio.Semaphore(self.per_tenant))
         deadline = self._clock() + timeout_s
+        self._tally(tenant)
         tenant.waiting += 1
         self._notify()
         got_slot = False
@@ -78,6 +92,7 @@ class TenantShares:
         except TimeoutError:
             return False
         finally:
+            self._tally(tenant)
             tenant.waiting -= 1
             self._notify()
             if not got_slot:
@@ -87,6 +102,7 @@ class TenantShares:
         try:
             admitted = await self._through_gate(tenant_id, deadline)
         finally:
+            self._tally(tenant)
             tenant.gated -= 1
             if admitted:
                 tenant.admitted += 1
@@ -105,7 +121,7 @@ class TenantShares:
             if now >= deadline:
                 return False
             wait = deadline - now
-            if not tenant.admitted and tenant.resume_at > now:
+            if tenant.resume_at > now:
                 wait = min(wait, tenant.resume_at - now)
             with suppress(TimeoutError):  # the time it waited for, or the deadline
                 await asyncio.wait_for(self._changed.wait(), wait)
@@ -113,9 +129,14 @@ class TenantShares:
 
     def release(self, tenant_id: str, held_s: float = 0.0) -> None:
         tenant = self._tenants[tenant_id]
+        # Whether it yielded, counting the request that ends: a client sends its next
+        # request after this one's answer, so without it a tenant of two clients would
+        # seem to have one.
+        yielded = self._yields(tenant_id)
+        self._tally(tenant)
         tenant.admitted -= 1
         tenant.last_seen = self._clock()
-        if self._yields(tenant_id):
+        if yielded:
             # Idle long enough that this request's time is `backlog_duty` of the whole.
             pause = min(held_s * (1 / self.backlog_duty - 1), self.MAX_PAUSE_S)
             tenant.resume_at = max(tenant.resume_at, self._clock() + pause)
@@ -135,27 +156,42 @@ class TenantShares:
         finally:
             self.release(tenant_id, self._clock() - began)
 
-    def _backlogged(self, tenant: _Tenant) -> bool:
-        """It has more requests than its limit lets run at once."""
-        return tenant.admitted + tenant.gated + tenant.waiting > self.per_tenant
+    def _tally(self, tenant: _Tenant) -> None:
+        """Brings its average up to now, before its count changes."""
+        now = self._clock()
+        kept = math.exp(-(now - tenant.averaged_at) / self.SERVED_WINDOW_S)
+        tenant.average = tenant.average * kept + tenant.requests * (1 - kept)
+        tenant.averaged_at = now
+
+    def _load(self, tenant: _Tenant) -> float:
+        """Its requests now, or on average, whichever is more."""
+        self._tally(tenant)
+        return max(tenant.requests, tenant.average)
 
     def _yields(self, tenant_id: str) -> bool:
-        """Backlogged, while another tenant that is not is being served (a request in
-        flight, or one within SERVED_WINDOW_S)."""
-        if not self.backlog_duty or not self._backlogged(self._tenants[tenant_id]):
+        """At least twice the load of another tenant being served (see the class)."""
+        if not self.backlog_duty:
             return False
+        return self._served_beside(tenant_id, at_most=self._load(self._tenants[tenant_id]) / 2)
+
+    def _served_beside(self, tenant_id: str, at_most: float) -> bool:
+        """Another tenant of at most that load is being served: it has a request in flight,
+        or had one within SERVED_WINDOW_S (between its requests its load counts as one)."""
         now = self._clock()
         return any(
-            (t.admitted or now - t.last_seen < self.SERVED_WINDOW_S) and not self._backlogged(t)
+            (t.admitted or now - t.last_seen < self.SERVED_WINDOW_S)
+            and max(self._load(t), 1) <= at_most
             for name, t in self._tenants.items()
             if name != tenant_id
         )
 
     def _gate_open(self, tenant_id: str) -> bool:
         tenant = self._tenants[tenant_id]
-        if not self._yields(tenant_id):
-            return True
-        return not tenant.admitted and self._clock() >= tenant.resume_at
+        if tenant.resume_at > self._clock() and self._served_beside(tenant_id, at_most=math.inf):
+            return False  # idling after a request it yielded with, while others are served
+        # Past its limit as well: one request at a time.
+        backlogged = tenant.requests > self.per_tenant
+        return not (tenant.admitted and backlogged and self._yields(tenant_id))
 
     def _notify(self) -> None:
         """Wakes the requests at the gate to look again (none wait there without a duty)."""

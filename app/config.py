@@ -45,9 +45,9 @@ class Settings(BaseSettings):
     # 429 with Retry-After. Bounds its share of the event loop, the model and the database.
     tenant_max_requests: int = Field(default=0, ge=0)
     tenant_queue_timeout_s: float = Field(default=10.0, gt=0)
-    # A tenant with more requests than that limit yields to tenants within theirs while
-    # they are being served: one request at a time, busy at most this fraction of the
-    # time (0: it does not yield). See app/concurrency.py.
+    # A tenant with at least twice the requests of another being served yields to it:
+    # after each request it idles until it was busy this fraction of the time, and past its
+    # limit it runs one request at a time (0: it does not yield). See app/concurrency.py.
     tenant_backlog_duty: float = Field(default=0.25, ge=0, le=1)
     # Pooled connections one tenant may hold at once (0: half the pool, at least 1); its
     # further requests wait for one of its own, up to DB_ACQUIRE_TIMEOUT_S, then 503.

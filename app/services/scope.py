@@ -110,11 +110,11 @@ async def services_for(runtime: Runtime, principal: Principal) -> AsyncIterator[
     rolled back on any error. The tenant comes from the key, never from the request.
 
     Each tenant has a bounded number of requests in flight; the rest wait their turn
-    (their own tenant's, no other's), and a tenant past that yields to the others
-    (app/concurrency.py), so one tenant's burst cannot take the whole service."""
+    (their own tenant's, no other's), and a tenant with twice the requests of another
+    yields to it (app/concurrency.py), so one tenant's burst cannot take the whole service."""
     refusal = RateLimitedError(
         f"this tenant has more requests than the {runtime.admission.per_tenant} it may run at"
-        " once (one at a time while other tenants are being served); retry shortly",
+        " once (fewer while lighter tenants are being served); retry shortly",
         retry_after_s=1,
     )
     settings = runtime.settings

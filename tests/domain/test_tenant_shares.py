@@ -1,4 +1,5 @@
-"""Admission: each tenant's own limit, and a backlogged tenant yielding to the others."""
+"""Admission: each tenant's own limit, and a tenant with more requests yielding to one with
+fewer."""
 
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ async def test_a_yielding_tenant_idles_until_its_request_was_its_duty_of_the_tim
     assert shares.admitted("noisy") == 1
 
 
-async def test_tenants_that_are_all_backlogged_share_as_before() -> None:
+async def test_tenants_with_as_many_requests_as_each_other_share_as_before() -> None:
     shares = TenantShares(per_tenant=2, backlog_duty=0.25)
     flood(shares, "a", 5)
     flood(shares, "b", 5)
@@ -119,11 +120,69 @@ async def test_tenants_that_are_all_backlogged_share_as_before() -> None:
     assert shares.admitted("a") == 2 and shares.admitted("b") == 2
 
 
-async def test_a_tenant_within_its_limit_never_yields() -> None:
-    _, shares = await quiet_served(4, 0.25)
-    flood(shares, "busy", 4)  # as many as its limit: none waits
+async def test_two_clients_within_their_limit_idle_beside_a_tenant_being_served() -> None:
+    clock, shares = await quiet_served(4, 0.25)
+    flood(shares, "pair", 2)  # within its limit of 4, but more than the quiet tenant's one
     await settle()
-    assert shares.admitted("busy") == 4
+    assert shares.admitted("pair") == 2  # within its limit, both run
+    clock.now = 0.1
+    # Each counts as yielding as it ends, the other still in: a client sends its next
+    # request only after the answer, so a pair of clients never has more than two in.
+    shares.release("pair", held_s=0.1)
+    shares.release("pair", held_s=0.1)
+    flood(shares, "pair", 2)
+    await settle()
+    assert shares.admitted("pair") == 0
+    clock.now = 0.4  # 0.1 s busy in 0.4
+    shares.release("quiet")  # any change: the gate looks again
+    await settle()
+    assert shares.admitted("pair") == 2
+
+
+async def test_two_tenants_of_the_same_load_do_not_yield_to_each_other_by_turns() -> None:
+    clock = Clock()
+    shares = TenantShares(4, 0.25, clock)
+    flood(shares, "a", 2)
+    flood(shares, "b", 2)
+    await settle()
+    clock.now = 5.0  # two requests each, for long enough to be their average
+    # Between two of b's requests it has one in, but it has had two on average: a, with
+    # two, does not count as twice its load, and goes on without a pause.
+    shares.release("b", held_s=5.0)
+    shares.release("a", held_s=5.0)
+    flood(shares, "a", 1)
+    await settle()
+    assert shares.admitted("a") == 2
+
+
+async def test_a_long_request_holds_back_none_of_its_tenants_others() -> None:
+    clock, shares = await quiet_served(4, 0.25)
+    assert await shares.acquire("importer", FOREVER)  # an import, running throughout
+    for _ in range(3):
+        flood(shares, "importer", 1)
+        await settle()
+        assert shares.admitted("importer") == 2
+        clock.now += 0.1
+        shares.release("importer", held_s=0.1)  # then idles 0.3 s before the next
+        clock.now += 0.3
+
+
+async def test_a_tenant_with_one_request_at_a_time_never_yields() -> None:
+    clock, shares = await quiet_served(4, 0.25)
+    for _ in range(3):
+        flood(shares, "single", 1)
+        await settle()
+        assert shares.admitted("single") == 1  # at once: no pause after the one before
+        clock.now += 0.5
+        shares.release("single", held_s=0.5)
+
+
+async def test_the_heavier_of_two_tenants_past_their_limits_yields() -> None:
+    shares = TenantShares(per_tenant=2, backlog_duty=1.0)
+    flood(shares, "light", 3)
+    flood(shares, "heavy", 6)
+    await settle()
+    assert shares.admitted("light") == 2 and shares.admitted("heavy") == 1
 
 
 async def test_a_yielding_request_past_its_deadline_frees_its_slot() -> None:

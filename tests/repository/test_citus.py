@@ -28,7 +28,9 @@ from app.db.unit_of_work import Database, set_local, unit_of_work
 from app.domain.errors import ConflictError
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
+from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
+from app.main import create_app
 from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams, search_statement
@@ -37,6 +39,7 @@ from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
 from tests.cli.test_cli import run as run_cli
 from tests.cli.test_cli import runs_in_psql
+from tests.conftest import running
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -331,10 +334,9 @@ async def test_a_search_on_the_worker_serves_only_the_transactions_tenant(
         await reset_tables(citus_url)
 
 
-async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
-    """Citus's own counters over a tenant's working day through the API: every distributed
-    statement ran on a single shard."""
-    await reset_counters(citus_url)
+async def a_working_day(api: httpx.AsyncClient) -> None:
+    """A tenant's day through the API: stores, searches of each side, reads, edits, a
+    supersede and a restore, /remember, a hint, a prune, /stats, a snapshot, a session."""
     decision = {
         "content": "Use pgbouncer in transaction mode",
         "memory_type": "decision",
@@ -380,9 +382,67 @@ async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.Async
         f"/sessions/{session['session_id']}/end", json={"status": "completed", "summary": "pooled"}
     )
     assert ended.status_code == 200, ended.text
+
+
+async def test_a_tenants_requests_never_fan_out(citus_url: str, api: httpx.AsyncClient) -> None:
+    """Citus's own counters over a tenant's working day through the API: every distributed
+    statement ran on a single shard."""
+    await reset_counters(citus_url)
+    await a_working_day(api)
     counters = await read_counters(citus_url)
     assert counters["multi"] == 0
     assert counters["single"] >= 20
+
+
+# What the coordinator says (at DEBUG1) on the path where both crashes were: a relation of
+# an outer join wrapped into a subplan of its own, and the statement left after its
+# subplans were taken out still joining outward (docs/scale-out.md, "Two crashes").
+WRAPPED = re.compile(r"^(Wrapping relation|recursively planning \w+ side of the \w+ join)")
+REPLANNED = re.compile(r"^Plan \d+ query after replacing subqueries and CTEs: (?P<rest>.*)", re.S)
+OUTER_JOIN = re.compile(r"\b(LEFT|RIGHT|FULL)( OUTER)? JOIN\b")
+
+
+# The listener is on each pooled connection while it is lent out (asyncpg warns of it at
+# release, then drops it).
+@pytest.mark.filterwarnings("ignore:.*active log listener:asyncpg.InterfaceWarning")
+async def test_a_tenants_working_day_never_takes_the_path_that_crashed_the_coordinator(
+    citus_url: str,
+    settings: Settings,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both coordinator crashes are one fault: a statement the router planner gives up on
+    (for a modifying CTE, or a catalog read) is planned recursively; a table under
+    row-level security on the inner side of an outer join is wrapped into a subplan; and
+    planning what is left fails (flatten_join_alias_vars). Over a tenant's day through the
+    API the coordinator, asked for its DEBUG1 notes on every connection the service is
+    lent, wraps no relation, and what it plans again after taking subplans out (a store's
+    write, /stats' counts) has no outer join left in it."""
+    notes: list[str] = []
+
+    async def listening(conn: asyncpg.Connection) -> None:
+        conn.add_log_listener(lambda _conn, message: notes.append(message.message))
+        await conn.execute("SET client_min_messages = debug1")
+
+    create_pool = asyncpg.create_pool
+    monkeypatch.setattr(
+        asyncpg, "create_pool", lambda *args, **kw: create_pool(*args, setup=listening, **kw)
+    )
+    application = create_app(settings, embedder=embedder, database_url=citus_url)
+    try:
+        async with running(application):
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as api:
+                await a_working_day(api)
+    finally:
+        await as_owner(
+            citus_url,
+            "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log",
+        )
+    replanned = [m["rest"] for m in map(REPLANNED.match, notes) if m]
+    assert replanned  # it listened: a store's write is a subplan of its statement
+    assert [note for note in notes if WRAPPED.match(note)] == []
+    assert [rest for rest in replanned if OUTER_JOIN.search(rest)] == []
 
 
 async def as_owner(url: str, sql: str) -> asyncpg.Record | None:
