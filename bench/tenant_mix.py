@@ -10,7 +10,8 @@ the caller's (BENCH_DATABASE_URL); with --keep the rows of an earlier run are us
     CITUS_DATA=/tmp/agent-memory-citus-mix CITUS_PORT=9800 scripts/citus start 2
     BENCH_DATABASE_URL=$(CITUS_DATA=/tmp/agent-memory-citus-mix CITUS_PORT=9800 \\
         scripts/citus url) .venv/bin/python -m bench.tenant_mix [--memories 1000000] \\
-        [--small 99] [--small-size 1000] [--queries 300] [--large-clients 2] [--keep]
+        [--small 99] [--small-size 1000] [--queries 300] [--large-clients 2] [--keep] \\
+        [--large-server same|own]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import asyncio
 import random
 import time
+from contextlib import AsyncExitStack
 from typing import Any
 
 import asyncpg
@@ -115,6 +117,13 @@ async def main() -> None:
     parser.add_argument("--small-size", type=int, default=1000, help="memories each")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--large-clients", type=int, default=2)
+    parser.add_argument(
+        "--large-server",
+        choices=["same", "own"],
+        default="same",
+        help="the large tenant's clients on the small tenants' server, or on one of their"
+        " own (the same database): whether what harms the small ones is in the service",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the rows for the next run")
     args = parser.parse_args()
     large = args.memories - args.small * args.small_size
@@ -142,15 +151,19 @@ async def main() -> None:
             await small_searches(client, keys, args.small, 20, seed=0)  # warm-up
             alone = await small_searches(client, keys, args.small, args.queries, seed=1)
             stop = asyncio.Event()
-            loads = [
-                asyncio.create_task(large_load(client, keys[LARGE], stop, seed=c))
-                for c in range(args.large_clients)
-            ]
-            try:
-                busy = await small_searches(client, keys, args.small, args.queries, seed=2)
-            finally:
-                stop.set()
-            large_took = [t for took, _ in await asyncio.gather(*loads) for t in took]
+            async with AsyncExitStack() as stack:
+                large_client = client
+                if args.large_server == "own":
+                    large_client = await stack.enter_async_context(serving(url))
+                loads = [
+                    asyncio.create_task(large_load(large_client, keys[LARGE], stop, seed=c))
+                    for c in range(args.large_clients)
+                ]
+                try:
+                    busy = await small_searches(client, keys, args.small, args.queries, seed=2)
+                finally:
+                    stop.set()
+                large_took = [t for took, _ in await asyncio.gather(*loads) for t in took]
             large_refused = [r for task in loads for r in task.result()[1]]
             after = await small_searches(client, keys, args.small, args.queries, seed=3)
     print(f"\n### The large tenant alone: {large:,} of {args.memories:,} memories (server-side ms)")
@@ -169,7 +182,8 @@ async def main() -> None:
     print("|---|---|---|---|---|---|")
     phases = {
         "alone": alone,
-        f"while {args.large_clients} clients of the large tenant search": busy,
+        f"while {args.large_clients} clients of the large tenant search"
+        f" ({args.large_server} server)": busy,
         "alone again": after,
     }
     for name, phase in phases.items():
