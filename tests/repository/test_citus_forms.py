@@ -2,9 +2,9 @@
 segmentation fault, Citus built from ../shared/vendor/, 2026-11-26; reproduced and traced to
 one planner fault in docs/scale-out.md, "Two crashes") never reach it: an INSERT among its
 CTEs (the count of what it returned), and a read of the catalog's pg_class, either of which
-makes Citus plan the statement recursively. The coordinator gets one call, which the tenant's worker
-runs (migration 0036); the statement that call carries is planned there by PostgreSQL
-alone, against the shards, and reads no catalog either. Read from the statements as the
+makes Citus plan the statement recursively. The coordinator gets one call, which the
+tenant's worker runs (migration 0036); the statement that call carries is planned there by
+PostgreSQL alone, against the shards, and reads no catalog either. Read from the statements as the
 Citus back end renders them, for each shape of filter and each side."""
 
 from __future__ import annotations
