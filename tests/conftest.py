@@ -248,15 +248,17 @@ async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
         await db.execute("INSERT INTO embedding_model (name) VALUES ($1)", recorded)
 
 
+# What a test through the API leaves behind, emptied after it.
+EMPTY_TABLES = "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
+
+
 @pytest.fixture
 async def api(
     client: httpx.AsyncClient, db: asyncpg.Connection
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The HTTP client, with the tables emptied after the test."""
     yield client
-    await db.execute(
-        "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
-    )
+    await db.execute(EMPTY_TABLES)
 
 
 @asynccontextmanager
@@ -294,9 +296,7 @@ async def served(app: FastAPI, db: asyncpg.Connection) -> AsyncIterator[str]:
     """The test app on a real loopback port."""
     async with serving(app) as base:
         yield base
-    await db.execute(
-        "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
-    )
+    await db.execute(EMPTY_TABLES)
 
 
 @pytest.fixture

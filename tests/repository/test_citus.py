@@ -39,7 +39,7 @@ from app.repository.sql import sql_literal
 from app.services.reembed import Reembedder
 from tests.cli.test_cli import run as run_cli
 from tests.cli.test_cli import runs_in_psql
-from tests.conftest import running
+from tests.conftest import EMPTY_TABLES, running
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -435,10 +435,7 @@ async def test_a_tenants_working_day_never_takes_the_path_that_crashed_the_coord
             async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as api:
                 await a_working_day(api)
     finally:
-        await as_owner(
-            citus_url,
-            "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log",
-        )
+        await as_owner(citus_url, EMPTY_TABLES)
     replanned = [m["rest"] for m in map(REPLANNED.match, notes) if m]
     assert replanned  # it listened: a store's write is a subplan of its statement
     assert [note for note in notes if WRAPPED.match(note)] == []
