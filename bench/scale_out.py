@@ -75,7 +75,9 @@ async def tenant_keys(url: str, tenants: int) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def serving(url: str) -> AsyncIterator[httpx.AsyncClient]:
+async def serving(url: str, cpus: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
+    """The real server on `url`; with `cpus` (a taskset list, "1" or "0,1") it and every
+    thread it starts run on those CPUs only."""
     port = free_port()
     # No per-key rate limit: a benchmark's clients send as fast as they are answered.
     env = {
@@ -85,8 +87,9 @@ async def serving(url: str) -> AsyncIterator[httpx.AsyncClient]:
         "PRUNE_INTERVAL_S": "0",
         "RATE_LIMIT_PER_MINUTE": "0",
     }
+    pinned = ["taskset", "--cpu-list", cpus] if cpus else []
     server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
+        [*pinned, sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
     )
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:

@@ -11,7 +11,11 @@ the caller's (BENCH_DATABASE_URL); with --keep the rows of an earlier run are us
     BENCH_DATABASE_URL=$(CITUS_DATA=/tmp/agent-memory-citus-mix CITUS_PORT=9800 \\
         scripts/citus url) .venv/bin/python -m bench.tenant_mix [--memories 1000000] \\
         [--small 99] [--small-size 1000] [--queries 300] [--large-clients 2] [--keep] \\
-        [--large-server same|own]
+        [--large-server same|own] [--cpus LIST] [--large-cpus LIST]
+
+A cluster with cores per node, on one machine: the CPUs of each server given with --cpus
+and --large-cpus (taskset lists), and of each PostgreSQL node with taskset on its
+processes (docs/scale-out.md, "A large tenant on a worker of its own").
 """
 
 from __future__ import annotations
@@ -124,8 +128,16 @@ async def main() -> None:
         help="the large tenant's clients on the small tenants' server, or on one of their"
         " own (the same database): whether what harms the small ones is in the service",
     )
+    parser.add_argument(
+        "--cpus", help="CPUs of the small tenants' server (a taskset list); default: any"
+    )
+    parser.add_argument(
+        "--large-cpus", help="CPUs of the large tenant's own server (with --large-server own)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the rows for the next run")
     args = parser.parse_args()
+    if args.large_cpus and args.large_server != "own":
+        parser.error("--large-cpus needs --large-server own")
     large = args.memories - args.small * args.small_size
 
     def tenant_of(n: int) -> str:  # the large tenant's rows first, then the small ones'
@@ -143,7 +155,7 @@ async def main() -> None:
         print(await disk_use(url), flush=True)
         tenants = [LARGE, *(small_tenant(i) for i in range(args.small))]
         keys = await create_keys(url, tenants)
-        async with serving(url) as client:
+        async with serving(url, args.cpus) as client:
             async with httpx.AsyncClient(
                 base_url=client.base_url, timeout=60, headers=bearer(keys[LARGE])
             ) as as_large:
@@ -154,7 +166,7 @@ async def main() -> None:
             async with AsyncExitStack() as stack:
                 large_client = client
                 if args.large_server == "own":
-                    large_client = await stack.enter_async_context(serving(url))
+                    large_client = await stack.enter_async_context(serving(url, args.large_cpus))
                 loads = [
                     asyncio.create_task(large_load(large_client, keys[LARGE], stop, seed=c))
                     for c in range(args.large_clients)
@@ -194,6 +206,11 @@ async def main() -> None:
         )
         for reason in sorted(set(phase["refused"])):
             print(f"  refused: {reason}")
+    if args.cpus or args.large_cpus:
+        print(
+            f"\nCPUs: the small tenants' server {args.cpus or 'any'},"
+            f" the large tenant's {args.large_cpus or 'any'}"
+        )
     print(
         f"\nthe large tenant's searches during the busy phase: {len(large_took)} answered,"
         f" p50 {pct(large_took, 50):.1f} ms, p99 {pct(large_took, 99):.1f} ms;"

@@ -1,11 +1,11 @@
 """agent-memory: long-term memory for coding agents. Run the service (serve, migrate, mcp),
 use it (remember, search, list, show, export, import, audit), inspect it (explain-search),
-and manage its keys.
+manage its keys, and place a tenant on a Citus cluster (isolate-tenant).
 
 One module per command group: `service` works on this machine's database in this process,
-`memories` and `transfer` talk to a running server through the typed client, `keys` works
-on the database as its owner. An expected failure is one line on stderr and a non-zero
-exit, never a traceback."""
+`memories` and `transfer` talk to a running server through the typed client, `keys` and
+`cluster` work on the database as its owner. An expected failure is one line on stderr and
+a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import sys
 from typing import Any
 
 from app import __version__
-from app.cli import keys, memories, service, transfer
+from app.cli import cluster, keys, memories, service, transfer
 from app.cli.common import HELP, CommandError, Parents
 from app.client import ClientError
 from app.config import Settings
 from app.logging import configure_logging
 
-GROUPS = (service, memories, transfer, keys)
+GROUPS = (service, memories, transfer, keys, cluster)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.func.__module__ in (service.__name__, keys.__name__):
+    if args.func.__module__ in (service.__name__, keys.__name__, cluster.__name__):
         # The service's commands log; a client command prints its answer, nothing else.
         settings = Settings()
         quiet = getattr(args, "quiet_logs", False) and not getattr(args, "verbose", False)

@@ -262,3 +262,16 @@ async def runs_in_psql(script: str, database_url: str, tmp_path: Path) -> None:
     )  # fmt: skip
     _, psql_err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, psql_err.decode()
+
+
+async def test_isolating_a_tenant_on_one_postgresql_is_refused_with_its_reason(
+    database_url: str,
+) -> None:
+    code, out, err = await run(
+        "isolate-tenant", "acme", "--to", "10.0.0.5:5432", DATABASE_URL=database_url
+    )
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        "agent-memory isolate-tenant: this database is one PostgreSQL, not a Citus coordinator:"
+        " every tenant is already on the one server"
+    ]

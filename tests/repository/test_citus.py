@@ -469,13 +469,24 @@ async def read_counters(url: str) -> dict[str, int]:
     return {"single": row["single"], "multi": row["multi"]}
 
 
-async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
-    citus_url: str, api: httpx.AsyncClient, db: asyncpg.Connection
+async def test_a_tenant_moved_to_a_worker_of_its_own_under_traffic_loses_nothing(
+    citus_url: str, api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
 ) -> None:
-    """isolate_tenant_to_new_shard while the tenant stores and searches: every stored memory
-    is there afterwards, and the tenant's rows of every table sit on a shard of its own."""
-    shard_of = "SELECT get_shard_id_for_distribution_column($1, 'default')"
-    before = await db.fetchval(shard_of, "memories")
+    """`agent-memory isolate-tenant --to` while the tenant stores and searches: its rows of
+    every table end on a shard of their own on the other worker, every stored memory is
+    there afterwards, the new shard has statistics (which the keyword side reads), and a
+    second run finds nothing left to do."""
+    where = (
+        "SELECT s.shardid, s.nodeport, d.shardminvalue = d.shardmaxvalue AS own"
+        " FROM citus_shards s JOIN pg_dist_shard d USING (shardid)"
+        " WHERE s.shardid = get_shard_id_for_distribution_column($1, 'default')"
+    )
+    before = await db.fetchrow(where, "memories")
+    assert before is not None and not before["own"]
+    other = await db.fetchval(
+        "SELECT nodeport FROM pg_dist_node WHERE groupid <> 0 AND nodeport <> $1",
+        before["nodeport"],
+    )
     stored: list[str] = []
     isolating = asyncio.Event()
     done = asyncio.Event()
@@ -506,30 +517,63 @@ async def test_a_tenant_moved_to_its_own_shard_under_traffic_loses_nothing(
             response = await call("GET", "/search", params={"q": "writer memory"})
             assert response.status_code == 200, response.text
 
-    async def isolate() -> None:
+    async def isolate() -> tuple[int, str, str]:
         await isolating.wait()
         try:
-            await db.execute(
-                "SELECT isolate_tenant_to_new_shard('memories', 'default', 'CASCADE',"
-                " shard_transfer_mode => 'block_writes')"
+            return await run_cli(
+                "isolate-tenant",
+                "default",
+                "--to",
+                f"127.0.0.1:{other}",
+                DATABASE_URL=database_url,
             )
         finally:
             done.set()
 
-    await asyncio.gather(writer(1), writer(2), searcher(), isolate())
-    after = {
-        table: await db.fetchval(shard_of, table)
-        for table in ("memories", "sessions", "idempotency_keys")
-    }
-    assert after["memories"] != before
-    ranges = await db.fetch(
-        "SELECT shardminvalue, shardmaxvalue FROM pg_dist_shard WHERE shardid = ANY($1)",
-        list(after.values()),
+    *_, (code, out, err) = await asyncio.gather(writer(1), writer(2), searcher(), isolate())
+    assert code == 0, err
+    after = {table: await db.fetchrow(where, table) for table in DISTRIBUTED if table != "api_keys"}
+    assert all(
+        row is not None and row["own"] and row["nodeport"] == other for row in after.values()
     )
-    assert all(r["shardminvalue"] == r["shardmaxvalue"] for r in ranges)  # one hash value
+    shard = after["memories"]["shardid"]
+    assert out.strip() == (
+        f"default: shard {shard} of its own, on 127.0.0.1:{other}"
+        f" (was shard {before['shardid']} on 127.0.0.1:{before['nodeport']})"
+    )
+    assert "splitting" in err and "moving" in err and "analyzing" in err
     rows = await db.fetch("SELECT id::text FROM memories WHERE tenant_id = 'default'")
     assert sorted(r["id"] for r in rows) == sorted(stored)
     assert len(stored) >= 10
+    analyzed = await db.fetchval(
+        "SELECT result FROM run_command_on_shards('memories',"
+        " $$SELECT pg_stat_get_last_analyze_time('%s'::regclass) IS NOT NULL$$)"
+        " WHERE shardid = $1",
+        shard,
+    )
+    assert analyzed == "t"  # by the command: autovacuum's own round is not counted here
+
+    code, out, err = await run_cli("isolate-tenant", "default", DATABASE_URL=database_url)
+    assert (code, out.strip()) == (
+        0,
+        f"default: already on shard {shard} of its own, on 127.0.0.1:{other}",
+    ), err
+    assert await db.fetchrow(where, "memories") == after["memories"]
+
+
+async def test_isolating_a_tenant_refuses_a_node_that_is_not_a_worker(
+    citus_url: str, db: asyncpg.Connection, database_url: str
+) -> None:
+    shard = "SELECT get_shard_id_for_distribution_column('memories', 'default')"
+    before = await db.fetchval(shard)
+    code, out, err = await run_cli(
+        "isolate-tenant", "default", "--to", "127.0.0.1:1", DATABASE_URL=database_url
+    )
+    assert (code, out) == (2, "")
+    assert err.strip().startswith(
+        "agent-memory isolate-tenant: 127.0.0.1:1 is not a worker of this cluster (127.0.0.1:"
+    )
+    assert await db.fetchval(shard) == before
 
 
 async def test_a_re_embed_is_refused_with_its_reason_and_changes_nothing(

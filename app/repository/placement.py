@@ -1,0 +1,89 @@
+"""A tenant's placement on a Citus cluster: its shard, the worker holding it, and the moves
+that give it a shard and a worker of its own (app/services/placement.py).
+
+Runs as the database's owner (Citus's shard functions need the tables' owner), across
+tenants, as key management does. Every tenant table is co-located with `memories`, so
+what is done to its shard of `memories` (with CASCADE) is done to the tenant's rows of
+every table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.db.pool import on_citus
+from app.domain.placement import Node, Placement
+from app.repository.sql import named
+
+# The shard's range is one hash value when the shard holds this tenant alone.
+_PLACEMENT = """
+SELECT shard.shardid AS shard_id, placement.nodename AS host, placement.nodeport AS port,
+       shard.shardminvalue = shard.shardmaxvalue AS own
+FROM pg_dist_shard shard
+JOIN citus_shards placement USING (shardid)
+WHERE shard.shardid = get_shard_id_for_distribution_column('memories', :tenant::text)
+"""
+
+_WORKERS = """
+SELECT nodename AS host, nodeport AS port FROM pg_dist_node
+WHERE groupid <> 0 AND noderole = 'primary' AND isactive
+ORDER BY nodename, nodeport
+"""
+
+_ISOLATE = """
+SELECT isolate_tenant_to_new_shard('memories', :tenant::text, 'CASCADE',
+                                   shard_transfer_mode => :transfer_mode::citus.shard_transfer_mode)
+"""
+
+_MOVE = """
+SELECT citus_move_shard_placement(:shard_id, :from_host, :from_port, :to_host, :to_port,
+                                  shard_transfer_mode => :transfer_mode::citus.shard_transfer_mode)
+"""
+
+# New shards have no statistics until autovacuum's next round, and the keyword side
+# takes a shard's common terms from them (migrations/sql/memory_keyword_postings): without
+# them a large tenant's search reads every common term. Each table's shards are sampled
+# (ANALYZE reads at most 30,000 rows of a shard, whatever its size).
+_ANALYZE = """
+SELECT count(*) FILTER (WHERE NOT success) AS failed, min(result) FILTER (WHERE NOT success) AS why
+FROM run_command_on_shards(:table, 'ANALYZE %s')
+"""
+_ANALYZED_TABLES = ("memories", "memory_access")
+
+
+class PlacementRepository:
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def distributed(self) -> bool:
+        """Whether the database is a Citus coordinator's."""
+        return await on_citus(self._conn)
+
+    async def placement(self, tenant: str) -> Placement:
+        row = await self._conn.fetchrow(*named(_PLACEMENT, {"tenant": tenant}))
+        return Placement(row["shard_id"], Node(row["host"], row["port"]), row["own"])
+
+    async def workers(self) -> list[Node]:
+        return [Node(row["host"], row["port"]) for row in await self._conn.fetch(_WORKERS)]
+
+    async def isolate(self, tenant: str, transfer_mode: str) -> None:
+        await self._conn.execute(
+            *named(_ISOLATE, {"tenant": tenant, "transfer_mode": transfer_mode})
+        )
+
+    async def move(self, shard_id: int, source: Node, target: Node, transfer_mode: str) -> None:
+        values = {
+            "shard_id": shard_id,
+            "from_host": source.host,
+            "from_port": source.port,
+            "to_host": target.host,
+            "to_port": target.port,
+            "transfer_mode": transfer_mode,
+        }
+        await self._conn.execute(*named(_MOVE, values))
+
+    async def analyze_shards(self) -> None:
+        for table in _ANALYZED_TABLES:
+            row = await self._conn.fetchrow(*named(_ANALYZE, {"table": table}))
+            if row["failed"]:
+                raise RuntimeError(f"ANALYZE of {table}'s shards failed: {row['why']}")
