@@ -6,15 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import (
-    Adder,
-    CommandError,
-    Parents,
-    local_database,
-    require_schema,
-    run_async,
-    say,
-)
+from app.cli.common import Adder, Parents, local_database, owner_connection, run_async, say
 from app.domain.placement import TRANSFER_MODES
 
 
@@ -43,16 +35,11 @@ def register(command: Adder, parents: Parents) -> None:
 
 
 def cmd_isolate_tenant(args: argparse.Namespace) -> int:
-    import asyncpg
-
-    from app.domain.errors import AppError
     from app.domain.placement import isolation_request
     from app.services.placement import PlacementService
 
     async def run(url: str) -> int:
-        conn = await asyncpg.connect(url)
-        try:
-            await require_schema(conn, "isolate-tenant")
+        async with owner_connection(url, "isolate-tenant") as conn:
             request = isolation_request(args.tenant, args.to, args.transfer_mode)
             service = PlacementService(conn)
             if args.status:
@@ -62,22 +49,14 @@ def cmd_isolate_tenant(args: argparse.Namespace) -> int:
                 print("workers: " + ", ".join(map(str, workers)))
                 return 0
             done = await service.isolate(request, say)
-            if not (done.split or done.moved):
+            now = f"shard {done.after.shard_id} of its own, on {done.after.node}"
+            if done.split or done.moved:
                 print(
-                    f"{request.tenant}: already on shard {done.after.shard_id} of its own,"
-                    f" on {done.after.node}"
-                )
-            else:
-                print(
-                    f"{request.tenant}: shard {done.after.shard_id} of its own,"
-                    f" on {done.after.node} (was shard {done.before.shard_id}"
+                    f"{request.tenant}: {now} (was shard {done.before.shard_id}"
                     f" on {done.before.node})"
                 )
-        except AppError as exc:
-            field = f" ({exc.field})" if exc.field else ""
-            raise CommandError(f"agent-memory isolate-tenant: {exc.detail}{field}") from exc
-        finally:
-            await conn.close()
+            else:
+                print(f"{request.tenant}: already on {now}")
         return 0
 
     with local_database(args, migrate=False) as url:

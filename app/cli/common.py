@@ -7,8 +7,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -153,6 +153,25 @@ async def require_schema(conn: Any, command: str) -> None:
         raise CommandError(
             f"agent-memory {command}: the database is not migrated; run `agent-memory migrate`"
         )
+
+
+@asynccontextmanager
+async def owner_connection(url: str, command: str) -> AsyncIterator[Any]:
+    """A connection to the migrated database as its owner, for a command that works on it
+    directly (keys, isolate-tenant); a refusal raised inside is the command's one line."""
+    import asyncpg
+
+    from app.domain.errors import AppError
+
+    conn = await asyncpg.connect(url)
+    try:
+        await require_schema(conn, command)
+        yield conn
+    except AppError as exc:
+        field = f" ({exc.field})" if exc.field else ""
+        raise CommandError(f"agent-memory {command}: {exc.detail}{field}") from exc
+    finally:
+        await conn.close()
 
 
 T = TypeVar("T")

@@ -12,7 +12,7 @@ from app.cli.common import (
     CommandError,
     Parents,
     local_database,
-    require_schema,
+    owner_connection,
     run_async,
     say,
 )
@@ -50,15 +50,10 @@ def register(command: Adder, parents: Parents) -> None:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
-    import asyncpg
-
-    from app.domain.errors import AppError
     from app.services.keys import KeyService
 
     async def run(url: str) -> int:
-        conn = await asyncpg.connect(url)
-        try:
-            await require_schema(conn, "keys")
+        async with owner_connection(url, "keys") as conn:
             service = KeyService.on_connection(conn)
             if args.keys_command == "create":
                 created = await service.create(args.tenant, args.name, args.role)
@@ -79,11 +74,6 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 print(f"revoked {revoked.record.id} ({revoked.record.name})")
                 if revoked.note:
                     say(revoked.note)
-        except AppError as exc:
-            field = f" ({exc.field})" if exc.field else ""
-            raise CommandError(f"agent-memory keys: {exc.detail}{field}") from exc
-        finally:
-            await conn.close()
         return 0
 
     with local_database(args, migrate=False) as url:
