@@ -5,7 +5,8 @@ a tenant").
 A tenant much larger than the others shares its worker's cores with the tenants on the
 same worker; on a worker that holds nothing else it shares none (measured in
 docs/scale-out.md). Each step is skipped when already done, so the command can be run
-again after a failure or to check; the statistics are taken after any step that ran.
+again after a failure or to check; the shards are vacuumed and analyzed after any step
+that ran.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class PlacementService:
 
     async def isolate(self, request: IsolationRequest, say: Say | None = None) -> Isolated:
         """The tenant's rows of every table on a shard of their own, on `request.to` when
-        given; then the new shards' statistics, which its keyword side reads."""
+        given; then the new shards vacuumed and their statistics taken, which its search
+        reads."""
         tell = say or (lambda _: None)
         await self._require_citus()
         if request.to is not None and request.to not in (workers := await self._repo.workers()):
@@ -66,8 +68,8 @@ class PlacementService:
             await self._repo.move(current.shard_id, current.node, request.to, request.transfer_mode)
             current, moved = await self._repo.placement(request.tenant), True
         if current != before:
-            tell("analyzing the shards")
-            await self._repo.analyze_shards()
+            tell("vacuuming and analyzing the shards")
+            await self._repo.vacuum_analyze()
         return Isolated(before, current, split=not before.own, moved=moved)
 
     async def _require_citus(self) -> None:
