@@ -17,11 +17,13 @@ from app.repository.sql import named
 
 # The shard's range is one hash value when the shard holds this tenant alone.
 _PLACEMENT = """
-SELECT shard.shardid AS shard_id, placement.nodename AS host, placement.nodeport AS port,
+SELECT shard.shardid AS shard_id, node.nodename AS host, node.nodeport AS port,
        shard.shardminvalue = shard.shardmaxvalue AS own
 FROM pg_dist_shard shard
-JOIN citus_shards placement USING (shardid)
+JOIN pg_dist_placement placement USING (shardid)
+JOIN pg_dist_node node USING (groupid)
 WHERE shard.shardid = get_shard_id_for_distribution_column('memories', :tenant::text)
+  AND node.noderole = 'primary'
 """
 
 _WORKERS = """
@@ -46,7 +48,7 @@ SELECT citus_move_shard_placement(:shard_id, :from_host, :from_port, :to_host, :
 # every common term. And until the new shard was vacuumed, its searches' vector side was
 # slower (docs/scale-out.md). On the coordinator, VACUUM of a distributed table runs on
 # each of its shards; a shard with nothing new since its last vacuum is passed over
-# quickly (3.4 s for both tables at a million memories).
+# quickly.
 _VACUUM_ANALYZE = "VACUUM (ANALYZE) memories, memory_access"
 
 
