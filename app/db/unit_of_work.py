@@ -188,6 +188,23 @@ class UnitOfWork:
             self._lost = False
 
 
+# Citus's words for a statement planned against a shard (or a placement of one) that a
+# split or a move replaced before the statement ran. For most statements Citus checks this
+# itself and answers a serialization failure; a delegated call (the search's) gets these.
+_REPLACED_SHARD = re.compile(r"could not find valid entry for shard (placement )?\d+")
+
+
+def asks_for_a_retry(exc: asyncpg.PostgresError) -> bool:
+    """Whether the database rolled the work back for a reason that trying it again as it
+    was may not meet: a serialization failure or a deadlock; on Citus, also a statement
+    that met its tenant's shard being split or moved (isolate-tenant)."""
+    if isinstance(exc, asyncpg.TransactionRollbackError):
+        return True
+    return isinstance(exc, asyncpg.InternalServerError) and bool(
+        _REPLACED_SHARD.fullmatch(str(exc))
+    )
+
+
 _SETTING_NAME = re.compile(r"[a-z_]+(\.[a-z_]+)?")
 
 
@@ -222,17 +239,16 @@ async def unit_of_work(
     except CONNECTION_ERRORS as exc:
         uow.connection_lost()
         raise ServiceUnavailableError("database unavailable") from exc
-    except asyncpg.TransactionRollbackError as exc:
-        # A serialization failure or deadlock: the database rolled the work back and asks
-        # for it again (on Citus, also a statement that met a tenant's shard being split).
+    except asyncpg.PostgresError as exc:
         await uow.rollback()
-        raise ServiceUnavailableError(
-            "the database asked for this to be retried; nothing was written", retry_after_s=1
-        ) from exc
-    except asyncpg.DataError as exc:
-        # Input validation should have caught it; never a 500 for a bad value.
-        await uow.rollback()
-        raise InvalidInputError("a value is out of range or malformed") from exc
+        if asks_for_a_retry(exc):
+            raise ServiceUnavailableError(
+                "the database asked for this to be retried; nothing was written", retry_after_s=1
+            ) from exc
+        if isinstance(exc, asyncpg.DataError):
+            # Input validation should have caught it; never a 500 for a bad value.
+            raise InvalidInputError("a value is out of range or malformed") from exc
+        raise
     except BaseException:
         await uow.rollback()
         raise

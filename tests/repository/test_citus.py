@@ -25,7 +25,7 @@ from app.config import Settings
 from app.db.migrations import downgrade, upgrade_head
 from app.db.pool import prepare_session, search_settings
 from app.db.unit_of_work import Database, set_local, unit_of_work
-from app.domain.errors import ConflictError
+from app.domain.errors import ConflictError, ServiceUnavailableError
 from app.domain.filters import MemoryFilter
 from app.domain.memory import NewMemory
 from app.embeddings.base import Embedder
@@ -35,7 +35,7 @@ from app.repository.memories import MemoryRepository
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
-from app.repository.sql import sql_literal
+from app.repository.sql import named, sql_literal
 from app.services.reembed import Reembedder
 from tests.cli.test_cli import run as run_cli
 from tests.cli.test_cli import runs_in_psql
@@ -560,6 +560,79 @@ async def test_a_tenant_moved_to_a_worker_of_its_own_under_traffic_loses_nothing
         f"default: already on shard {shard} of its own, on 127.0.0.1:{other}",
     ), err
     assert await db.fetchrow(where, "memories") == after["memories"]
+
+
+@pytest.mark.parametrize("change", ["split", "move"])
+async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_for_a_retry(
+    citus_url: str, change: str
+) -> None:
+    """The coordinator picks the tenant's shard and worker when it plans the search's call.
+    A split or a move that commits before the call runs (isolate-tenant under traffic; CI
+    met the split once) is answered as a retry, nothing written, never a 500 and never the
+    shard's old copy, which a move leaves on the old worker for a while; the retry finds the
+    tenant's memories where they now are. A cursor holds the planned call while the change
+    commits: Bind plans it, the first fetch runs it."""
+    tenant = f"t-{change}"
+    placed = (
+        "SELECT p.shardid, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n"
+        " USING (groupid) WHERE p.shardid = get_shard_id_for_distribution_column("
+        "'memories', $1::text)"
+    )
+    pool = await asyncpg.create_pool(
+        citus_url, min_size=1, max_size=1, init=lambda c: prepare_session(c, ef_search=100)
+    )
+    database = Database(pool, transaction_settings=search_settings(100))
+    database.distributed = True
+    owner = await asyncpg.connect(citus_url)
+    vector = [0.05] * 384
+    params = SearchParams("shard changed", vector, 0.6, 10, 50, 200, 0.3, 30, True)
+    try:
+        async with unit_of_work(database, tenant) as uow:
+            await MemoryRepository(uow).upsert_many(
+                [(NewMemory("the shard changed under the search"), vector)], ["agent"]
+            )
+        if change == "move":  # a shard of its own first, as isolate-tenant does
+            await owner.execute(
+                "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
+                " shard_transfer_mode => 'block_writes')",
+                tenant,
+            )
+        where = await owner.fetchrow(placed, tenant)
+        with pytest.raises(ServiceUnavailableError) as refused:
+            async with unit_of_work(database, tenant) as uow:
+                conn = await uow.connection()
+                statement = search_statement(
+                    tenant, MemoryFilter(), params, True, uow.embedding_model
+                )
+                planned = await conn.cursor(*named(*statement.worker_call()))
+                if change == "split":
+                    await owner.execute(
+                        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
+                        " shard_transfer_mode => 'block_writes')",
+                        tenant,
+                    )
+                else:
+                    await owner.execute(
+                        "SELECT citus_move_shard_placement($1, '127.0.0.1', $2, '127.0.0.1',"
+                        " (SELECT nodeport FROM pg_dist_node WHERE groupid <> 0"
+                        "  AND nodeport <> $2), 'block_writes')",
+                        where["shardid"],
+                        where["nodeport"],
+                    )
+                await planned.fetch(1)
+        assert refused.value.retry_after_s == 1
+        assert "retried" in str(refused.value)
+        async with unit_of_work(database, tenant) as uow:
+            outcome = await SearchRepository(uow).search(MemoryFilter(), params)
+        assert [hit.memory.content for hit in outcome.hits] == [
+            "the shard changed under the search"
+        ]
+        now = await owner.fetchrow(placed, tenant)
+        assert now != where  # the change happened: another shard, or another worker
+    finally:
+        await owner.close()
+        await pool.close()
+        await reset_tables(citus_url)
 
 
 async def test_isolating_a_tenant_refuses_a_node_that_is_not_a_worker(
