@@ -578,6 +578,10 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
         " USING (groupid) WHERE p.shardid = get_shard_id_for_distribution_column("
         "'memories', $1::text)"
     )
+    isolate = (
+        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
+        " shard_transfer_mode => 'block_writes')"
+    )
     pool = await asyncpg.create_pool(
         citus_url, min_size=1, max_size=1, init=lambda c: prepare_session(c, ef_search=100)
     )
@@ -592,11 +596,7 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
                 [(NewMemory("the shard changed under the search"), vector)], ["agent"]
             )
         if change == "move":  # a shard of its own first, as isolate-tenant does
-            await owner.execute(
-                "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
-                " shard_transfer_mode => 'block_writes')",
-                tenant,
-            )
+            await owner.execute(isolate, tenant)
         where = await owner.fetchrow(placed, tenant)
         with pytest.raises(ServiceUnavailableError) as refused:
             async with unit_of_work(database, tenant) as uow:
@@ -606,11 +606,7 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
                 )
                 planned = await conn.cursor(*named(*statement.worker_call()))
                 if change == "split":
-                    await owner.execute(
-                        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
-                        " shard_transfer_mode => 'block_writes')",
-                        tenant,
-                    )
+                    await owner.execute(isolate, tenant)
                 else:
                     await owner.execute(
                         "SELECT citus_move_shard_placement($1, '127.0.0.1', $2, '127.0.0.1',"
