@@ -189,8 +189,9 @@ class UnitOfWork:
 
 
 # Citus's words for a statement planned against a shard (or a placement of one) that a
-# split or a move replaced before the statement ran. For most statements Citus checks this
-# itself and answers a serialization failure; a delegated call (the search's) gets these.
+# split or a move replaced before the statement ran. For a write Citus checks this itself
+# and answers a serialization failure; a read, the search's call among them, gets these
+# (docs/scale-out.md, "A statement planned before a split or a move, run after it").
 _REPLACED_SHARD = re.compile(r"could not find valid entry for shard (placement )?\d+")
 
 
