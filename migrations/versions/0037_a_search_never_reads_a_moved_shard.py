@@ -2,8 +2,8 @@
 serialization failure to retry, a call that reaches a worker which no longer holds the
 tenant's shard. The coordinator picks the worker when it plans the call; a move that
 commits between that and the call's run (agent-memory isolate-tenant --to) left it reading
-the shard's old copy, kept on the old worker until Citus drops it: without the writes made
-since, and counting its reads where they are lost
+the shard's old copy, kept on the old worker until Citus drops it, and counting its reads
+there, where they were lost with the copy
 
 Revision ID: 0037
 Revises: 0036

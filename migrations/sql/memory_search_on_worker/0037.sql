@@ -16,8 +16,7 @@
 -- another worker is prepared there. A call that reaches a worker which no longer holds the
 -- tenant's shard (routed there just before a move committed) is refused as a
 -- serialization failure, to be retried: the shard's old copy stays on that worker until
--- Citus drops it, and would answer without the writes made since and lose the reads it
--- counts.
+-- Citus drops it, and the reads the search counts there would be lost with it.
 CREATE OR REPLACE FUNCTION public.memory_search_on_worker(tenant text, statement text, args text[], explain boolean)
  RETURNS jsonb
  LANGUAGE plpgsql
