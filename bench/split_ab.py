@@ -9,6 +9,10 @@ both are searched by turns again. Server-side ms, per mode and tenant.
         [--queries 300] [--again]
 
 With --again, the database of the last run is searched once more, by turns, as it is.
+With --step-by-step, the split is Citus's function alone, and the tenants are searched
+just after it, after `ANALYZE memories` and after `VACUUM memories` (what isolate-tenant
+does at once), by the same server; turn autovacuum off on the workers first
+(`ALTER SYSTEM SET autovacuum = off; SELECT pg_reload_conf();` on each).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
@@ -51,14 +56,36 @@ async def by_turns(
     return took
 
 
-async def isolate(url: str) -> float:
+async def timed(url: str, work: Callable[[asyncpg.Connection], Awaitable[Any]]) -> float:
+    """Seconds `work` took on a connection of its own."""
     conn = await asyncpg.connect(url)
     try:
         began = time.perf_counter()
-        await PlacementService(conn).isolate(isolation_request(SPLIT, None, "block_writes"))
+        await work(conn)
         return time.perf_counter() - began
     finally:
         await conn.close()
+
+
+def isolate(conn: asyncpg.Connection) -> Awaitable[Any]:
+    """As isolate-tenant does it: the split, then the statistics."""
+    return PlacementService(conn).isolate(isolation_request(SPLIT, None, "block_writes"))
+
+
+async def split_alone(conn: asyncpg.Connection) -> None:
+    """Citus's split, without the statistics isolate-tenant takes after it."""
+    await conn.execute(
+        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
+        " shard_transfer_mode => 'block_writes')",
+        SPLIT,
+    )
+
+
+def statement(sql: str) -> Callable[[asyncpg.Connection], Awaitable[Any]]:
+    async def run(conn: asyncpg.Connection) -> None:
+        await conn.execute(sql)
+
+    return run
 
 
 async def main() -> None:
@@ -67,6 +94,9 @@ async def main() -> None:
     parser.add_argument("--memories", type=int, default=200_000, help="in all, half each")
     parser.add_argument("--queries", type=int, default=300, help="a tenant, a mode, a phase")
     parser.add_argument("--again", action="store_true", help="search the last run's rows")
+    parser.add_argument(
+        "--step-by-step", action="store_true", help="split alone, then ANALYZE, then VACUUM"
+    )
     args = parser.parse_args()
     async with fresh_database("agent_memory_bench_split_ab", reuse=args.again) as url:
         if not args.again:
@@ -80,14 +110,25 @@ async def main() -> None:
         results: dict[str, dict[str, list[float]]] = {}
         modes = {mode: MODES[mode] for mode in ("vector-only", "hybrid")}
         async with serving(url) as client:
-            for mode, alpha in [] if args.again else modes.items():
-                await by_turns(client, keys, 20, alpha)  # warm-up
-                results[f"before, {mode}"] = await by_turns(client, keys, args.queries, alpha)
-            if not args.again:
-                print(f"isolated {SPLIT} in {await isolate(url):.0f}s", flush=True)
-            for mode, alpha in modes.items():
-                await by_turns(client, keys, 20, alpha)
-                results[f"after, {mode}"] = await by_turns(client, keys, args.queries, alpha)
+
+            async def phase(name: str) -> None:
+                for mode, alpha in modes.items():
+                    await by_turns(client, keys, 20, alpha)  # warm-up
+                    results[f"{name}, {mode}"] = await by_turns(client, keys, args.queries, alpha)
+
+            if args.again:
+                await phase("after")
+            elif args.step_by_step:
+                await phase("before")
+                print(f"{SPLIT} split out in {await timed(url, split_alone):.0f}s", flush=True)
+                await phase("just after the split")
+                for command in ("ANALYZE memories", "VACUUM memories"):
+                    print(f"{command} in {await timed(url, statement(command)):.1f}s", flush=True)
+                    await phase(f"after {command}")
+            else:
+                await phase("before")
+                print(f"isolated {SPLIT} in {await timed(url, isolate):.0f}s", flush=True)
+                await phase("after")
     print(f"\n### Two tenants of {args.memories // 2:,}: `{SPLIT}` isolated between the phases")
     print(f"| phase, mode | {SPLIT} p50 | p99 | {KEPT} p50 | p99 |")
     print("|---|---|---|---|---|")

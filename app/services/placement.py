@@ -5,7 +5,7 @@ a tenant").
 A tenant much larger than the others shares its worker's cores with the tenants on the
 same worker; on a worker that holds nothing else it shares none (measured in
 docs/scale-out.md). Each step is skipped when already done, so the command can be run
-again after a failure or to check; the shards are vacuumed and analyzed after any step
+again after a failure or to check; the shards are vacuumed and analyzed after each step
 that ran.
 """
 
@@ -48,8 +48,8 @@ class PlacementService:
 
     async def isolate(self, request: IsolationRequest, say: Say | None = None) -> Isolated:
         """The tenant's rows of every table on a shard of their own, on `request.to` when
-        given; then the new shards vacuumed and their statistics taken, which its search
-        reads."""
+        given; after each step, the new shards vacuumed and their statistics taken, which
+        its search is planned from."""
         tell = say or (lambda _: None)
         await self._require_citus()
         if request.to is not None and request.to not in (workers := await self._repo.workers()):
@@ -61,16 +61,21 @@ class PlacementService:
         if not current.own:
             tell(f"splitting shard {current.shard_id} on {current.node} ({request.transfer_mode})")
             await self._repo.isolate(request.tenant, request.transfer_mode)
+            await self._keep_up(tell)  # before the move, which takes minutes at a million
             current = await self._repo.placement(request.tenant)
         moved = False
         if request.to is not None and current.node != request.to:
             tell(f"moving shard {current.shard_id} from {current.node} to {request.to}")
             await self._repo.move(current.shard_id, current.node, request.to, request.transfer_mode)
+            await self._keep_up(tell)
             current, moved = await self._repo.placement(request.tenant), True
-        if current != before:
-            tell("vacuuming and analyzing the shards")
-            await self._repo.vacuum_analyze()
         return Isolated(before, current, split=not before.own, moved=moved)
+
+    async def _keep_up(self, tell: Say) -> None:
+        """A new copy of the tenant's rows is searched as soon as it exists, planned from
+        its statistics: they are taken, and the copy vacuumed, straight away."""
+        tell("vacuuming and analyzing the shards")
+        await self._repo.vacuum_analyze()
 
     async def _require_citus(self) -> None:
         if not await self._repo.distributed():
