@@ -28,6 +28,7 @@ import httpx
 
 from app.domain.placement import isolation_request
 from app.logging import configure_logging
+from app.repository.placement import PlacementRepository
 from app.services.placement import PlacementService
 from bench.latency import MODES, bulk_load, count_rows, pct
 from bench.scale_out import serving
@@ -72,13 +73,9 @@ def isolate(conn: asyncpg.Connection) -> Awaitable[Any]:
     return PlacementService(conn).isolate(isolation_request(SPLIT, None, "block_writes"))
 
 
-async def split_alone(conn: asyncpg.Connection) -> None:
+def split_alone(conn: asyncpg.Connection) -> Awaitable[None]:
     """Citus's split, without the statistics isolate-tenant takes after it."""
-    await conn.execute(
-        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
-        " shard_transfer_mode => 'block_writes')",
-        SPLIT,
-    )
+    return PlacementRepository(conn).isolate(SPLIT, "block_writes")
 
 
 def statement(sql: str) -> Callable[[asyncpg.Connection], Awaitable[Any]]:

@@ -32,6 +32,7 @@ from app.embeddings.base import Embedder
 from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
 from app.repository.memories import MemoryRepository
+from app.repository.placement import PlacementRepository
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
@@ -575,21 +576,13 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
     tenant's memories where they now are. A cursor holds the planned call while the change
     commits: Bind plans it, the first fetch runs it."""
     tenant = f"t-{change}"
-    placed = (
-        "SELECT p.shardid, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n"
-        " USING (groupid) WHERE p.shardid = get_shard_id_for_distribution_column("
-        "'memories', $1::text)"
-    )
-    isolate = (
-        "SELECT isolate_tenant_to_new_shard('memories', $1::text, 'CASCADE',"
-        " shard_transfer_mode => 'block_writes')"
-    )
     pool = await asyncpg.create_pool(
         citus_url, min_size=1, max_size=1, init=lambda c: prepare_session(c, ef_search=100)
     )
     database = Database(pool, transaction_settings=search_settings(100))
     database.distributed = True
     owner = await asyncpg.connect(citus_url)
+    places = PlacementRepository(owner)  # the statements isolate-tenant runs
     vector = [0.05] * 384
     params = SearchParams("shard changed", vector, 0.6, 10, 50, 200, 0.3, 30, True)
     try:
@@ -598,8 +591,9 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
                 [(NewMemory("the shard changed under the search"), vector)], ["agent"]
             )
         if change == "move":  # a shard of its own first, as isolate-tenant does
-            await owner.execute(isolate, tenant)
-        where = await owner.fetchrow(placed, tenant)
+            await places.isolate(tenant, "block_writes")
+        where = await places.placement(tenant)
+        (other,) = [node for node in await places.workers() if node != where.node]
         with pytest.raises(ServiceUnavailableError) as refused:
             async with unit_of_work(database, tenant) as uow:
                 conn = await uow.connection()
@@ -608,15 +602,9 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
                 )
                 planned = await conn.cursor(*named(*statement.worker_call()))
                 if change == "split":
-                    await owner.execute(isolate, tenant)
+                    await places.isolate(tenant, "block_writes")
                 else:
-                    await owner.execute(
-                        "SELECT citus_move_shard_placement($1, '127.0.0.1', $2, '127.0.0.1',"
-                        " (SELECT nodeport FROM pg_dist_node WHERE groupid <> 0"
-                        "  AND nodeport <> $2), 'block_writes')",
-                        where["shardid"],
-                        where["nodeport"],
-                    )
+                    await places.move(where.shard_id, where.node, other, "block_writes")
                 await planned.fetch(1)
         assert refused.value.retry_after_s == 1
         assert "retried" in str(refused.value)
@@ -625,7 +613,7 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
         assert [hit.memory.content for hit in outcome.hits] == [
             "the shard changed under the search"
         ]
-        now = await owner.fetchrow(placed, tenant)
+        now = await places.placement(tenant)
         assert now != where  # the change happened: another shard, or another worker
     finally:
         await owner.close()
