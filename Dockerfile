@@ -7,9 +7,9 @@ WORKDIR /srv/agent-memory
 
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
-COPY agent_memory_client ./agent_memory_client
+COPY client ./client
 COPY migrations ./migrations
-RUN pip install -e .
+RUN pip install ./client -e .
 
 RUN useradd --system --uid 10001 agent && chown -R agent /srv/agent-memory
 USER agent

@@ -376,7 +376,7 @@ class RecallIn(Body):
 
     q: str = Field(
         description="The user's prompt, or the failed command's error; searched as a query"
-        " (its first distinct words).",
+        " (its first distinct words). For purpose=file, the file's path in the repository.",
         json_schema_extra=text_rules("max_query_chars"),
     )
     source_repo: str | None = Field(
@@ -386,7 +386,9 @@ class RecallIn(Body):
     )
     purpose: str = Field(
         default="prompt",
-        description="prompt: every kind of memory; failure: error patterns and anti-patterns.",
+        description="prompt: every kind of memory; failure: error patterns and anti-patterns;"
+        " file: the memories whose files name `q`, a path in the repository (stale ones"
+        " marked).",
         json_schema_extra=documented(choices=tuple(RECALL_TYPES)),
     )
     max_tokens: int | None = Field(

@@ -118,7 +118,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
     """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
     from agent_memory_client.hooks import run_hook
 
-    out, note = run_hook(args.event, sys.stdin.read(), args.url, args.api_key)
+    out, note = run_hook("claude-code", args.event, sys.stdin.read(), args.url, args.api_key)
     if out:
         print(out)
     say(note)

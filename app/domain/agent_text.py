@@ -18,33 +18,17 @@ are printed bare only when they are of their closed form; anything else is quote
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from agent_memory_client.quoting import quoted
 
 from app.domain.memory import KNOWN_MEMORY_TYPES, TRUST_ORDER
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# Characters a reader could take for a line break, or that draw nothing: escaped as \uXXXX.
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-_NOT_PLAIN = re.compile(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]")
+__all__ = ["quoted", "quoted_list", "structure_of"]
+
 _LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
 # A tag printed bare: letters, digits and a few joiners, nothing a label or a quote is made of.
 _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/-]{0,63}")
 _COMMIT = re.compile(r"[0-9a-f]{7,64}")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _ESCAPES:
-        return _ESCAPES[char]
-    if unicodedata.category(char) not in _HIDDEN_CATEGORIES:
-        return char
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def quoted(text: str) -> str:
-    """Stored text as data: one line, inside quotes it cannot close."""
-    return '"' + _NOT_PLAIN.sub(_escape, text) + '"'
 
 
 def quoted_list(texts: list[str] | tuple[str, ...]) -> str:

@@ -35,7 +35,7 @@ def age(then: datetime, now: datetime) -> str:
 class CompactHit:
     id: str
     type: str
-    score: float
+    score: float | None  # None: handed over for what it is about, not ranked by a query
     age: str
     tags: tuple[str, ...]
     content: str
@@ -52,7 +52,8 @@ class CompactHit:
         """The text form, within len(quoted(content)) + COMPACT_OVERHEAD characters."""
         marks = "".join(f" {mark}" for mark in self.marks)
         trust = trust_label(self.trust)
-        head = f"{rank}. [{self.score:.2f} {type_label(self.type)} {trust} {self.age}{marks}"
+        score = "" if self.score is None else f"{self.score:.2f} "
+        head = f"{rank}. [{score}{type_label(self.type)} {trust} {self.age}{marks}"
         content = quoted(self.content)
         tail = f"] {self.id}\n{content}"
         room = COMPACT_OVERHEAD - len(head) - len(tail) + len(content)
@@ -136,20 +137,21 @@ class SearchAnswer(Protocol):
 
 
 def compact_hits(response: SearchAnswer, now: datetime) -> list[CompactHit]:
-    return [
-        CompactHit(
-            id=str(hit.memory.id),
-            type=hit.memory.memory_type,
-            score=round(hit.score, 3),
-            age=age(hit.memory.created_at, now),
-            tags=tuple(hit.memory.tags),
-            content=hit.memory.content,
-            context=hit.memory.context,
-            trust=hit.memory.trust_level,
-            marks=marks_of(hit.memory),
-        )
-        for hit in response.hits
-    ]
+    return [compact_memory(hit.memory, now, round(hit.score, 3)) for hit in response.hits]
+
+
+def compact_memory(memory: Memory, now: datetime, score: float | None = None) -> CompactHit:
+    return CompactHit(
+        id=str(memory.id),
+        type=memory.memory_type,
+        score=score,
+        age=age(memory.created_at, now),
+        tags=tuple(memory.tags),
+        content=memory.content,
+        context=memory.context,
+        trust=memory.trust_level,
+        marks=marks_of(memory),
+    )
 
 
 def render_compact_search(response: SearchAnswer, now: datetime, max_tokens: int | None) -> str:

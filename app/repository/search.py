@@ -14,8 +14,10 @@ import asyncpg
 from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
+from app.domain.memory import Memory
 from app.domain.search import SearchHit
-from app.repository.rows import from_json, to_memory
+from app.repository.filters import filter_sql
+from app.repository.rows import INTACT, MEMORY_COLUMNS, from_json, to_memory
 from app.repository.search_statement import (
     SearchParams,
     SearchStatement,
@@ -108,6 +110,25 @@ class SearchRepository:
         """Reads counted for memories handed over outside a search's answer (a recall)."""
         conn = await self._uow.connection()
         await conn.fetch(*named(_COUNT_READS, {"tenant_id": self._uow.tenant_id, "ids": ids}))
+
+    async def about_file(self, f: MemoryFilter, path: str, limit: int) -> list[Memory]:
+        """The memories in the filter's scope whose `files` name `path`, the repository's
+        own before the global ones, newest first (a file recall: no query to rank by)."""
+        conn = await self._uow.connection()
+        values: dict[str, Any] = {"tenant_id": self._uow.tenant_id, "path": path}
+
+        def bind(value: Any, name: str) -> str:
+            values[name] = value
+            return f":{name}"
+
+        sql = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories m"
+            f" WHERE {filter_sql(f, bind, tenant=':tenant_id')} AND {INTACT}"
+            " AND m.files @> ARRAY[:path::text]"
+            " ORDER BY m.source_repo IS NULL, m.created_at DESC, m.id DESC"
+            f" LIMIT {bind(limit, 'row_limit')}"
+        )
+        return [to_memory(row) for row in await conn.fetch(*named(sql, values))]
 
     async def explain(self, f: MemoryFilter, p: SearchParams) -> tuple[SearchStatement, list[str]]:
         """The statement as `search` sends it, and its EXPLAIN (ANALYZE, BUFFERS), planned

@@ -11,6 +11,7 @@ from uuid import UUID
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.search import SearchHit
 from app.domain.secrets import redact_for_log
@@ -62,6 +63,13 @@ class SearchService:
     async def search(self, draft: SearchDraft) -> SearchResponse:
         self._actor.require("read")
         return await self.run(search_query(draft, self._limits))
+
+    async def about_file(self, draft: SearchDraft, path: str) -> list[Memory]:
+        """The memories in the draft's scope (its repository and the global ones) whose
+        files name `path`, at most `draft.limit`."""
+        self._actor.require("read")
+        query = search_query(draft, self._limits)
+        return await self._repo.about_file(query.filter, path, query.limit)
 
     async def count_reads(self, ids: list[UUID]) -> None:
         if ids:

@@ -16,12 +16,12 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from agent_memory_client.clients.claude_code import EVENT_NAMES
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent_memory_client.hooks import HANDLERS
 from tests.conftest import serving
 
 PLUGIN = Path(__file__).parents[2] / "integrations" / "claude-code"
@@ -50,7 +50,7 @@ def test_the_plugin_files_are_well_formed() -> None:
         "SessionEnd": [f'"{wrapper}" hook session-end'],
     }
     # Each event's name is the client's (agent_memory_client/hooks.py answers these).
-    assert {c.split()[-1] for cs in commands.values() for c in cs} == set(HANDLERS)
+    assert {c.split()[-1] for cs in commands.values() for c in cs} == set(EVENT_NAMES)
     assert os.access(PLUGIN / "bin" / "agent-memory-client", os.X_OK)
     for document in (
         PLUGIN / "commands" / "remember.md",

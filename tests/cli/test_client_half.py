@@ -16,17 +16,21 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from agent_memory_client import hooks, loop
+from agent_memory_client.bridge import bridge
+from agent_memory_client.connection import Connection, Deadline, Unavailable
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_memory_client import hooks
-from agent_memory_client.bridge import bridge
-from agent_memory_client.connection import Connection, Deadline, Unavailable
 from tests.conftest import serving
 
 SERVER_SIDE = ("app", "httpx", "pydantic", "mcp", "anyio", "starlette", "asyncpg", "platformdirs")
+
+
+def claude_hook(event: str, raw: str, url: str | None = None) -> tuple[str, str]:
+    return hooks.run_hook("claude-code", event, raw, url)
 
 
 def test_the_client_half_imports_nothing_of_the_server() -> None:
@@ -129,13 +133,13 @@ async def test_session_start_keeps_to_its_deadline_against_a_server_that_never_a
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setitem(hooks.BUDGET_S, "session-start", 0.5)
+    monkeypatch.setitem(hooks.BUDGET_S, "start", 0.5)
     with socket.socket() as silent:  # accepts connections (the backlog), never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
         payload = json.dumps({"session_id": "s", "cwd": str(tmp_path)})
-        out, note = await asyncio.to_thread(hooks.run_hook, "session-start", payload, url)
+        out, note = await asyncio.to_thread(claude_hook, "session-start", payload, url)
     assert "continuing without memory" in note
     assert "unavailable" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
@@ -151,17 +155,17 @@ async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.Mo
         return JSONResponse({"session_id": "m1", "status": "completed"})
 
     stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
-    hooks.state_file("c1").parent.mkdir(parents=True)
-    hooks.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "off"}))
+    loop.state_file("c1").parent.mkdir(parents=True)
+    loop.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "off"}))
     transcript = tmp_path / "t.jsonl"
     said = {"role": "assistant", "content": [{"type": "text", "text": "Fixed it."}]}
     transcript.write_text(json.dumps({"type": "assistant", "message": said}) + "\n")
     payload = json.dumps({"session_id": "c1", "transcript_path": str(transcript)})
     async with serving(stub) as url:
-        out, note = await asyncio.to_thread(hooks.run_hook, "session-end", payload, url)
+        out, note = await asyncio.to_thread(claude_hook, "session-end", payload, url)
     assert (out, note.split(" in ")[0]) == ("", "agent-memory: session recorded")
     assert seen == [("POST", "/sessions/m1/end", {"status": "completed", "summary": "Fixed it."})]
-    assert not hooks.state_file("c1").exists()
+    assert not loop.state_file("c1").exists()
 
 
 async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
@@ -179,8 +183,8 @@ async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
         return JSONResponse({"session_id": "m1", "status": "completed"})
 
     stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
-    hooks.state_file("c1").parent.mkdir(parents=True)
-    hooks.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "silent"}))
+    loop.state_file("c1").parent.mkdir(parents=True)
+    loop.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "silent"}))
     transcript = tmp_path / "t.jsonl"
     asked = {"role": "user", "content": "fix the flaky test"}
     transcript.write_text(json.dumps({"type": "user", "message": asked}) + "\n")
@@ -188,12 +192,12 @@ async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
     stop = {**base, "stop_hook_active": False, "last_assistant_message": "Fixed it."}
     again = {**stop, "stop_hook_active": True, "last_assistant_message": "Nothing to keep."}
     async with serving(stub) as url:
-        out, _ = await asyncio.to_thread(hooks.run_hook, "stop", json.dumps(stop), url)
+        out, _ = await asyncio.to_thread(claude_hook, "stop", json.dumps(stop), url)
         assert json.loads(out)["decision"] == "block"
         assert json.loads(out)["reason"].startswith("Before you finish")
-        out, _ = await asyncio.to_thread(hooks.run_hook, "stop", json.dumps(again), url)
+        out, _ = await asyncio.to_thread(claude_hook, "stop", json.dumps(again), url)
         assert out == ""  # reminded once
-        await asyncio.to_thread(hooks.run_hook, "session-end", json.dumps(base), url)
+        await asyncio.to_thread(claude_hook, "session-end", json.dumps(base), url)
     assert ended == [{"status": "completed", "summary": "Nothing to keep."}]
 
 
@@ -209,7 +213,7 @@ async def test_a_scripted_session_drafts_only_what_a_change_fixed(
     base = {"session_id": "day", "cwd": str(repo)}
 
     def hook(event: str, **payload: Any) -> None:
-        hooks.run_hook(event, json.dumps({**base, **payload}), served)
+        hooks.run_hook("claude-code", event, json.dumps({**base, **payload}), served)
 
     def failed(command: str, error: str) -> None:
         hook("post-tool-use-failure", tool_name="Bash", tool_input={"command": command},
@@ -242,7 +246,7 @@ async def test_a_scripted_session_drafts_only_what_a_change_fixed(
         ran("ruff check app")  # a linter's: no lesson
 
     await asyncio.to_thread(day)
-    state = json.loads(hooks.state_file("day").read_text())
+    state = json.loads(loop.state_file("day").read_text())
     async with httpx.AsyncClient(base_url=served) as http:
         drafts = (await http.get(f"/sessions/{state['session_id']}/drafts")).json()["drafts"]
     assert [d["files"] for d in drafts] == [

@@ -47,12 +47,12 @@ def test_the_documented_mcp_tools_are_the_servers() -> None:
 # What a doc names of the code: `app/...py` paths (and globs), and symbols it places in one
 # ("`name` (`path`)", "`name` in `path`", "(`path`, `name`)", "`path`'s `name`"). A rename
 # that leaves a doc behind fails here.
-CODE_ROOTS = ("app", "agent_memory_client", "tests", "bench", "migrations", "scripts")
+CODE_ROOTS = ("app", "client", "tests", "bench", "migrations", "scripts")
 NAMED_PATH = re.compile(
-    r"`(?:\./)?((?:app|agent_memory_client|tests|bench|migrations|scripts|integrations|docs"
+    r"`(?:\./)?((?:app|client|tests|bench|migrations|scripts|integrations|docs"
     r"|\.ci)/[\w./*<>-]+)`"
 )
-CODE_PATH = r"(?:app|agent_memory_client|tests|bench|migrations|scripts)/[\w./-]+\.(?:py|sql)"
+CODE_PATH = r"(?:app|client|tests|bench|migrations|scripts)/[\w./-]+\.(?:py|sql)"
 SYMBOL = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?"
 PLACED = [
     re.compile(rf"`(?P<symbol>{SYMBOL})(?:\(\))?` \(`(?P<path>{CODE_PATH})`"),

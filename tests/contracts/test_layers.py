@@ -54,7 +54,7 @@ def test_no_import_runs_the_wrong_way() -> None:
 def test_the_client_half_imports_nothing_of_the_server() -> None:
     """agent_memory_client runs beside the agent, apart from the server: the server may
     import it (its protocol's names), never the reverse."""
-    client = APP.parent / "agent_memory_client"
+    client = APP.parent / "client" / "agent_memory_client"
     wrong = [
         f"{path.relative_to(APP.parent)} imports {name}"
         for path in sorted(client.rglob("*.py"))

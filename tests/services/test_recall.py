@@ -73,3 +73,38 @@ async def test_the_budget_holds_even_for_the_first_hit(api: httpx.AsyncClient) -
     assert long_rule not in within["text"]
     refused = await api.post("/recall", json={"q": "x", "max_tokens": 10})
     assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "max_tokens"
+
+
+async def test_a_file_recalls_the_memories_that_name_it_stale_ones_marked(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    def about(content: str, files: list[str], repo: str | None) -> dict[str, Any]:
+        return {"content": content, "memory_type": "decision", "source_repo": repo,
+                "files": files}  # fmt: skip
+
+    written = {}
+    for content, files, repo in (
+        ("pool.py keeps hnsw.ef_search at 100 per connection", ["app/db/pool.py"], "acme/api"),
+        ("pool.py: never share a connection across tasks", ["app/db/pool.py", "x.py"], None),
+        ("pool.py in the other repository is not this one", ["app/db/pool.py"], "acme/web"),
+        ("the retry loop lives in app/db/retry.py", ["app/db/retry.py"], "acme/api"),
+    ):
+        answer = await api.post("/memories", json=about(content, files, repo))
+        assert answer.status_code == 201, answer.text
+        written[content] = answer.json()["memory"]["id"]
+    await db.execute(
+        "UPDATE memories SET stale_since = now(), stale_reason = '[]' WHERE content LIKE '%100%'"
+    )
+    found = await recall(api, "app/db/pool.py", purpose="file")
+    # The repository's own first, then the global one; neither another repository's nor
+    # another file's; no gate (a file names them), and the reads counted.
+    mine = "pool.py keeps hnsw.ef_search at 100 per connection"
+    shared = "pool.py: never share a connection across tasks"
+    assert found["ids"] == [written[mine], written[shared]]
+    lines = found["text"].splitlines()
+    assert lines[0].startswith("Memories about this file")
+    assert "possibly-stale" in lines[1] and "global" in lines[3]
+    assert not any(line.startswith("1. [0.") for line in lines)  # no score: not ranked by q
+    handed = await recall(api, "app/db/pool.py", purpose="file", exclude=found["ids"])
+    assert handed == {"text": "", "ids": []}
+    assert await recall(api, "no/such/file.py", purpose="file") == {"text": "", "ids": []}

@@ -74,6 +74,11 @@ def repository_name(cwd: str | Path | None) -> str | None:
     return Path(top).name or None
 
 
+def top_level(cwd: str | Path | None) -> str | None:
+    """The work tree's top folder: what a memory's `files` are relative to."""
+    return _git(cwd, "rev-parse", "--show-toplevel") or None if cwd else None
+
+
 @dataclass(frozen=True, slots=True)
 class GitState:
     repository: str | None

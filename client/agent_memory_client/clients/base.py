@@ -1,0 +1,92 @@
+"""What every adapter is, and the few readings of hook input that several clients share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agent_memory_client.loop import Answer, Event
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """One hook as the client's configuration declares it: its event, the tools it fires
+    for (a matcher; None: every time), and the deadline the client enforces."""
+
+    event: str
+    matcher: str | None = None
+    argument: str = ""  # what `hook` is given (default: the event's name)
+    timeout_s: int = 5
+
+    @property
+    def hook(self) -> str:
+        return self.argument or self.event
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    NAME: str  # as `agent-memory-client hook --client NAME` and `install NAME` spell it
+    AGENT: str  # as the memory session records the agent
+    HOOKS: tuple[HookSpec, ...]
+    # The client's hook input read as events (none: nothing for memory to do).
+    events: Callable[[str, dict[str, Any]], Sequence[Event]]
+    # The answer in the client's output shape (None: print nothing).
+    render: Callable[[str, Answer], dict[str, Any] | None]
+    # Hooks whose output hands context to the model; context from the others waits.
+    CONTEXT_HOOKS: frozenset[str]
+
+
+# What a failed command's output ends with, where the client reports no exit status
+# (Codex's and Cursor's shell hooks give the output alone).
+_FAILED = re.compile(
+    r"\b(error|exception|traceback|failed|failure|fatal|panic|not found|no such file"
+    r"|permission denied|exit (?:code|status) [1-9]\d*)\b",
+    re.IGNORECASE,
+)
+
+
+def tool_input_of(payload: dict[str, Any]) -> dict[str, Any]:
+    found = payload.get("tool_input")
+    return found if isinstance(found, dict) else {}
+
+
+def session_of(payload: dict[str, Any], agent: str) -> Event:
+    """The session and the place of a hook whose input names them as Claude Code's does
+    (`session_id`, `cwd`, `transcript_path`), which Codex and Gemini CLI follow."""
+    return Event(
+        "start",
+        session=str(payload.get("session_id") or ""),
+        agent=agent,
+        cwd=text_of(payload.get("cwd")),
+        transcript=text_of(payload.get("transcript_path")) or None,
+    )
+
+
+def at(base: Event, kind: str, **fields: Any) -> Event:
+    """The client's session and place (`base`) at one moment of the loop."""
+    return replace(base, kind=kind, **fields)
+
+
+def looks_failed(output: str) -> bool:
+    """Whether a command's output reads as a failure: its last lines name an error."""
+    tail = "\n".join(output.strip().splitlines()[-5:])
+    return bool(_FAILED.search(tail))
+
+
+def text_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def claude_shaped(event_name: str, answer: Answer, decision: str) -> dict[str, Any] | None:
+    """Claude Code's output, which Codex and Gemini CLI read too: the reminder as a
+    decision (its word is the client's) with its reason, or the context beside the event's
+    name."""
+    if answer.reminder:
+        return {"decision": decision, "reason": answer.reminder}
+    if not answer.context:
+        return None
+    return {
+        "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": answer.context}
+    }

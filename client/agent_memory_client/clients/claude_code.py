@@ -1,0 +1,75 @@
+"""Claude Code: its hooks (the plugin's hooks/hooks.json) call `hook EVENT` with the
+kebab-case names below; input and output as Claude Code's hooks reference gives them
+(2.1: PostToolUseFailure carries a failed Bash command's `error`; Stop carries
+`last_assistant_message`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory_client.clients.base import (
+    Adapter,
+    HookSpec,
+    at,
+    claude_shaped,
+    session_of,
+    text_of,
+    tool_input_of,
+)
+from agent_memory_client.loop import Answer, Event
+
+EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# Claude Code's event for each of our hook names.
+EVENT_NAMES = {
+    "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
+    "post-tool-use-failure": "PostToolUseFailure", "post-tool-use": "PostToolUse",
+    "stop": "Stop", "session-end": "SessionEnd",
+}  # fmt: skip
+
+
+def events(hook: str, payload: dict[str, Any]) -> list[Event]:
+    base = session_of(payload, "claude-code")
+    tool = payload.get("tool_name")
+    tool_input = tool_input_of(payload)
+    command = text_of(tool_input.get("command"))
+    path = text_of(tool_input.get("file_path") or tool_input.get("notebook_path"))
+    if hook == "session-start":
+        return [at(base, "start")]
+    if hook == "user-prompt-submit":
+        return [at(base, "prompt", text=text_of(payload.get("prompt")))]
+    if hook == "post-tool-use-failure" and tool == "Bash":
+        return [at(base, "failed", command=command, text=str(payload.get("error") or ""))]
+    if hook == "post-tool-use" and tool == "Bash":
+        return [at(base, "ran", command=command)]
+    if hook == "post-tool-use" and tool in EDITING_TOOLS:
+        return [at(base, "edited", path=path)]
+    if hook == "post-tool-use" and tool == "Read":
+        return [at(base, "read", path=path)]
+    if hook == "stop":
+        said = text_of(payload.get("last_assistant_message"))
+        continuing = bool(payload.get("stop_hook_active"))
+        return [at(base, "stop", text=said, continuing=continuing)]
+    if hook == "session-end":
+        return [at(base, "end", reason=text_of(payload.get("reason")))]
+    return []
+
+
+def render(hook: str, answer: Answer) -> dict[str, Any] | None:
+    return claude_shaped(EVENT_NAMES[hook], answer, decision="block")
+
+
+ADAPTER = Adapter(
+    NAME="claude-code",
+    AGENT="claude-code",
+    HOOKS=(
+        HookSpec("SessionStart", "startup|resume|clear|compact", "session-start"),
+        HookSpec("UserPromptSubmit", None, "user-prompt-submit"),
+        HookSpec("PostToolUseFailure", "Bash", "post-tool-use-failure"),
+        HookSpec("PostToolUse", "Bash|Edit|Write|MultiEdit|NotebookEdit|Read", "post-tool-use"),
+        HookSpec("Stop", None, "stop"),
+        HookSpec("SessionEnd", None, "session-end"),
+    ),
+    events=events,
+    render=render,
+    CONTEXT_HOOKS=frozenset(EVENT_NAMES) - {"stop", "session-end"},
+)

@@ -1,0 +1,82 @@
+"""Codex CLI (0.171): hooks.json in ~/.codex or <repo>/.codex, Claude Code's wire format.
+
+What differs, read in Codex's hook schemas and seen through the real CLI:
+- no SessionEnd: a turn's Stop that does not continue ends the memory session, and the
+  next prompt of the same Codex session opens another (loop.py's reopening);
+- PostToolUse fires for a shell command whatever its exit status, with the output alone
+  (`tool_response`, no status): a failure is read from the output's last lines;
+- edits are `apply_patch` calls: the files are read from the patch's headers;
+- hooks run only once trusted (`[hooks.state."KEY"] trusted_hash`), which the installer
+  records for its own hooks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_memory_client.clients.base import (
+    Adapter,
+    HookSpec,
+    at,
+    claude_shaped,
+    looks_failed,
+    session_of,
+    text_of,
+    tool_input_of,
+)
+from agent_memory_client.loop import Answer, Event
+
+# *** Update File: path, *** Add File: path, *** Delete File: path, *** Move to: path
+_PATCHED = re.compile(r"^\*\*\* (?:Update|Add|Move to|Delete)(?: File)?: (.+)$", re.MULTILINE)
+SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
+
+
+def patched_files(patch: str) -> list[str]:
+    return list(dict.fromkeys(path.strip() for path in _PATCHED.findall(patch)))
+
+
+def events(hook: str, payload: dict[str, Any]) -> list[Event]:
+    base = session_of(payload, "codex")
+    tool = payload.get("tool_name")
+    tool_input = tool_input_of(payload)
+    if hook == "SessionStart":
+        return [at(base, "start")]
+    if hook == "UserPromptSubmit":
+        return [at(base, "prompt", text=text_of(payload.get("prompt")))]
+    if hook == "PostToolUse" and tool in SHELL_TOOLS:
+        command = text_of(tool_input.get("command") or tool_input.get("cmd"))
+        output = payload.get("tool_response")
+        output = output if isinstance(output, str) else str(output or "")
+        if looks_failed(output):
+            return [at(base, "failed", command=command, text=output)]
+        return [at(base, "ran", command=command)]
+    if hook == "PostToolUse" and tool == "apply_patch":
+        patch = text_of(tool_input.get("command") or tool_input.get("input"))
+        return [at(base, "edited", path=path) for path in patched_files(patch)]
+    if hook == "Stop":
+        said = text_of(payload.get("last_assistant_message"))
+        continuing = bool(payload.get("stop_hook_active"))
+        stopping = at(base, "stop", text=said, continuing=continuing)
+        # No SessionEnd: a stop that is not held ends the memory session (see above).
+        return [stopping, at(base, "end", text=said, reason="turn")]
+    return []
+
+
+def render(hook: str, answer: Answer) -> dict[str, Any] | None:
+    return claude_shaped(hook, answer, decision="block")
+
+
+ADAPTER = Adapter(
+    NAME="codex",
+    AGENT="codex",
+    HOOKS=(
+        HookSpec("SessionStart", "startup|resume|clear"),
+        HookSpec("UserPromptSubmit"),
+        HookSpec("PostToolUse", "Bash|apply_patch"),
+        HookSpec("Stop"),
+    ),
+    events=events,
+    render=render,
+    CONTEXT_HOOKS=frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"}),
+)

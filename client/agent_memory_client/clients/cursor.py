@@ -1,0 +1,96 @@
+"""Cursor (hooks.json, version 1, in ~/.cursor or <repo>/.cursor), against the payloads its
+hooks documentation gives (Cursor cannot be installed here; tests/cli/test_clients.py holds
+the adapter to them).
+
+- The session is `conversation_id` (`session_id` at sessionStart, which is the same).
+- Context reaches the model at sessionStart (`additional_context`) and after a tool
+  (postToolUse's `additional_context`); beforeSubmitPrompt, beforeReadFile and
+  afterFileEdit cannot carry any, so what they recall waits for the next postToolUse.
+- A shell command's end is afterShellExecution, with its output alone; a failure is read
+  from the output's last lines, or comes as postToolUseFailure (`error_message`).
+- stop's `followup_message` is the reminder, sent as the agent's next message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory_client.clients.base import (
+    Adapter,
+    HookSpec,
+    at,
+    looks_failed,
+    text_of,
+    tool_input_of,
+)
+from agent_memory_client.loop import Answer, Event
+
+
+def events(hook: str, payload: dict[str, Any]) -> list[Event]:
+    roots = payload.get("workspace_roots")
+    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
+    session = payload.get("conversation_id") or payload.get("session_id") or ""
+    base = Event(
+        "start",
+        session=str(session), agent="cursor",
+        cwd=text_of(payload.get("cwd")) or root,
+        transcript=text_of(payload.get("transcript_path")) or None,
+    )  # fmt: skip
+    tool_input = tool_input_of(payload)
+    if hook == "sessionStart":
+        return [at(base, "start")]
+    if hook == "beforeSubmitPrompt":
+        return [at(base, "prompt", text=text_of(payload.get("prompt")))]
+    if hook == "afterShellExecution":
+        command, output = text_of(payload.get("command")), text_of(payload.get("output"))
+        if looks_failed(output):
+            return [at(base, "failed", command=command, text=output)]
+        return [at(base, "ran", command=command)]
+    if hook == "postToolUseFailure" and payload.get("tool_name") == "Shell":
+        command = text_of(tool_input.get("command"))
+        error = text_of(payload.get("error_message"))
+        return [at(base, "failed", command=command, text=error)]
+    if hook == "beforeReadFile":
+        return [at(base, "read", path=text_of(payload.get("file_path")))]
+    if hook == "afterFileEdit":
+        return [at(base, "edited", path=text_of(payload.get("file_path")))]
+    if hook == "stop":
+        done = payload.get("status") == "completed"
+        return [at(base, "stop", did_something=done)]
+    if hook == "sessionEnd":
+        return [at(base, "end", reason=text_of(payload.get("reason")))]
+    if hook == "postToolUse":  # nothing of its own: it hands over what waits
+        return [at(base, "idle")]
+    return []
+
+
+def render(hook: str, answer: Answer) -> dict[str, Any] | None:
+    if hook == "stop":
+        return {"followup_message": answer.reminder} if answer.reminder else None
+    if hook == "beforeSubmitPrompt":
+        return {"continue": True}
+    if hook == "beforeReadFile":
+        return {"permission": "allow"}
+    if answer.context and hook in ("sessionStart", "postToolUse"):
+        return {"additional_context": answer.context}
+    return None
+
+
+ADAPTER = Adapter(
+    NAME="cursor",
+    AGENT="cursor",
+    HOOKS=(
+        HookSpec("sessionStart"),
+        HookSpec("beforeSubmitPrompt"),
+        HookSpec("afterShellExecution"),
+        HookSpec("postToolUseFailure", "Shell"),
+        HookSpec("postToolUse"),
+        HookSpec("beforeReadFile"),
+        HookSpec("afterFileEdit"),
+        HookSpec("stop"),
+        HookSpec("sessionEnd"),
+    ),
+    events=events,
+    render=render,
+    CONTEXT_HOOKS=frozenset({"sessionStart", "postToolUse"}),
+)

@@ -1,0 +1,97 @@
+"""Gemini CLI (0.61): hooks in settings.json (user or project) or an extension's
+hooks/hooks.json; input and output as its hooks reference gives them.
+
+- BeforeAgent is the prompt; AfterAgent the end of a turn (`prompt_response` its last words;
+  `decision: deny` with a reason sends the reminder as the agent's next prompt).
+- AfterTool reports every tool; `run_shell_command` with `tool_response.error` (or an exit
+  code other than 0 in what the model reads) is a failure.
+- SessionEnd is best effort (the CLI does not wait for it): the last words are kept at
+  every AfterAgent, so a session ended there is still recorded with them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_memory_client.clients.base import (
+    Adapter,
+    HookSpec,
+    at,
+    claude_shaped,
+    session_of,
+    text_of,
+    tool_input_of,
+)
+from agent_memory_client.loop import Answer, Event
+
+EDITING_TOOLS = frozenset({"replace", "write_file", "edit"})
+READING_TOOLS = frozenset({"read_file"})
+_EXIT_CODE = re.compile(r"Exit Code: (\d+)")
+# In a run with -p, the start's context comes back at the head of BeforeAgent's prompt.
+_HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
+
+
+def users_prompt(prompt: str) -> str:
+    return _HOOK_CONTEXT.sub("", prompt)
+
+
+def shell_failure(response: Any) -> str | None:
+    """The failed command's output as it printed it (`returnDisplay`, where `llmContent`
+    wraps it in the CLI's own lines), or None when it passed."""
+    if not isinstance(response, dict):
+        return None
+    shown = response.get("llmContent")
+    shown = shown if isinstance(shown, str) else str(shown or "")
+    code = _EXIT_CODE.search(shown)
+    error = response.get("error")
+    if error or (code and code.group(1) != "0"):
+        message = error.get("message") if isinstance(error, dict) else error
+        return text_of(response.get("returnDisplay")) or shown or str(message or "")
+    return None
+
+
+def events(hook: str, payload: dict[str, Any]) -> list[Event]:
+    base = session_of(payload, "gemini-cli")
+    tool = payload.get("tool_name")
+    tool_input = tool_input_of(payload)
+    if hook == "SessionStart":
+        return [at(base, "start")]
+    if hook == "BeforeAgent":
+        return [at(base, "prompt", text=users_prompt(text_of(payload.get("prompt"))))]
+    if hook == "AfterTool" and tool == "run_shell_command":
+        command = text_of(tool_input.get("command"))
+        failure = shell_failure(payload.get("tool_response"))
+        if failure is not None:
+            return [at(base, "failed", command=command, text=failure)]
+        return [at(base, "ran", command=command)]
+    if hook == "AfterTool" and tool in EDITING_TOOLS | READING_TOOLS:
+        kind = "read" if tool in READING_TOOLS else "edited"
+        return [at(base, kind, path=text_of(tool_input.get("file_path")))]
+    if hook == "AfterAgent":
+        said = text_of(payload.get("prompt_response"))
+        continuing = bool(payload.get("stop_hook_active"))
+        return [at(base, "stop", text=said, continuing=continuing, did_something=True)]
+    if hook == "SessionEnd":
+        return [at(base, "end", reason=text_of(payload.get("reason")))]
+    return []
+
+
+def render(hook: str, answer: Answer) -> dict[str, Any] | None:
+    return claude_shaped(hook, answer, decision="deny")
+
+
+ADAPTER = Adapter(
+    NAME="gemini",
+    AGENT="gemini-cli",
+    HOOKS=(
+        HookSpec("SessionStart"),  # a lifecycle matcher is an exact string: every source
+        HookSpec("BeforeAgent"),
+        HookSpec("AfterTool", "run_shell_command|replace|write_file|edit|read_file"),
+        HookSpec("AfterAgent"),
+        HookSpec("SessionEnd"),
+    ),
+    events=events,
+    render=render,
+    CONTEXT_HOOKS=frozenset({"SessionStart", "BeforeAgent", "AfterTool"}),
+)

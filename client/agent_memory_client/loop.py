@@ -1,0 +1,507 @@
+"""The memory loop, once for every client: what happens at each moment of an agent's
+session, over normalized events (clients/ turns each client's hook input into these and
+their answers into its output).
+
+- start: opens a memory session for the repository (git.py's name) with HEAD, the branch and
+  the commits since the repository's last session with the files each changed (so that the
+  server marks only memories written before a file's change), and hands over the snapshot
+  and the capture guidance.
+- prompt, failed: recall (the few memories that bear on the prompt, or on the failed
+  command's last error lines), gated and budgeted by the server, never one already handed.
+- read, edited: the memories whose `files` name that file, once per file a session; an edit
+  after a failure is noted for a draft.
+- ran: a command that passed; the same command that failed before, after a change, becomes
+  a draft the service screens and keeps beside the session (never a memory).
+- stop: keeps the turn's last words, and once a session reminds the agent to capture what it
+  learned, with the session's drafts.
+- end: closes the session with the agent's last words (abandoned when it said nothing).
+
+Context that an event's hook cannot hand over (a client whose prompt hook takes no context)
+waits in the session's state for the next hook that can.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_memory_client.connection import Connection, Unavailable
+from agent_memory_client.git import (
+    GitState,
+    changed_files,
+    git_state,
+    history,
+    repository_name,
+    top_level,
+)
+from agent_memory_client.quoting import quoted
+
+PROMPT_CHARS = 1_000  # what a recall reads of a prompt
+# Drafts: few (the service keeps a session's newest three), short, and only from a failure
+# that a change then fixed.
+DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS = 5, 200, 200
+# Formatters and linters: what a change fixed there is rarely a lesson for a later session.
+NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", "rustfmt"})
+ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
+MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
+MAX_FILES_RECALLED = 200  # files a session remembers it recalled (once each)
+FILE_RECALL_TOKENS = 200  # a file's memories: less than a prompt's (RECALL_MAX_TOKENS)
+PENDING_CHARS = 4_000  # context waiting for a hook that can hand it over
+SNAPSHOT_CHARS = 6_000
+SUMMARY_CHARS = 2_000
+TRANSCRIPT_TAIL_BYTES = 256 * 1024
+
+CAPTURE_GUIDANCE = {
+    "ask-first": (
+        "When you learn something worth keeping (a decision and why, an error's real cause, "
+        "a pattern that worked), propose it to the user and record it with the `remember` "
+        "tool once they agree. Never record secrets, keys, tokens or personal data."
+    ),
+    "silent": (
+        "Record what you learn that is worth keeping with the `remember` tool, without "
+        "asking, at most {budget} times this session. Never record secrets, keys, tokens "
+        "or personal data."
+    ),
+    "off": "Do not record learnings this session.",
+}
+
+CAPTURE_REMINDER = {
+    "ask-first": (
+        "Before you finish: did this session teach something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked)? If so, propose it"
+        " to the user and record it with the `remember` tool once they agree. If not, simply"
+        " finish. Never record secrets."
+    ),
+    "silent": (
+        "Before you finish: if this session taught something worth keeping for later sessions"
+        " (a decision and why, an error's real cause, a pattern that worked), record it now"
+        " with the `remember` tool, in a sentence or two. If not, simply finish. Never record"
+        " secrets."
+    ),
+}
+
+# idle: a moment with nothing of its own, where context that waits can be handed over.
+KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "stop", "end", "idle")
+# An end's reason for a turn that ends where the client has no session end (Codex): the
+# memory session is recorded, and the next prompt opens another, keeping these.
+TURN = "turn"
+REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One moment of a client's session, as the loop needs it."""
+
+    kind: str  # one of KINDS
+    session: str  # the client's own session id: where the hooks keep their state
+    agent: str  # the client, as the session records it (claude-code, codex, ...)
+    cwd: str = ""
+    text: str = ""  # the prompt; a failure's error; the turn's last words
+    command: str = ""  # a shell command (failed, ran)
+    path: str = ""  # a file (read, edited), as the client gives it
+    transcript: str | None = None  # the session's transcript, where the client keeps one
+    reason: str = ""  # why the session ended
+    continuing: bool = False  # stop: the agent already goes on because a Stop hook said so
+    # The client's own Stop reason the loop may skip: a run with nothing done, nothing said.
+    did_something: bool = False
+
+
+@dataclass(slots=True)
+class Answer:
+    """What the loop hands back: context for the model, and/or a reason to go on (the
+    capture reminder, which the client sends as the agent's next instruction)."""
+
+    context: str = ""
+    reminder: str = ""
+    done: str = ""  # one line for the hook's stderr
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def state_file(client_session: str) -> Path:
+    """Where a hook leaves what the next hook of the same client session needs."""
+    safe = "".join(c for c in client_session if c.isalnum() or c in "-_")[:100] or "unknown"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "agent-memory" / "hook-sessions" / safe
+
+
+def save(event: Event, state: dict[str, Any]) -> None:
+    path = state_file(event.session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state))
+
+
+def load(event: Event) -> dict[str, Any] | None:
+    try:
+        state = json.loads(state_file(event.session).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and "session_id" in state else None
+
+
+def handle(event: Event, server: Connection) -> Answer:
+    return HANDLERS[event.kind](event, server)
+
+
+def _since_last_session(server: Connection, cwd: str, state: GitState) -> dict[str, Any]:
+    """What changed in the repository since its last session started: the commits with
+    their files when git can list them, else the changed files alone, else nothing."""
+    if not state.repository or not state.commit:
+        return {}
+    last = server.call("GET", "/sessions", params={"source_repo": state.repository, "limit": 1})
+    since = last[0].get("git_commit") if last else None
+    if not since or since == state.commit:
+        return {}
+    commits = history(cwd, since, state.commit)
+    if commits is not None:
+        return {"history": commits} if commits else {}
+    files = changed_files(cwd, since, state.commit)
+    return {"changed_files": files} if files else {}
+
+
+def start(event: Event, server: Connection) -> Answer:
+    cwd = event.cwd or os.getcwd()
+    state = git_state(cwd)
+    repo = state.repository
+    started = server.call(
+        "POST",
+        "/sessions",
+        body={
+            "agent": event.agent, "source_repo": repo, "git_branch": state.branch,
+            "git_commit": state.commit, **_since_last_session(server, cwd, state),
+        },
+    )  # fmt: skip
+    capture = started["capture"]
+    shown = server.call(
+        "GET",
+        "/snapshot",
+        params={"source_repo": repo, "max_chars": SNAPSHOT_CHARS, "format": "json"},
+    )
+    save(
+        event,
+        {
+            "session_id": started["session_id"], "capture_mode": capture["capture_mode"],
+            "repo": repo, "top": top_level(cwd), "handed": shown["memory_ids"][:MAX_HANDED],
+        },
+    )  # fmt: skip
+    guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
+        budget=capture["silent_capture_budget"]
+    )
+    where = quoted(repo) if repo else "this workspace"
+    context = f"# Long-term memory (agent-memory) for {where}\n\n{shown['markdown']}\n\n"
+    context += usage_note(started.get("marked_stale", 0))
+    if guidance:
+        context += f" {guidance}"
+    return Answer(context=context, done="memory loaded")
+
+
+def usage_note(marked_stale: int) -> str:
+    """How to use the tools, in as few words as hold it."""
+    stale = (
+        f"{marked_stale} memories are marked possibly stale (a file they are about changed"
+        " after they were written): check one against the code before relying on it, then"
+        " `confirm_memory` it or `remember` the corrected one. "
+        if marked_stale
+        else ""
+    )
+    return (
+        "The agent-memory tools file what you record under this repository and search it"
+        f" with the global memories (marked global). {stale}Search before planning."
+    )
+
+
+def assistant_turns(transcript_path: str | None) -> list[list[dict[str, Any]]]:
+    """The agent's messages in a Claude-style transcript (JSON lines), newest first, each
+    as its content blocks: read from the file's tail, so a long session costs what a short
+    one does."""
+    if not transcript_path:
+        return []
+    try:
+        with open(transcript_path, "rb") as transcript:
+            transcript.seek(0, os.SEEK_END)
+            transcript.seek(max(0, transcript.tell() - TRANSCRIPT_TAIL_BYTES))
+            lines = transcript.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    turns = []
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        turns.append([b for b in blocks or [] if isinstance(b, dict)])
+    return turns
+
+
+def last_assistant_text(transcript_path: str | None) -> str | None:
+    """The agent's last words in the transcript, as its report of the session."""
+    for blocks in assistant_turns(transcript_path):
+        text = " ".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+        if text.strip():
+            return text.strip()[:SUMMARY_CHARS]
+    return None
+
+
+def end(event: Event, server: Connection) -> Answer:
+    """A run in which the agent said nothing (killed before the model answered, or ended at
+    once) is recorded as abandoned, which no snapshot shows; otherwise completed, with the
+    agent's last words as its summary. One request."""
+    state = load(event)
+    if state is None:
+        return Answer()
+    said = (
+        event.text.strip()[:SUMMARY_CHARS]
+        or state.get("last_words")
+        or last_assistant_text(event.transcript)
+    )
+    if not said:
+        body = {
+            "status": "abandoned",
+            "summary": f"ended before the agent answered ({event.reason or 'other'})",
+        }
+    else:
+        body = {"status": "completed", "summary": said}
+    if state.get("session_id") is None:  # ended at an earlier turn, not reopened since
+        return Answer(done="session recorded")
+    server.call("POST", f"/sessions/{state['session_id']}/end", body=body)
+    if event.reason == TURN:  # the client's session goes on: the next prompt reopens
+        kept = {k: v for k, v in state.items() if k in REOPENED_WITH}
+        save(event, {**kept, "session_id": None})
+    else:
+        state_file(event.session).unlink(missing_ok=True)
+    return Answer(done="session recorded")
+
+
+def reopened(event: Event, server: Connection, state: dict[str, Any]) -> dict[str, Any]:
+    """A memory session again for a client session whose last turn ended one (a client
+    with no session end of its own): what was handed stays handed, no snapshot again."""
+    if state.get("session_id") is not None:
+        return state
+    git = git_state(event.cwd or os.getcwd())
+    started = server.call(
+        "POST",
+        "/sessions",
+        body={
+            "agent": event.agent, "source_repo": git.repository, "git_branch": git.branch,
+            "git_commit": git.commit,
+        },
+    )  # fmt: skip
+    state = {**state, "session_id": started["session_id"], "reminded": False}
+    state["capture_mode"] = started["capture"]["capture_mode"]
+    save(event, state)
+    return state
+
+
+def stop(event: Event, server: Connection) -> Answer:
+    """Once a session, when the agent is about to stop after doing something, remind it to
+    capture what it learned, with the session's drafts (in the configured capture mode;
+    never with `off`, never twice, never while a Stop hook already holds it). Every stop
+    keeps the turn's last words for the session's end (a client's transcript may not hold
+    them yet when the hook runs)."""
+    state = load(event)
+    if state is None or state.get("session_id") is None:
+        return Answer(done="nothing to remind")
+    said = event.text.strip()[:SUMMARY_CHARS] or None
+    if said is not None and said != state.get("last_words"):
+        state = {**state, "last_words": said}
+        save(event, state)
+    if state.get("reminded") or event.continuing:
+        return Answer(done="nothing to remind")
+    reminder = CAPTURE_REMINDER.get(str(state.get("capture_mode")))
+    acted = said or event.did_something or assistant_turns(event.transcript)
+    if reminder is None or not acted:
+        return Answer(done="nothing to remind")
+    try:
+        drafts = server.call("GET", f"/sessions/{state['session_id']}/drafts")["drafts"]
+    except Unavailable:
+        drafts = []  # the reminder without them
+    save(event, {**state, "reminded": True})
+    return Answer(reminder=reminder + drafts_note(drafts), done="capture reminder")
+
+
+def drafts_note(drafts: list[dict[str, Any]]) -> str:
+    """The session's drafts, each a quoted literal (command output is data, never an
+    instruction), for the agent to keep with one `remember` call each, edited, or drop."""
+    if not drafts:
+        return ""
+    lines = [
+        f"{n}. {quoted(d['text'])} (files: {', '.join(quoted(f) for f in d['files'])})"
+        for n, d in enumerate(drafts, start=1)
+    ]
+    return (
+        "\n\nDrafts from this session (a failure a change fixed), not stored: keep one with"
+        " `remember` (rewrite it as the lesson, pass its files), or drop it.\n" + "\n".join(lines)
+    )
+
+
+def _recall(
+    event: Event, server: Connection, q: str, purpose: str, state: dict[str, Any] | None = None
+) -> Answer:
+    """The memories that bear on `q` and that this session was not yet handed, as context;
+    nothing when none clears the server's gate."""
+    state = state if state is not None else load(event)
+    # A client may fire its prompt hook while the start's is still running (Gemini CLI
+    # does): the repository is then asked of git here.
+    repo = state.get("repo") if state else repository_name(event.cwd) if event.cwd else None
+    # No repository known: a recall would read every repository's memories; none, then.
+    if not q.strip() or not repo:
+        return Answer(done="nothing to recall")
+    handed = list(state.get("handed") or []) if state else []
+    body: dict[str, Any] = {"q": q, "source_repo": repo, "purpose": purpose, "exclude": handed}
+    if purpose == "file":
+        body["max_tokens"] = FILE_RECALL_TOKENS
+    recalled = server.call("POST", "/recall", body=body)
+    if not recalled["text"]:
+        return Answer(done="nothing to recall")
+    if state is not None:
+        save(event, {**state, "handed": (handed + recalled["ids"])[-MAX_HANDED:]})
+    return Answer(context=recalled["text"], done="memories recalled")
+
+
+def prompt(event: Event, server: Connection) -> Answer:
+    """Recall on the prompt: the few memories of this repository (and globals) it bears on."""
+    state = load(event)
+    if state is not None:
+        state = reopened(event, server, state)
+    return _recall(event, server, event.text[:PROMPT_CHARS], "prompt", state)
+
+
+def error_query(error: str) -> str:
+    """What of a failed command's output to search with: its last lines, where the error
+    itself is (a traceback's last line, a linker's summary)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return "\n".join(lines[-ERROR_LINES:])[-ERROR_CHARS:]
+
+
+def failed(event: Event, server: Connection) -> Answer:
+    """Recall on failure: a failed command's error against the error patterns. The failure
+    is kept for a draft, should the same command pass after a change."""
+    query = error_query(event.text)
+    state = load(event)
+    if state is not None:
+        failure = {"command": event.command[:DRAFT_COMMAND_CHARS], "error": query, "changed": []}
+        state = {**state, "failure": failure}
+        save(event, state)
+    return _recall(event, server, query, "failure", state)
+
+
+def same_task(failed: str, passed: str) -> bool:
+    """The command that passed is the one that failed, run again (its program and first
+    argument: `pytest tests/x.py` and `pytest tests/x.py -q`)."""
+
+    def head(command: str) -> list[str]:
+        return [w for w in command.split() if not w.startswith("-")][:2]
+
+    return bool(head(failed)) and head(failed) == head(passed)
+
+
+def in_repository(state: dict[str, Any], event: Event) -> str | None:
+    """The event's file as the repository names it (relative to its top level), or None
+    for a file outside it."""
+    path = event.path
+    if not path:
+        return None
+    base = str(state.get("top") or event.cwd or "")
+    full = os.path.normpath(
+        path if os.path.isabs(path) or not event.cwd else os.path.join(event.cwd, path)
+    )
+    if not base:
+        return path
+    relative = os.path.relpath(full, base)
+    return None if relative.startswith("..") else relative
+
+
+def read(event: Event, server: Connection) -> Answer:
+    """A file opened: its memories, once a session."""
+    state = load(event)
+    path = in_repository(state, event) if state else None
+    if state is None or path is None:
+        return Answer(done="nothing to recall")
+    return _file_recall(event, server, state, path)
+
+
+def _file_recall(event: Event, server: Connection, state: dict[str, Any], path: str) -> Answer:
+    recalled_files = list(state.get("files") or [])
+    if path in recalled_files:
+        return Answer(done="nothing to recall")
+    state = {**state, "files": [*recalled_files, path][-MAX_FILES_RECALLED:]}
+    save(event, state)
+    return _recall(event, server, path, "file", state)
+
+
+def edited(event: Event, server: Connection) -> Answer:
+    """A file changed: noted for the draft after a failure, and its memories, once."""
+    state = load(event)
+    path = in_repository(state, event) if state else None
+    if state is None or path is None:
+        return Answer(done="noted")
+    failure = state.get("failure")
+    if isinstance(failure, dict) and path not in failure["changed"]:
+        failure["changed"] = [*failure["changed"], path][:DRAFT_FILES]
+        state = {**state, "failure": failure}
+        save(event, state)
+    return _file_recall(event, server, state, path)
+
+
+def ran(event: Event, server: Connection) -> Answer:
+    """After a failure, when the same command passes, a draft of what was learned (the
+    failure, the change, the pass), sent to the service, which screens it and keeps it
+    beside the session (never as a memory). A retry that passes with nothing changed drafts
+    nothing."""
+    state = load(event)
+    failure = state.get("failure") if state else None
+    if state is None or not isinstance(failure, dict) or state.get("session_id") is None:
+        return Answer(done="noted")
+    if not same_task(failure["command"], event.command):
+        return Answer(done="noted")
+    save(event, {k: v for k, v in state.items() if k != "failure"})
+    words = event.command.split()
+    program = os.path.basename(words[0]) if words else ""
+    if failure["changed"] and program not in NO_LESSON:  # screened and kept by the service
+        server.call("POST", f"/sessions/{state['session_id']}/drafts", body=draft_of(failure))
+        return Answer(done="draft kept")
+    return Answer(done="noted")
+
+
+def draft_of(failure: dict[str, Any]) -> dict[str, Any]:
+    last_line = failure["error"].splitlines()[-1] if failure["error"] else "an error"
+    files = ", ".join(failure["changed"])
+    text = (
+        f"`{failure['command']}` failed with: {last_line[:DRAFT_ERROR_CHARS]}. It passed after"
+        f" changing {files}."
+    )
+    return {"text": text, "files": failure["changed"]}
+
+
+def keep_for_later(event: Event, context: str) -> None:
+    """Context the client's hook for this event cannot hand over, for the next that can."""
+    state = load(event)
+    if state is not None and context:
+        pending = (str(state.get("pending") or "") + "\n\n" + context).strip()
+        save(event, {**state, "pending": pending[-PENDING_CHARS:]})
+
+
+def take_pending(event: Event) -> str:
+    """The context kept for this hook, once."""
+    state = load(event)
+    if state is None or not state.get("pending"):
+        return ""
+    save(event, {k: v for k, v in state.items() if k != "pending"})
+    return str(state["pending"])
+
+
+def idle(event: Event, server: Connection) -> Answer:
+    return Answer()
+
+
+HANDLERS = {
+    "start": start, "prompt": prompt, "failed": failed, "ran": ran, "read": read,
+    "edited": edited, "stop": stop, "end": end, "idle": idle,
+}  # fmt: skip

@@ -1,0 +1,287 @@
+"""The adapters against the payloads each client documents (Cursor, which cannot be
+installed here, only so), and `install` / `uninstall` against a client's own files."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from agent_memory_client import install as installer
+from agent_memory_client.clients import CLIENTS
+from agent_memory_client.clients.base import looks_failed
+from agent_memory_client.clients.codex import patched_files
+from agent_memory_client.clients.gemini import users_prompt
+from agent_memory_client.loop import Answer
+
+# Cursor's hook input, as its hooks documentation gives each event (the common fields, and
+# each event's own).
+CURSOR_COMMON: dict[str, Any] = {
+    "conversation_id": "c-1", "generation_id": "g-1", "model": "gpt-5",
+    "cursor_version": "2.1.0", "workspace_roots": ["/work/repo"], "user_email": None,
+    "transcript_path": None,
+}  # fmt: skip
+CURSOR: dict[str, dict[str, Any]] = {
+    "sessionStart": {"session_id": "c-1", "is_background_agent": False, "composer_mode": "agent"},
+    "beforeSubmitPrompt": {"prompt": "why does the upload test fail?", "attachments": []},
+    "afterShellExecution": {
+        "command": "pytest tests/x.py", "output": "E   ModuleNotFoundError: No module named 'y'\n"
+        "FAILED tests/x.py::test_y", "duration": 1200, "sandbox": False,
+    },
+    "postToolUseFailure": {
+        "tool_name": "Shell", "tool_input": {"command": "make itest"}, "tool_use_id": "t1",
+        "cwd": "/work/repo", "error_message": "exit status 2", "failure_type": "error",
+        "duration": 30, "is_interrupt": False,
+    },
+    "beforeReadFile": {"file_path": "/work/repo/app/db/pool.py", "content": "", "attachments": []},
+    "afterFileEdit": {"file_path": "/work/repo/app/db/pool.py",
+                      "edits": [{"old_string": "100", "new_string": "200"}]},
+    "stop": {"status": "completed", "loop_count": 0},
+    "sessionEnd": {"session_id": "c-1", "reason": "completed", "duration_ms": 5000,
+                   "is_background_agent": False, "final_status": "completed"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("hook", list(CURSOR))
+def test_cursor_payloads_become_the_loops_events(hook: str) -> None:
+    [event] = CURSOR_ADAPTER.events(
+        hook, {**CURSOR_COMMON, "hook_event_name": hook, **CURSOR[hook]}
+    )
+    assert event.session == "c-1" and event.agent == "cursor"
+    assert event.cwd == "/work/repo"
+    expected = {
+        "sessionStart": ("start", "", "", ""),
+        "beforeSubmitPrompt": ("prompt", "why does the upload test fail?", "", ""),
+        "afterShellExecution": (
+            "failed",
+            CURSOR["afterShellExecution"]["output"],
+            "pytest tests/x.py",
+            "",
+        ),
+        "postToolUseFailure": ("failed", "exit status 2", "make itest", ""),
+        "beforeReadFile": ("read", "", "", "/work/repo/app/db/pool.py"),
+        "afterFileEdit": ("edited", "", "", "/work/repo/app/db/pool.py"),
+        "stop": ("stop", "", "", ""),
+        "sessionEnd": ("end", "", "", ""),
+    }[hook]
+    assert (event.kind, event.text, event.command, event.path) == expected
+
+
+CURSOR_ADAPTER = CLIENTS["cursor"]
+
+
+def test_cursor_answers_in_its_own_shapes() -> None:
+    render = CURSOR_ADAPTER.render
+    context = Answer(context="Memories that may bear on this ...")
+    assert render("sessionStart", context) == {"additional_context": context.context}
+    assert render("postToolUse", context) == {"additional_context": context.context}
+    # These hooks take no context: it waits for the next postToolUse (hooks.py).
+    assert render("beforeSubmitPrompt", context) == {"continue": True}
+    assert render("beforeReadFile", context) == {"permission": "allow"}
+    assert render("stop", Answer(reminder="Before you finish")) == {
+        "followup_message": "Before you finish"
+    }
+    assert render("stop", Answer()) is None
+    assert set(CURSOR_ADAPTER.CONTEXT_HOOKS) == {"sessionStart", "postToolUse"}
+
+
+def test_each_client_reads_a_passing_and_a_failing_command_apart() -> None:
+    assert looks_failed("Traceback (most recent call last):\nValueError: bad")
+    assert looks_failed("make: *** [itest] Error 2")
+    assert not looks_failed("3 passed in 0.2s")
+    gemini = CLIENTS["gemini"]
+    failed = {"llmContent": "Output: boom\nExit Code: 1", "returnDisplay": "boom"}
+    passed = {"llmContent": "Output: ok\nExit Code: 0", "returnDisplay": "ok"}
+    for response, kind, text in ((failed, "failed", "boom"), (passed, "ran", "")):
+        payload = {"session_id": "s", "cwd": "/r", "tool_name": "run_shell_command",
+                   "tool_input": {"command": "make"}, "tool_response": response}  # fmt: skip
+        [event] = gemini.events("AfterTool", payload)
+        assert (event.kind, event.text) == (kind, text)
+    assert users_prompt("<hook_context># memory\n</hook_context>\n\nfix it") == "fix it"
+
+
+def test_a_codex_patch_names_every_file_it_changes() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: app/a.py\n@@\n-x\n+y\n*** Add File: docs/b.md\n"
+        "+hello\n*** Delete File: old.txt\n*** End Patch\n"
+    )
+    assert patched_files(patch) == ["app/a.py", "docs/b.md", "old.txt"]
+    [edit_a, edit_b, _] = CLIENTS["codex"].events(
+        "PostToolUse",
+        {"session_id": "s", "cwd": "/r", "tool_name": "apply_patch",
+         "tool_input": {"command": patch}, "tool_response": "Success"},
+    )  # fmt: skip
+    assert (edit_a.kind, edit_a.path, edit_b.path) == ("edited", "app/a.py", "docs/b.md")
+
+
+def test_codex_ends_the_memory_session_at_a_stop_it_does_not_hold() -> None:
+    """Codex has no SessionEnd: its Stop is the loop's stop, then its end (hooks.py skips
+    the end when the stop reminds the agent, which then goes on)."""
+    stop = {"session_id": "s", "cwd": "/r", "last_assistant_message": "Done.",
+            "stop_hook_active": False}  # fmt: skip
+    kinds = [(e.kind, e.text) for e in CLIENTS["codex"].events("Stop", stop)]
+    assert kinds == [("stop", "Done."), ("end", "Done.")]
+
+
+# ---- install and uninstall --------------------------------------------------------------
+
+THEIRS = {
+    "claude-code": (".claude/settings.json",
+                    '{"permissions": {"allow": ["Bash(make:*)"]},\n "hooks": {"Stop": [{"hooks":'
+                    ' [{"type": "command", "command": "notify-send done"}]}]}}'),
+    "codex": (".codex/hooks.json",
+              '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo hi"}]}]}}'),
+    "gemini": (".gemini/settings.json",
+               '{\n  "security": {"auth": {"selectedType": "gemini-api-key"}},\n'
+               '  "mcpServers": {"github": {"command": "gh-mcp"}}\n}'),
+    "cursor": (".cursor/hooks.json",
+               '{"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}]}}'),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("client", list(THEIRS))
+def test_install_merges_and_uninstall_puts_every_file_back_byte_for_byte(
+    client: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no codex here: trust is left to the user
+    monkeypatch.delenv("AGENT_MEMORY_CODEX", raising=False)
+    relative, text = THEIRS[client]
+    theirs = tmp_path / relative
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text(text)
+    codex_config = tmp_path / ".codex" / "config.toml"
+    if client == "codex":
+        codex_config.write_text('model = "o3"\n[projects."/x"]\ntrust_level = "trusted"')
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    said = installer.install(client)
+    assert any(line.startswith(("created:", "updated:")) for line in said)
+    config = json.loads(theirs.read_text())
+    ours = [h["command"] for groups in config["hooks"].values() for g in groups
+            for h in g.get("hooks", [g]) if installer.is_ours(h["command"])]  # fmt: skip
+    assert len(ours) == len(CLIENTS[client].HOOKS)
+    # Theirs is kept beside ours.
+    for key, value in json.loads(text).items():
+        if key not in ("hooks", "mcpServers"):
+            assert config[key] == value
+    for name, server in json.loads(text).get("mcpServers", {}).items():
+        assert config["mcpServers"][name] == server
+    for event, groups in json.loads(text).get("hooks", {}).items():
+        assert all(group in config["hooks"][event] for group in groups)
+    if client == "codex":
+        toml = tomllib.loads(codex_config.read_text())
+        assert toml["model"] == "o3" and toml["projects"]["/x"]["trust_level"] == "trusted"
+        assert toml["mcp_servers"]["agent-memory"]["args"][-3:] == ["mcp", "--tools", "agent"]
+        assert any("not yet trusted" in line for line in said)
+    written = {
+        p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts
+    }
+
+    assert all(line.startswith("unchanged:") for line in installer.install(client)
+               if ":" in line and not line.startswith("not yet"))  # fmt: skip
+    again = {
+        p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts
+    }
+    assert again == written  # installing twice changes nothing the second time
+
+    installer.uninstall(client)
+    after = {
+        p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts
+    }
+    assert after == before
+
+
+def test_uninstall_after_the_user_changed_the_file_removes_only_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    installer.install("cursor")
+    hooks_file = tmp_path / ".cursor" / "hooks.json"
+    config = json.loads(hooks_file.read_text())
+    config["hooks"]["stop"].append({"command": "./after-install.sh"})
+    hooks_file.write_text(json.dumps(config))
+    installer.uninstall("cursor")
+    assert json.loads(hooks_file.read_text()) == {
+        "version": 1,
+        "hooks": {"stop": [{"command": "./after-install.sh"}]},
+    }
+    assert not (tmp_path / ".cursor" / "mcp.json").exists()  # install created it
+
+
+def test_install_refuses_a_file_it_cannot_read_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor" / "mcp.json").write_text("{not json")
+    with pytest.raises(installer.InstallError, match="is not JSON"):
+        installer.install("cursor")
+    assert not (tmp_path / ".cursor" / "hooks.json").exists()
+
+
+def test_the_claude_code_plugin_declares_the_adapters_hooks() -> None:
+    plugin = Path(__file__).parents[2] / "integrations" / "claude-code" / "hooks" / "hooks.json"
+    declared = json.loads(plugin.read_text())["hooks"]
+    for spec in CLIENTS["claude-code"].HOOKS:
+        [group] = declared[spec.event]
+        assert group.get("matcher") == spec.matcher
+        assert group["hooks"][0]["command"].endswith(f" hook {spec.hook}")
+
+
+def test_the_gemini_extension_declares_the_adapters_hooks_and_the_bridge() -> None:
+    extension = Path(__file__).parents[2] / "integrations" / "gemini"
+    hooks = json.loads((extension / "hooks" / "hooks.json").read_text())["hooks"]
+    assert hooks == installer.gemini_hooks(["agent-memory-client"])
+    manifest = json.loads((extension / "gemini-extension.json").read_text())
+    server = manifest["mcpServers"]["agent-memory"]
+    assert server["args"] == ["mcp", "--tools", "agent"]
+    assert set(server["env"]) == set(installer.BRIDGE_ENV)
+    assert (extension / manifest["contextFileName"]).is_file()
+
+
+async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
+    served: str, db: asyncpg.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """beforeReadFile takes no context: a file's memories wait for postToolUse, once;
+    the same file read again recalls nothing. (The memory is a month old, so that the
+    snapshot, which hands the week's decisions, does not hand it first.)"""
+    import asyncio
+
+    import httpx
+    from agent_memory_client.hooks import run_hook
+
+    from tests.cli.test_claude_code import checkout
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = checkout(tmp_path / "repo")
+    memory = {"content": "pool.py sets hnsw.ef_search per connection", "memory_type": "decision",
+              "source_repo": "acme/api", "files": ["app/db/pool.py"]}  # fmt: skip
+    async with httpx.AsyncClient(base_url=served) as http:
+        assert (await http.post("/memories", json=memory)).status_code == 201
+    await db.execute("UPDATE memories SET created_at = now() - interval '30 days'")
+
+    def hook(event: str, **fields: Any) -> tuple[str, str]:
+        payload = {**CURSOR_COMMON, "workspace_roots": [str(repo)], "hook_event_name": event,
+                   **fields}  # fmt: skip
+        return run_hook("cursor", event, json.dumps(payload), served)
+
+    started, _ = await asyncio.to_thread(hook, "sessionStart", session_id="c-1")
+    assert "additional_context" in json.loads(started)
+    read = {"file_path": str(repo / "app" / "db" / "pool.py"), "content": ""}
+    out, note = await asyncio.to_thread(hook, "beforeReadFile", **read)
+    assert json.loads(out) == {"permission": "allow"} and "memories recalled" in note
+    out, _ = await asyncio.to_thread(hook, "postToolUse", tool_name="Read", tool_input={})
+    context = json.loads(out)["additional_context"]
+    assert context.startswith("Memories about this file") and memory["content"] in context
+    out, _ = await asyncio.to_thread(hook, "postToolUse", tool_name="Read", tool_input={})
+    assert out == ""  # handed once
+    out, note = await asyncio.to_thread(hook, "beforeReadFile", **read)
+    assert "nothing to recall" in note  # once a file a session
