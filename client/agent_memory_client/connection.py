@@ -15,7 +15,10 @@ import os
 import socket
 import time
 import urllib.parse
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 

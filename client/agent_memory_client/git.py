@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 GIT_TIMEOUT_S = 0.5
@@ -79,11 +78,22 @@ def top_level(cwd: str | Path | None) -> str | None:
     return _git(cwd, "rev-parse", "--show-toplevel") or None if cwd else None
 
 
-@dataclass(frozen=True, slots=True)
 class GitState:
-    repository: str | None
-    commit: str | None  # HEAD; None in a repository with no commit
-    branch: str | None  # None on a detached HEAD
+    __slots__ = ("branch", "commit", "repository")
+
+    def __init__(self, repository: str | None, commit: str | None, branch: str | None) -> None:
+        self.repository = repository
+        self.commit = commit  # HEAD; None in a repository with no commit
+        self.branch = branch  # None on a detached HEAD
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GitState) and (
+            (self.repository, self.commit, self.branch)
+            == (other.repository, other.commit, other.branch)
+        )
+
+    def __repr__(self) -> str:
+        return f"GitState({self.repository!r}, {self.commit!r}, {self.branch!r})"
 
 
 def git_state(cwd: str | Path | None) -> GitState:

@@ -56,7 +56,7 @@ def run_hook(
             break
     if events:
         last = events[-1]
-        if hook in adapter.CONTEXT_HOOKS:
+        if hook in adapter.context_hooks:
             waiting = take_pending(last)
             answer.context = "\n\n".join(part for part in (waiting, answer.context) if part)
         elif answer.context and last.kind != "start":

@@ -85,7 +85,7 @@ def matcher_groups(
 ) -> dict[str, list[dict[str, Any]]]:
     """Claude Code's shape, which Codex and Gemini CLI share: event -> matcher groups."""
     groups: dict[str, list[dict[str, Any]]] = {}
-    for spec in CLIENTS[client].HOOKS:
+    for spec in CLIENTS[client].hooks:
         group: dict[str, Any] = {"hooks": [handler(hook_command(client, spec, program))]}
         if spec.matcher:
             group = {"matcher": spec.matcher, **group}
@@ -347,7 +347,7 @@ def client_files(client: str, project: str | None) -> list[ConfigFile]:
 
         def cursor(c: dict[str, Any]) -> None:
             hooks = c.setdefault("hooks", {})
-            for spec in CLIENTS[client].HOOKS:
+            for spec in CLIENTS[client].hooks:
                 entry: dict[str, Any] = {"command": hook_command(client, spec), "timeout": 5}
                 if spec.matcher:
                     entry["matcher"] = spec.matcher

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agent_memory_client.connection import Connection, Unavailable
 from agent_memory_client.git import (
@@ -38,6 +36,10 @@ from agent_memory_client.git import (
     top_level,
 )
 from agent_memory_client.quoting import quoted
+
+TYPE_CHECKING = False  # typing's import is a hook's cost: types are for mypy alone
+if TYPE_CHECKING:
+    from typing import Any
 
 PROMPT_CHARS = 1_000  # what a recall reads of a prompt
 # Drafts: few (the service keeps a session's newest three), short, and only from a failure
@@ -91,33 +93,58 @@ TURN = "turn"
 REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode")
 
 
-@dataclass(frozen=True, slots=True)
 class Event:
-    """One moment of a client's session, as the loop needs it."""
+    """One moment of a client's session, as the loop needs it. (Plain classes here, not
+    dataclasses: a hook pays for every import, and `dataclasses` costs it about 30 ms.)"""
 
-    kind: str  # one of KINDS
-    session: str  # the client's own session id: where the hooks keep their state
-    agent: str  # the client, as the session records it (claude-code, codex, ...)
-    cwd: str = ""
-    text: str = ""  # the prompt; a failure's error; the turn's last words
-    command: str = ""  # a shell command (failed, ran)
-    path: str = ""  # a file (read, edited), as the client gives it
-    transcript: str | None = None  # the session's transcript, where the client keeps one
-    reason: str = ""  # why the session ended
-    continuing: bool = False  # stop: the agent already goes on because a Stop hook said so
-    # The client's own Stop reason the loop may skip: a run with nothing done, nothing said.
-    did_something: bool = False
+    __slots__ = (
+        "agent",
+        "command",
+        "continuing",
+        "cwd",
+        "did_something",
+        "kind",
+        "path",
+        "reason",
+        "session",
+        "text",
+        "transcript",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        kind: str,  # one of KINDS
+        session: str,  # the client's own session id: where the hooks keep their state
+        agent: str,  # the client, as the session records it (claude-code, codex, ...)
+        *,
+        cwd: str = "",
+        text: str = "",  # the prompt; a failure's error; the turn's last words
+        command: str = "",  # a shell command (failed, ran)
+        path: str = "",  # a file (read, edited), as the client gives it
+        transcript: str | None = None,  # the session's transcript, where the client keeps one
+        reason: str = "",  # why the session ended
+        continuing: bool = False,  # stop: the agent already goes on, a Stop hook said so
+        did_something: bool = False,  # stop: the client says the turn did something
+    ) -> None:
+        self.kind, self.session, self.agent, self.cwd = kind, session, agent, cwd
+        self.text, self.command, self.path, self.transcript = text, command, path, transcript
+        self.reason, self.continuing, self.did_something = reason, continuing, did_something
+
+    def at(self, kind: str, **changes: Any) -> Event:
+        """The same session and place at another moment."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        return Event(**{**fields, "kind": kind, **changes})
 
 
-@dataclass(slots=True)
 class Answer:
     """What the loop hands back: context for the model, and/or a reason to go on (the
     capture reminder, which the client sends as the agent's next instruction)."""
 
-    context: str = ""
-    reminder: str = ""
-    done: str = ""  # one line for the hook's stderr
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("context", "done", "reminder")
+
+    def __init__(self, context: str = "", reminder: str = "", done: str = "") -> None:
+        self.context, self.reminder = context, reminder
+        self.done = done  # one line for the hook's stderr
 
 
 def state_file(client_session: str) -> Path:

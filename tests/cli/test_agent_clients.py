@@ -146,8 +146,11 @@ def gemini_api(script: Script) -> Starlette:
 
 
 def client_env(home: Path, served: str, **extra: str) -> dict[str, str]:
+    """The client's environment: a home of its own, and this interpreter's scripts first on
+    PATH (the extension's hooks run `agent-memory-client` from there)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     return {
-        "PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
+        "PATH": path, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
         "XDG_STATE_HOME": str(home / "state"), "AGENT_MEMORY_URL": served, **extra,
     }  # fmt: skip
 
@@ -231,9 +234,34 @@ def our_tools(request: dict[str, Any]) -> list[Any]:
     return found
 
 
+EXTENSION = Path(__file__).parents[2] / "integrations" / "gemini"
+
+
+def gemini_extension_home(home: Path, model_url: str, served: str) -> str:
+    """Gemini CLI with the extension linked, the client half found on PATH."""
+    (home / ".gemini").mkdir(parents=True)
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    done = subprocess.run(
+        [str(GEMINI), "extensions", "link", str(EXTENSION), "--consent"],
+        env=client_env(home, served), stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert "linked successfully" in done.stdout + done.stderr
+    return "updated: the extension, linked"
+
+
 CLIENTS = {
     "codex": (CODEX, responses_api, codex_home, codex_run, "exec_command", "cmd"),
     "gemini": (GEMINI, gemini_api, gemini_home, gemini_run, "run_shell_command", "command"),
+    "gemini-extension": (
+        GEMINI,
+        gemini_api,
+        gemini_extension_home,
+        gemini_run,
+        "run_shell_command",
+        "command",
+    ),
 }
 
 
@@ -270,7 +298,9 @@ async def test_the_loop_through_the_real_client(
     assert not script.steps, f"calls not offered: {script.steps}; offered: {offered}"
     first = script.seen(0, 1)
     surface = len(json.dumps(our_tools(script.requests[0])))
-    start = max(len(t) for t in strings(script.requests[0]) if "# Long-term memory" in t)
+    head, tail = "# Long-term memory (agent-memory) for", "personal data."  # ask-first's end
+    [text] = [t for t in strings(script.requests[0]) if head in t]
+    start = len(text[text.index(head) : text.index(tail, text.index(head)) + len(tail)])
     assert surface <= 4_000  # the five tools, as the Claude Code test holds them
     print(f"{client}: tool surface {surface} chars a request, start context {start} chars")
     # The session start's snapshot, and the prompt's recall, in the first request.
@@ -294,7 +324,7 @@ async def test_the_loop_through_the_real_client(
     assert RECALLED in after_failure and "helper.py is missing" in after_failure
     # The session recorded, by the client's name, with the agent's last words.
     sessions = await db.fetch("SELECT agent, source_repo, status, summary FROM sessions")
-    agent = {"codex": "codex", "gemini": "gemini-cli"}[client]
+    agent = {"codex": "codex", "gemini": "gemini-cli", "gemini-extension": "gemini-cli"}[client]
     assert [(s["agent"], s["source_repo"], s["status"]) for s in sessions] == [
         (agent, "acme/api", "completed")
     ]

@@ -85,7 +85,7 @@ def test_cursor_answers_in_its_own_shapes() -> None:
         "followup_message": "Before you finish"
     }
     assert render("stop", Answer()) is None
-    assert set(CURSOR_ADAPTER.CONTEXT_HOOKS) == {"sessionStart", "postToolUse"}
+    assert set(CURSOR_ADAPTER.context_hooks) == {"sessionStart", "postToolUse"}
 
 
 def test_each_client_reads_a_passing_and_a_failing_command_apart() -> None:
@@ -165,7 +165,7 @@ def test_install_merges_and_uninstall_puts_every_file_back_byte_for_byte(
     config = json.loads(theirs.read_text())
     ours = [h["command"] for groups in config["hooks"].values() for g in groups
             for h in g.get("hooks", [g]) if installer.is_ours(h["command"])]  # fmt: skip
-    assert len(ours) == len(CLIENTS[client].HOOKS)
+    assert len(ours) == len(CLIENTS[client].hooks)
     # Theirs is kept beside ours.
     for key, value in json.loads(text).items():
         if key not in ("hooks", "mcpServers"):
@@ -230,7 +230,7 @@ def test_install_refuses_a_file_it_cannot_read_and_writes_nothing(
 def test_the_claude_code_plugin_declares_the_adapters_hooks() -> None:
     plugin = Path(__file__).parents[2] / "integrations" / "claude-code" / "hooks" / "hooks.json"
     declared = json.loads(plugin.read_text())["hooks"]
-    for spec in CLIENTS["claude-code"].HOOKS:
+    for spec in CLIENTS["claude-code"].hooks:
         [group] = declared[spec.event]
         assert group.get("matcher") == spec.matcher
         assert group["hooks"][0]["command"].endswith(f" hook {spec.hook}")
@@ -244,7 +244,13 @@ def test_the_gemini_extension_declares_the_adapters_hooks_and_the_bridge() -> No
     server = manifest["mcpServers"]["agent-memory"]
     assert server["args"] == ["mcp", "--tools", "agent"]
     assert set(server["env"]) == set(installer.BRIDGE_ENV)
-    assert (extension / manifest["contextFileName"]).is_file()
+    # The guidance on what to capture: the Claude Code plugin's skill, loaded on demand
+    # (a context file would cost every request, and say nothing of the capture mode).
+    # A copy, not a link: Gemini CLI copies an extension it installs, links and all.
+    skill = Path("skills") / "capturing-learnings" / "SKILL.md"
+    plugin = extension.parent / "claude-code"
+    assert (extension / skill).read_text() == (plugin / skill).read_text()
+    assert "contextFileName" not in manifest
 
 
 async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
@@ -285,3 +291,27 @@ async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
     assert out == ""  # handed once
     out, note = await asyncio.to_thread(hook, "beforeReadFile", **read)
     assert "nothing to recall" in note  # once a file a session
+
+
+STARTS = {"claude-code": "session-start", "codex": "SessionStart", "gemini": "SessionStart",
+          "cursor": "sessionStart"}  # fmt: skip
+
+
+@pytest.mark.parametrize("client", list(STARTS))
+def test_with_the_server_down_every_client_starts_told_so_and_every_hook_passes(
+    client: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory_client.hooks import run_hook
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    down = "http://127.0.0.1:9"
+    payload = {"session_id": "s", "conversation_id": "s", "cwd": str(tmp_path)}
+    out, note = run_hook(client, STARTS[client], json.dumps(payload), down)
+    assert "continuing without memory" in note and "Connection refused" in note
+    assert "agent-memory unavailable" in json.dumps(json.loads(out))
+    for spec in CLIENTS[client].hooks:  # every other hook: nothing said to the model
+        out, note = run_hook(client, spec.hook, json.dumps(payload), down)
+        assert note.startswith("agent-memory")
+        assert spec.hook == STARTS[client] or "unavailable" not in out
+    out, note = run_hook(client, STARTS[client], "not json", down)
+    assert out == "" and "unreadable hook input" in note

@@ -8,7 +8,7 @@ from agent_memory_client.clients import claude_code, codex, cursor, gemini
 from agent_memory_client.clients.base import Adapter, HookSpec
 
 CLIENTS: dict[str, Adapter] = {
-    adapter.NAME: adapter for adapter in (claude_code.ADAPTER, codex.ADAPTER, gemini.ADAPTER,
+    adapter.name: adapter for adapter in (claude_code.ADAPTER, codex.ADAPTER, gemini.ADAPTER,
                                           cursor.ADAPTER)
 }  # fmt: skip
 

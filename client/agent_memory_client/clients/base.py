@@ -3,39 +3,51 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
 
 from agent_memory_client.loop import Answer, Event
 
+TYPE_CHECKING = False  # typing's import is a hook's cost (loop.py): types for mypy alone
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
-@dataclass(frozen=True, slots=True)
+
 class HookSpec:
     """One hook as the client's configuration declares it: its event, the tools it fires
     for (a matcher; None: every time), and the deadline the client enforces."""
 
-    event: str
-    matcher: str | None = None
-    argument: str = ""  # what `hook` is given (default: the event's name)
-    timeout_s: int = 5
+    __slots__ = ("argument", "event", "matcher", "timeout_s")
+
+    def __init__(
+        self, event: str, matcher: str | None = None, argument: str = "", timeout_s: int = 5
+    ) -> None:
+        self.event, self.matcher, self.timeout_s = event, matcher, timeout_s
+        self.argument = argument  # what `hook` is given (default: the event's name)
 
     @property
     def hook(self) -> str:
         return self.argument or self.event
 
 
-@dataclass(frozen=True, slots=True)
 class Adapter:
-    NAME: str  # as `agent-memory-client hook --client NAME` and `install NAME` spell it
-    AGENT: str  # as the memory session records the agent
-    HOOKS: tuple[HookSpec, ...]
-    # The client's hook input read as events (none: nothing for memory to do).
-    events: Callable[[str, dict[str, Any]], Sequence[Event]]
-    # The answer in the client's output shape (None: print nothing).
-    render: Callable[[str, Answer], dict[str, Any] | None]
-    # Hooks whose output hands context to the model; context from the others waits.
-    CONTEXT_HOOKS: frozenset[str]
+    """A client: its name, the hooks its configuration declares, how its input reads as
+    the loop's events (none: nothing for memory to do), how an answer is written in its
+    output shape (None: print nothing), and which of its hooks hand context to the model
+    (what the others recall waits for one of these)."""
+
+    __slots__ = ("context_hooks", "events", "hooks", "name", "render")
+
+    def __init__(
+        self,
+        *,
+        name: str,  # as `hook --client NAME` and `install NAME` spell it
+        hooks: tuple[HookSpec, ...],
+        events: Callable[[str, dict[str, Any]], Sequence[Event]],
+        render: Callable[[str, Answer], dict[str, Any] | None],
+        context_hooks: frozenset[str],
+    ) -> None:
+        self.name, self.hooks = name, hooks
+        self.events, self.render, self.context_hooks = events, render, context_hooks
 
 
 # What a failed command's output ends with, where the client reports no exit status
@@ -66,7 +78,7 @@ def session_of(payload: dict[str, Any], agent: str) -> Event:
 
 def at(base: Event, kind: str, **fields: Any) -> Event:
     """The client's session and place (`base`) at one moment of the loop."""
-    return replace(base, kind=kind, **fields)
+    return base.at(kind, **fields)
 
 
 def looks_failed(output: str) -> bool:

@@ -5,8 +5,6 @@ kebab-case names below; input and output as Claude Code's hooks reference gives 
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
@@ -17,6 +15,10 @@ from agent_memory_client.clients.base import (
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 # Claude Code's event for each of our hook names.
@@ -59,9 +61,8 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
 
 
 ADAPTER = Adapter(
-    NAME="claude-code",
-    AGENT="claude-code",
-    HOOKS=(
+    name="claude-code",
+    hooks=(
         HookSpec("SessionStart", "startup|resume|clear|compact", "session-start"),
         HookSpec("UserPromptSubmit", None, "user-prompt-submit"),
         HookSpec("PostToolUseFailure", "Bash", "post-tool-use-failure"),
@@ -71,5 +72,5 @@ ADAPTER = Adapter(
     ),
     events=events,
     render=render,
-    CONTEXT_HOOKS=frozenset(EVENT_NAMES) - {"stop", "session-end"},
+    context_hooks=frozenset(EVENT_NAMES) - {"stop", "session-end"},
 )

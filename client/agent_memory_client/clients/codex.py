@@ -13,7 +13,6 @@ What differs, read in Codex's hook schemas and seen through the real CLI:
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from agent_memory_client.clients.base import (
     Adapter,
@@ -26,6 +25,10 @@ from agent_memory_client.clients.base import (
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # *** Update File: path, *** Add File: path, *** Delete File: path, *** Move to: path
 _PATCHED = re.compile(r"^\*\*\* (?:Update|Add|Move to|Delete)(?: File)?: (.+)$", re.MULTILINE)
@@ -68,9 +71,8 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
 
 
 ADAPTER = Adapter(
-    NAME="codex",
-    AGENT="codex",
-    HOOKS=(
+    name="codex",
+    hooks=(
         HookSpec("SessionStart", "startup|resume|clear"),
         HookSpec("UserPromptSubmit"),
         HookSpec("PostToolUse", "Bash|apply_patch"),
@@ -78,5 +80,5 @@ ADAPTER = Adapter(
     ),
     events=events,
     render=render,
-    CONTEXT_HOOKS=frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"}),
+    context_hooks=frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"}),
 )

@@ -13,8 +13,6 @@ the adapter to them).
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
@@ -24,6 +22,10 @@ from agent_memory_client.clients.base import (
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
@@ -77,9 +79,8 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
 
 
 ADAPTER = Adapter(
-    NAME="cursor",
-    AGENT="cursor",
-    HOOKS=(
+    name="cursor",
+    hooks=(
         HookSpec("sessionStart"),
         HookSpec("beforeSubmitPrompt"),
         HookSpec("afterShellExecution"),
@@ -92,5 +93,5 @@ ADAPTER = Adapter(
     ),
     events=events,
     render=render,
-    CONTEXT_HOOKS=frozenset({"sessionStart", "postToolUse"}),
+    context_hooks=frozenset({"sessionStart", "postToolUse"}),
 )

@@ -12,7 +12,6 @@ hooks/hooks.json; input and output as its hooks reference gives them.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from agent_memory_client.clients.base import (
     Adapter,
@@ -24,6 +23,10 @@ from agent_memory_client.clients.base import (
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EDITING_TOOLS = frozenset({"replace", "write_file", "edit"})
 READING_TOOLS = frozenset({"read_file"})
@@ -82,9 +85,8 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
 
 
 ADAPTER = Adapter(
-    NAME="gemini",
-    AGENT="gemini-cli",
-    HOOKS=(
+    name="gemini",
+    hooks=(
         HookSpec("SessionStart"),  # a lifecycle matcher is an exact string: every source
         HookSpec("BeforeAgent"),
         HookSpec("AfterTool", "run_shell_command|replace|write_file|edit|read_file"),
@@ -93,5 +95,5 @@ ADAPTER = Adapter(
     ),
     events=events,
     render=render,
-    CONTEXT_HOOKS=frozenset({"SessionStart", "BeforeAgent", "AfterTool"}),
+    context_hooks=frozenset({"SessionStart", "BeforeAgent", "AfterTool"}),
 )
