@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 
 from agent_memory_client.quoting import quoted
-
 from app.domain.memory import KNOWN_MEMORY_TYPES, TRUST_ORDER
 
 __all__ = ["quoted", "quoted_list", "structure_of"]

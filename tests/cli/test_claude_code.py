@@ -16,12 +16,12 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from agent_memory_client.clients.claude_code import EVENT_NAMES
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from agent_memory_client.clients.claude_code import EVENT_NAMES
 from tests.conftest import serving
 
 PLUGIN = Path(__file__).parents[2] / "integrations" / "claude-code"
@@ -548,3 +548,32 @@ async def test_the_plugin_without_the_client_on_path_says_so(tmp_path: Path) -> 
             "agent-memory: the agent-memory-client command was not found (set"
             " AGENT_MEMORY_CLIENT to its path); continuing without memory"
         ]
+
+
+@pytest.mark.skipif(
+    not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
+)
+async def test_a_file_the_agent_reads_brings_its_memories_once(
+    served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """Read app/db/pool.py: the next request holds the memories whose files name it (one
+    a month old, so the snapshot did not hand it first); reading it again adds nothing."""
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    home.mkdir()
+    about = "app/db/pool.py must keep hnsw.ef_search at 100 or recall drops"
+    async with httpx.AsyncClient(base_url=served) as http:
+        body = {"content": about, "memory_type": "decision", "source_repo": "acme/api",
+                "files": ["app/db/pool.py"]}  # fmt: skip
+        assert (await http.post("/memories", json=body)).status_code == 201
+    await db.execute("UPDATE memories SET created_at = now() - interval '30 days'")
+    read = ("Read", {"file_path": str(repo / "app" / "db" / "pool.py")})
+    stub = StubModel()
+    stub.tool_calls = [read, read]
+    async with serving(stub.app()) as model_url:
+        await claude_run(repo, home, model_url, served, "Read", prompt="Look at the pool")
+    assert not stub.tool_calls
+    first_read = next(n for n, r in enumerate(stub.requests) if "EF_SEARCH = 100" in json.dumps(r))
+    assert about not in stub.seen(0, first_read)  # neither the snapshot nor the prompt
+    assert "Memories about this file" in stub.seen(first_read, first_read + 1)
+    # The whole conversation goes with each request: handed once, it is there once.
+    assert stub.seen(len(stub.requests) - 1).count("Memories about this file") == 1

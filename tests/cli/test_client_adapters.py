@@ -10,6 +10,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+
 from agent_memory_client import install as installer
 from agent_memory_client.clients import CLIENTS
 from agent_memory_client.clients.base import looks_failed
@@ -262,8 +263,8 @@ async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
     import asyncio
 
     import httpx
-    from agent_memory_client.hooks import run_hook
 
+    from agent_memory_client.hooks import run_hook
     from tests.cli.test_claude_code import checkout
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from agent_memory_client.git import (
     changed_files,
     git_state,

@@ -16,14 +16,14 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from agent_memory_client import hooks, loop
-from agent_memory_client.bridge import bridge
-from agent_memory_client.connection import Connection, Deadline, Unavailable
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent_memory_client import hooks, loop
+from agent_memory_client.bridge import bridge
+from agent_memory_client.connection import Connection, Deadline, Unavailable
 from tests.conftest import serving
 
 SERVER_SIDE = ("app", "httpx", "pydantic", "mcp", "anyio", "starlette", "asyncpg", "platformdirs")
