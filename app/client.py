@@ -1,6 +1,7 @@
-"""A typed client for the REST API, sync and async, used by the CLI:
-the URL, the key and the handling of errors live here once (the hooks and the stdio bridge
-use agent_memory_client, which imports nothing of the server).
+"""A typed client for the REST API, sync and async, used by the CLI, over httpx (streamed
+export and import). Where the server and its key are found, and how a refusal is read, are
+the client half's (agent_memory_client.connection), which the hooks and the bridge use: one
+rule for every client of this project.
 
     with MemoryClient() as memory:              # AGENT_MEMORY_URL, AGENT_MEMORY_API_KEY
         hits = memory.search("flaky test", source_repo="acme/api")
@@ -12,26 +13,22 @@ details' status, detail and fields; an unreachable server raises ClientError too
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8080"
+from agent_memory_client.connection import Unavailable, configured_key, refusal, server_url
+
 DEFAULT_TIMEOUT_S = 30.0
 NDJSON = "application/x-ndjson"
 # An import answers when the whole file is in (re-embedding included): no read timeout.
 IMPORT_TIMEOUT = httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)
 
 
-class ClientError(Exception):
-    def __init__(self, status: int, detail: str, fields: list[str] | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.fields = fields or []
+# A refusal or an unreachable server (status 0): the client half's one error type.
+ClientError = Unavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +43,11 @@ class Call:
 
 
 def default_url() -> str:
-    return os.environ.get("AGENT_MEMORY_URL") or DEFAULT_URL
+    return server_url()
 
 
 def default_api_key() -> str | None:
-    return os.environ.get("AGENT_MEMORY_API_KEY") or None
+    return configured_key()
 
 
 def _without_none(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,21 +120,9 @@ class Calls:
         return Call("GET", "/snapshot", params={**params, "format": format})
 
 
-def server_url(url: str) -> str:
-    """The server's URL: `localhost:8080` is taken as http://localhost:8080; a scheme other
-    than http or https is refused, saying so."""
-    url = url.strip()
-    if "://" not in url:
-        return f"http://{url}"
-    scheme = url.split("://", 1)[0].lower()
-    if scheme not in ("http", "https"):
-        raise ClientError(0, f"the server URL must start with http:// or https://, not {scheme}://")
-    return url
-
-
 def _options(url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
     """What both clients are built with: the server, the key (or none), the timeout."""
-    key = api_key or default_api_key()
+    key = configured_key(api_key)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return {"base_url": url, "headers": headers, "timeout": timeout_s}
 
@@ -149,13 +134,7 @@ def _answer(response: httpx.Response) -> Any:
         if "json" in response.headers.get("content-type", ""):
             return response.json()
         return response.text
-    try:
-        problem = response.json()
-        detail = str(problem.get("detail") or response.reason_phrase)
-        fields = [str(e.get("field")) for e in problem.get("errors") or []]
-    except ValueError:
-        detail, fields = response.text[:200] or response.reason_phrase, []
-    raise ClientError(response.status_code, detail, fields)
+    raise refusal(response.status_code, response.content, response.reason_phrase)
 
 
 def _unreachable(url: str, exc: httpx.HTTPError) -> ClientError:

@@ -68,8 +68,8 @@ def workspace_headers(
 def forward(
     line: bytes, url: str | None, api_key: str | None, headers: dict[str, str]
 ) -> bytes | None:
-    server = Connection(url, api_key, Deadline(MESSAGE_BUDGET_S))
     try:
+        server = Connection(url, api_key, Deadline(MESSAGE_BUDGET_S))
         status, kind, body = server.request(
             "POST", "/mcp", raw=line, headers={**MCP_HEADERS, **headers}
         )

@@ -23,18 +23,50 @@ if TYPE_CHECKING:
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 
-class Unavailable(Exception):
-    """The server could not be asked, or refused (status 0: never answered)."""
+# Where every client half of this project finds the server and its key (the hooks, the
+# bridge, and the server's own CLI, app/client.py): the argument, else the environment.
+URL_VARIABLE, KEY_VARIABLE = "AGENT_MEMORY_URL", "AGENT_MEMORY_API_KEY"
 
-    def __init__(self, status: int, detail: str) -> None:
+
+class Unavailable(Exception):
+    """The server could not be asked, or refused (status 0: never answered); `fields`, the
+    inputs a refusal names."""
+
+    def __init__(self, status: int, detail: str, fields: list[str] | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.fields = fields or []
 
 
-def server_url(url: str | None) -> str:
-    url = (url or os.environ.get("AGENT_MEMORY_URL") or DEFAULT_URL).strip().rstrip("/")
-    return url if "://" in url else f"http://{url}"
+def server_url(url: str | None = None) -> str:
+    """The server: `url`, else AGENT_MEMORY_URL, else DEFAULT_URL; `localhost:8080` is
+    taken as http://localhost:8080, and a scheme other than http or https is refused."""
+    url = (url or os.environ.get(URL_VARIABLE) or DEFAULT_URL).strip().rstrip("/")
+    if "://" not in url:
+        return f"http://{url}"
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        detail = f"the server URL must start with http:// or https://, not {scheme}://"
+        raise Unavailable(0, detail)
+    return url
+
+
+def configured_key(key: str | None = None) -> str | None:
+    """The key: `key`, else AGENT_MEMORY_API_KEY; none (open mode) when neither is set."""
+    return key if key is not None else os.environ.get(KEY_VARIABLE) or None
+
+
+def refusal(status: int, body: bytes, reason: str = "") -> Unavailable:
+    """A refusal as the server words it: its problem details' `detail` and the fields its
+    `errors` name, else the start of the body."""
+    try:
+        problem = json.loads(body)
+        detail = str(problem.get("detail") or reason)
+        fields = [str(e.get("field")) for e in problem.get("errors") or []]
+    except (ValueError, AttributeError, TypeError):
+        detail, fields = body[:200].decode("utf-8", "replace") or reason, []
+    return Unavailable(status, detail or f"HTTP {status}", fields)
 
 
 class Deadline:
@@ -50,7 +82,7 @@ class Deadline:
 class Connection:
     def __init__(self, url: str | None, api_key: str | None, deadline: Deadline) -> None:
         self.url = server_url(url)
-        key = api_key if api_key is not None else os.environ.get("AGENT_MEMORY_API_KEY")
+        key = configured_key(api_key)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._deadline = deadline
 
@@ -89,11 +121,7 @@ class Connection:
             if not body:
                 return None
             return json.loads(body) if "json" in kind else body.decode("utf-8", "replace")
-        try:
-            detail = str(json.loads(body).get("detail"))
-        except (ValueError, AttributeError):
-            detail = body[:200].decode("utf-8", "replace")
-        raise Unavailable(status, detail or f"HTTP {status}")
+        raise refusal(status, body)
 
 
 def proxied(url: str) -> bool:

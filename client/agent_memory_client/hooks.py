@@ -40,9 +40,8 @@ def run_hook(
     deadline = Deadline(HOOK_BUDGET_S)
     for event in events:
         budget = min(BUDGET_S[event.kind], deadline.left())
-        server = Connection(url, api_key, Deadline(budget))
         try:
-            got = handle(event, server)
+            got = handle(event, Connection(url, api_key, Deadline(budget)))
         except (Unavailable, KeyError, TypeError, ValueError) as exc:
             detail = exc.detail if isinstance(exc, Unavailable) else f"unexpected answer ({exc})"
             note = f"agent-memory unavailable ({detail}); continuing without memory"

@@ -316,3 +316,19 @@ def test_with_the_server_down_every_client_starts_told_so_and_every_hook_passes(
         assert spec.hook == STARTS[client] or "unavailable" not in out
     out, note = run_hook(client, STARTS[client], "not json", down)
     assert out == "" and "unreadable hook input" in note
+
+
+def test_a_server_url_of_another_scheme_is_refused_by_every_client_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One rule for where the server is, in the hooks and in the server's own CLI."""
+    from agent_memory_client.connection import Unavailable, server_url
+    from agent_memory_client.hooks import run_hook
+    from app.client import MemoryClient
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert server_url("localhost:8080/") == "http://localhost:8080"
+    out, note = run_hook("codex", "SessionStart", '{"session_id": "s"}', "ftp://example.org")
+    assert "must start with http:// or https://" in note and "unavailable" in out
+    with pytest.raises(Unavailable, match="must start with http://"):
+        MemoryClient("ftp://example.org")
