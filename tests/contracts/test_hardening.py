@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
 import signal
@@ -24,7 +25,7 @@ from app.domain.errors import OverloadedError, RateLimitedError
 from app.domain.validation import FIELD_CHARS
 from app.services.auth import RateLimiter
 from app.services.keys import KeyService
-from tests.server import launch, stdio_server
+from tests.server import free_port, launch, start_server, stdio_server, wait_until_ready
 
 
 def auth(key: str) -> dict[str, str]:
@@ -442,6 +443,28 @@ async def test_a_killed_server_does_not_stop_a_later_clean_shutdown(tmp_path: Pa
     assert await asyncio.wait_for(process.wait(), 60) == 0
     # PostgreSQL removes its pid file only when it stops.
     assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+
+
+@pytest.mark.slow
+async def test_a_start_after_a_crash_that_took_postgresql_with_it_comes_up_first_time(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of the service and of its PostgreSQL (an OOM kill, a container's forced
+    stop), then an immediate start, five rounds: each start is ready on its first try
+    (issue 50: the takeover trusted a postmaster that was gone, and exited 1)."""
+    process, _ = await launch(tmp_path)
+    for _round in range(5):
+        postmaster = int((tmp_path / "pgdata" / "postmaster.pid").read_text().split()[0])
+        process.send_signal(signal.SIGKILL)
+        os.kill(postmaster, signal.SIGKILL)
+        await process.wait()
+        port = free_port()
+        process = await start_server(tmp_path, port)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            await wait_until_ready(client, process, tmp_path)  # no second try
+            assert (await client.get("/readyz")).status_code == 200
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(process.wait(), 60) == 0
 
 
 def test_no_door_imports_another() -> None:

@@ -209,3 +209,52 @@ async def test_restart_under_traffic_answers_promptly_and_loses_nothing(tmp_path
     expected = {f"writer {w} note {n}" for w in range(writers) for n in range(writes_each)}
     contents = [m["content"] for m in listed]
     assert len(contents) == len(expected) and set(contents) == expected
+
+
+def postmaster_pid(data_dir: Path) -> int:
+    return int((data_dir / "pgdata" / "postmaster.pid").read_text().split("\n", 1)[0])
+
+
+def test_a_start_waits_for_a_killed_postmaster_its_parent_has_not_reaped(
+    tmp_path: Path,
+) -> None:
+    """A postmaster killed with -9 is a zombie until its parent reaps it: its pid is still
+    taken, the wheel took it for a running server, and the start failed (issue 50). Held
+    here for as long as the test likes: the start must wait, then start PostgreSQL anew."""
+    import logging
+    import os
+    import subprocess
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = EmbeddedPostgres(tmp_path)
+    server.start()
+    lock = (tmp_path / "pgdata" / "postmaster.pid").read_text()
+    server.stop()
+    # A dead process not yet reaped, in the postmaster's place (this test is its parent).
+    dead = subprocess.Popen(["true"])
+    os.waitid(os.P_PID, dead.pid, os.WEXITED | os.WNOWAIT)  # exited, still a zombie
+    (tmp_path / "pgdata" / "postmaster.pid").write_text(f"{dead.pid}\n" + lock.split("\n", 1)[1])
+
+    waiting = threading.Event()
+
+    class Told(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "left by a crash to finish exiting" in record.getMessage():
+                waiting.set()
+
+    told = Told()
+    logging.getLogger("app.db.embedded").addHandler(told)
+    again = EmbeddedPostgres(tmp_path)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            starting = pool.submit(again.start)
+            assert waiting.wait(60), "the start did not wait for it"
+            assert not starting.done()
+            dead.wait()  # reaped, as its parent (init, after a crash) does
+            starting.result(timeout=120)
+        assert "(1 row)" in again._server.psql("SELECT 1;")
+        assert postmaster_pid(tmp_path) != dead.pid
+    finally:
+        logging.getLogger("app.db.embedded").removeHandler(told)
+        again.stop()
