@@ -72,9 +72,13 @@ def _prefixed(kind: str, *patterns: str) -> type[RegexBasedDetector]:
     )
 
 
+# The end of a token whose alphabet holds `-`: `\b` after a final `-` wants a word
+# character next, and a key that ended in one was stored (issue 50).
+_TOKEN_END = r"(?![0-9A-Za-z_\-])"
+
 # Providers' own prefixes, from their documentation of each token format.
 _PREFIXED: tuple[type[RegexBasedDetector], ...] = (
-    _prefixed("Google API Key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    _prefixed("Google API Key", r"\bAIza[0-9A-Za-z_\-]{35}" + _TOKEN_END),
     _prefixed("Anthropic API Key", r"\bsk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_\-]{80,}"),
     # detect-secrets knows the legacy `sk-...T3BlbkFJ...` form only.
     _prefixed("OpenAI Token", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"),
@@ -84,7 +88,7 @@ _PREFIXED: tuple[type[RegexBasedDetector], ...] = (
     _prefixed("Shopify Token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
     _prefixed("DigitalOcean Token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
     _prefixed("NPM Token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    _prefixed("Google OAuth Client Secret", r"\bGOCSPX-[A-Za-z0-9_\-]{28}\b"),
+    _prefixed("Google OAuth Client Secret", r"\bGOCSPX-[A-Za-z0-9_\-]{28}" + _TOKEN_END),
     _prefixed(
         "Grafana Token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", r"\bglc_[A-Za-z0-9+/]{32,}"
     ),
@@ -232,19 +236,26 @@ def _placeholder(secret: str) -> bool:
 
 
 # Words .env.example files and docs put where a credential goes (`xoxb-your-token-here`,
-# `ghp_xxxx...`): a random token holds none of them (odds of one in a 36-character token:
-# about 1 in 40,000 for the lot).
+# `ghp_xxxxxx...`, `YOUR_API_KEY`), each in one case as a person writes it: lower, UPPER or
+# Title. A random token holds one by chance about once in 10,000 (bench/secret_grammars.py;
+# `FaKE` or `xXxX` in mixed case, five times as often, is no longer taken for one).
+_WORDS = (
+    "your", "here", "example", "placeholder", "changeme", "dummy", "redacted", "sample",
+    "insert", "replace", "fake",
+)  # fmt: skip
 _PLACEHOLDER_WORDS = re.compile(
-    r"your|here|example|xxxx|placeholder|changeme|dummy|redacted|sample|insert|replace"
-    r"|fake|\.\.\.|<|>",
-    re.IGNORECASE,
+    "|".join(form for w in _WORDS for form in (w, w.upper(), w.title()))
+    + r"|x{6,}|X{6,}|\.\.\.|<|>"
 )
 
 
 def _placeholder_token(value: str) -> bool:
-    """A token of a known format whose random part is a placeholder's words or one letter."""
-    random_part = re.split(r"[_\-.]", value, maxsplit=1)[-1]
-    return bool(_PLACEHOLDER_WORDS.search(value)) or len(set(random_part.lower())) <= 2
+    """A token of a known format that is a placeholder: a placeholder's words, or a body
+    of one or two letters repeated (`ghp_xxxxxxxx`, `sk-proj-0000...`). The body is the
+    token's longest run between separators: the part after its first `-` or `_` may be a
+    real key's last character or two (a Google key read so was stored, issue 50)."""
+    longest = max(re.split(r"[_\-.:]", value), key=len)
+    return bool(_PLACEHOLDER_WORDS.search(value)) or len(set(longest.lower())) <= 2
 
 
 def _looks_random(value: str) -> bool:
