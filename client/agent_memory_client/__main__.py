@@ -69,9 +69,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_hook_command(client: str, event: str, url: str | None) -> int:
+    """Exit 0 whatever happens: a hook that fails must not fail the agent's turn."""
     from agent_memory_client.hooks import run_hook
 
-    out, note = run_hook(client, event, sys.stdin.read(), url)
+    try:
+        out, note = run_hook(client, event, sys.stdin.read(), url)
+    except Exception as exc:  # a fault of ours, said in one line, never the agent's
+        out, note = "", f"agent-memory hook {event}: failed ({type(exc).__name__}: {exc})"
     if out:
         print(out)
     print(note, file=sys.stderr)

@@ -34,7 +34,7 @@ def run_hook(
         if not isinstance(payload, dict):
             raise ValueError("not a JSON object")
         events = adapter.events(hook, payload)
-    except (ValueError, TypeError, AssertionError) as exc:
+    except (ValueError, TypeError, AttributeError) as exc:
         return "", f"agent-memory hook {hook}: unreadable hook input ({exc})"
     answer = Answer()
     deadline = Deadline(HOOK_BUDGET_S)
@@ -42,8 +42,8 @@ def run_hook(
         budget = min(BUDGET_S[event.kind], deadline.left())
         try:
             got = handle(event, Connection(url, api_key, Deadline(budget)))
-        except (Unavailable, KeyError, TypeError, ValueError) as exc:
-            detail = exc.detail if isinstance(exc, Unavailable) else f"unexpected answer ({exc})"
+        except (Unavailable, KeyError, TypeError, ValueError, OSError) as exc:
+            detail = exc.detail if isinstance(exc, Unavailable) else f"{type(exc).__name__}: {exc}"
             note = f"agent-memory unavailable ({detail}); continuing without memory"
             if event.kind == "start":  # the agent is told, once, why it has no memory
                 answer.context = note

@@ -332,3 +332,28 @@ def test_a_server_url_of_another_scheme_is_refused_by_every_client_alike(
     assert "must start with http:// or https://" in note and "unavailable" in out
     with pytest.raises(Unavailable, match="must start with http://"):
         MemoryClient("ftp://example.org")
+
+
+async def test_a_hook_that_cannot_keep_its_state_still_exits_0(served: str, tmp_path: Path) -> None:
+    """A cache folder that is a file (or a full disk): the hook says so in one line, and
+    the agent goes on."""
+    import asyncio
+    import os
+    import sys
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    env = {**os.environ, "AGENT_MEMORY_URL": served, "XDG_CACHE_HOME": str(blocked),
+           "AGENT_MEMORY_REPO": "acme/api"}  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_memory_client", "hook", "--client", "codex", "SessionStart",
+        env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path)}).encode()
+    out, err = await asyncio.wait_for(process.communicate(payload), 60)
+    assert process.returncode == 0
+    assert (
+        len(err.decode().strip().splitlines()) == 1 and "continuing without memory" in err.decode()
+    )
+    assert "unavailable" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
