@@ -73,7 +73,8 @@ JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 
 class Body(BaseModel):
     # Strict: a boolean is a JSON boolean and a number a JSON number; "1" or 0 for true is
-    # refused, not guessed (`{"dry_run": 0}` must not run a real prune).
+    # refused, not guessed (`{"dry_run": 0}` must not run a real prune). An unknown field is
+    # refused. Every request body inherits both (a subclass's model_config adds to them).
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -89,7 +90,6 @@ class MemoryIn(Body):
     """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
 
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "content": "Run migrations in a release step, never at app start-up",
@@ -167,7 +167,6 @@ class ReplacementIn(MemoryIn):
 
 class BatchIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "memories": [
@@ -192,7 +191,6 @@ class BatchIn(Body):
 
 class SearchIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body({"q": "flaky test temp dir", "source_repo": REPO, "limit": 5}),
     )
 
@@ -259,7 +257,6 @@ class AttemptIn(Body):
 
 class StrategyLearnIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "task_description": "Add a column with a backfill",
@@ -299,14 +296,13 @@ class StrategyLearnIn(Body):
 
 
 class FeedbackIn(Body):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=body({"outcome": "helpful"}))
+    model_config = ConfigDict(json_schema_extra=body({"outcome": "helpful"}))
 
     outcome: str = Field(json_schema_extra=documented(choices=("helpful", "unhelpful")))
 
 
 class RememberIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "text": "The flaky upload test shared a temp dir with another test; use tmp_path",
@@ -347,7 +343,6 @@ class RememberIn(Body):
 
 class DraftIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "text": "`pytest tests/test_upload.py` failed with: PermissionError: /tmp/up."
@@ -368,7 +363,6 @@ class DraftIn(Body):
 
 class RecallIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {"q": "the upload test fails with PermissionError on /tmp/up", "source_repo": REPO}
         ),
@@ -420,7 +414,6 @@ class DiagnosisIn(Body):
 
 class RetryContextIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "task_description": "Fix the failing upload test",
@@ -465,9 +458,7 @@ class RetryContextIn(Body):
 
 
 class PruneIn(Body):
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra=body({"dry_run": True, "source_repo": REPO})
-    )
+    model_config = ConfigDict(json_schema_extra=body({"dry_run": True, "source_repo": REPO}))
 
     dry_run: bool = False
     source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
@@ -476,9 +467,7 @@ class PruneIn(Body):
 class MemoryPatch(Body):
     """Only these fields change in place; new content is a supersede."""
 
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra=body({"tags": ["deploy"], "pinned": True})
-    )
+    model_config = ConfigDict(json_schema_extra=body({"tags": ["deploy"], "pinned": True}))
 
     tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
     pinned: bool | None = None
@@ -513,7 +502,6 @@ class CommitChangeIn(Body):
 
 class SessionIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {"source_repo": REPO, "agent": "claude-code", "task": "Fix the flaky upload test"}
         ),
@@ -554,7 +542,6 @@ class KeyChangeIn(Body):
 
 class SessionEndIn(Body):
     model_config = ConfigDict(
-        extra="forbid",
         json_schema_extra=body(
             {
                 "status": "completed",
@@ -582,9 +569,7 @@ class SessionEndIn(Body):
 
 
 class KeyIn(Body):
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra=body({"name": "ci-bot", "role": "agent"})
-    )
+    model_config = ConfigDict(json_schema_extra=body({"name": "ci-bot", "role": "agent"}))
 
     name: str = Field(json_schema_extra=line_rules("key_name", required=True))
     role: str = Field(json_schema_extra=documented(choices=ROLES))
