@@ -1,5 +1,5 @@
 """MCP over streamable HTTP at /mcp: the same keys as REST, the tools run for the key's
-tenant and role, and where a bridge says the agent works (agent_memory_client/protocol.py)."""
+tenant and role, and where a bridge says the agent works (agent_memory_client.protocol)."""
 
 from __future__ import annotations
 

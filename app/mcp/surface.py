@@ -1,5 +1,5 @@
 """What an MCP client is shown and where its writes go: the workspace a bridge beside the
-agent names (agent_memory_client/protocol.py's headers), the tool surface it asks for, and
+agent names (agent_memory_client.protocol's headers), the tool surface it asks for, and
 the tools' schemas as compact as an agent needs them (every request pays for them)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agent_memory_client.protocol import (
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """Where the agent works, as a bridge beside it says (agent_memory_client/protocol.py):
+    """Where the agent works, as a bridge beside it says (agent_memory_client.protocol):
     a write that names no repository is filed under this one, at this commit."""
 
     repository: str | None = None

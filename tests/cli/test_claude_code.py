@@ -49,7 +49,7 @@ def test_the_plugin_files_are_well_formed() -> None:
         "Stop": [f'"{wrapper}" hook stop'],
         "SessionEnd": [f'"{wrapper}" hook session-end'],
     }
-    # Each event's name is the client's (agent_memory_client/hooks.py answers these).
+    # Each hook is one the adapter reads (client/agent_memory_client/clients/claude_code.py).
     assert {c.split()[-1] for cs in commands.values() for c in cs} == set(EVENT_NAMES)
     assert os.access(PLUGIN / "bin" / "agent-memory-client", os.X_OK)
     for document in (
