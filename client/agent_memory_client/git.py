@@ -54,11 +54,15 @@ def _git(cwd: str | Path, *args: str) -> str | None:
 
 
 def repository_name(cwd: str | Path | None) -> str | None:
+    return _named(cwd, top_level(cwd) if cwd else None)
+
+
+def _named(cwd: str | Path | None, top: str | None) -> str | None:
+    """The repository's name, given the work tree's top folder (None: outside one)."""
     if named := os.environ.get("AGENT_MEMORY_REPO"):
         return named.strip() or None
     if not cwd:
         return None
-    top = _git(cwd, "rev-parse", "--show-toplevel")
     if not top:
         return Path(cwd).resolve().name or None  # outside git: the folder's own name
     remotes: dict[str, tuple[str, str]] = {}
@@ -79,12 +83,19 @@ def top_level(cwd: str | Path | None) -> str | None:
 
 
 class GitState:
-    __slots__ = ("branch", "commit", "repository")
+    __slots__ = ("branch", "commit", "repository", "top")
 
-    def __init__(self, repository: str | None, commit: str | None, branch: str | None) -> None:
+    def __init__(
+        self,
+        repository: str | None,
+        commit: str | None,
+        branch: str | None,
+        top: str | None = None,
+    ) -> None:
         self.repository = repository
         self.commit = commit  # HEAD; None in a repository with no commit
         self.branch = branch  # None on a detached HEAD
+        self.top = top  # the work tree's top folder; None outside one
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GitState) and (
@@ -97,7 +108,10 @@ class GitState:
 
 
 def git_state(cwd: str | Path | None) -> GitState:
-    return GitState(repository_name(cwd), *head_of(cwd))
+    """The repository, HEAD, its branch and the top folder, git's top level asked once."""
+    top = top_level(cwd) if cwd else None
+    commit, branch = _head(top) if top else (None, None)
+    return GitState(_named(cwd, top), commit, branch, top)
 
 
 def head_of(cwd: str | Path | None) -> tuple[str | None, str | None]:
@@ -105,8 +119,12 @@ def head_of(cwd: str | Path | None) -> tuple[str | None, str | None]:
     name does not."""
     if not cwd or _git(cwd, "rev-parse", "--is-inside-work-tree") != "true":
         return None, None
-    commit = _git(cwd, "rev-parse", "--verify", "--quiet", "HEAD") or None
-    branch = _git(cwd, "symbolic-ref", "--quiet", "--short", "HEAD") or None
+    return _head(cwd)
+
+
+def _head(work_tree: str | Path) -> tuple[str | None, str | None]:
+    commit = _git(work_tree, "rev-parse", "--verify", "--quiet", "HEAD") or None
+    branch = _git(work_tree, "symbolic-ref", "--quiet", "--short", "HEAD") or None
     return commit, branch
 
 

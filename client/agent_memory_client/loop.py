@@ -31,9 +31,9 @@ from agent_memory_client.git import (
     GitState,
     changed_files,
     git_state,
+    head_of,
     history,
     repository_name,
-    top_level,
 )
 from agent_memory_client.quoting import quoted
 
@@ -210,7 +210,7 @@ def start(event: Event, server: Connection) -> Answer:
         event,
         {
             "session_id": started["session_id"], "capture_mode": capture["capture_mode"],
-            "repo": repo, "top": top_level(cwd), "handed": shown["memory_ids"][:MAX_HANDED],
+            "repo": repo, "top": state.top, "handed": shown["memory_ids"][:MAX_HANDED],
         },
     )  # fmt: skip
     guidance = CAPTURE_GUIDANCE.get(capture["capture_mode"], "").format(
@@ -311,13 +311,13 @@ def reopened(event: Event, server: Connection, state: dict[str, Any]) -> dict[st
     with no session end of its own): what was handed stays handed, no snapshot again."""
     if state.get("session_id") is not None:
         return state
-    git = git_state(event.cwd or os.getcwd())
+    commit, branch = head_of(event.cwd or os.getcwd())  # the repository is the state's
     started = server.call(
         "POST",
         "/sessions",
         body={
-            "agent": event.agent, "source_repo": git.repository, "git_branch": git.branch,
-            "git_commit": git.commit,
+            "agent": event.agent, "source_repo": state.get("repo"), "git_branch": branch,
+            "git_commit": commit,
         },
     )  # fmt: skip
     state = {**state, "session_id": started["session_id"], "reminded": False}
