@@ -7,13 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
-from app.api.examples import MemoryId, Since, SourceRepo, Until
+from app.api.examples import MemoryId
 from app.api.responses import BatchOut, MemoryPage
-from app.api.rules import MEMORY_TYPES, TAGS, documented
-from app.api.schemas import BatchIn, MemoryIn
+from app.api.schemas import BatchIn, ListQueryIn, MemoryIn
 from app.api.versions import etag
-from app.domain.filters import SCOPES
-from app.domain.inputs import CURSOR_PATTERN, MAX_LIST_LIMIT, ListDraft
 from app.shapes import MemoryOut, StoreOut, render_store
 
 router = APIRouter(prefix="/memories", tags=["memories"])
@@ -49,33 +46,9 @@ async def store_batch(body: BatchIn, services: ServicesDep) -> BatchOut:
 
 @router.get("", response_model=MemoryPage, summary="List memories, newest first")
 async def list_memories(
-    services: ServicesDep,
-    memory_type: Annotated[list[str] | None, Query(json_schema_extra=MEMORY_TYPES)] = None,
-    source_repo: SourceRepo = None,
-    tags: Annotated[list[str] | None, Query(json_schema_extra=TAGS)] = None,
-    include_archived: bool = False,
-    limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_LIST_LIMIT)))] = 50,
-    cursor: Annotated[
-        str | None, Query(json_schema_extra=documented(pattern=CURSOR_PATTERN))
-    ] = None,
-    include_quarantined: IncludeQuarantined = False,
-    scope: Annotated[str | None, Query(json_schema_extra=documented(choices=SCOPES))] = None,
-    since: Since = None,
-    until: Until = None,
+    services: ServicesDep, query: Annotated[ListQueryIn, Query()]
 ) -> MemoryPage:
-    draft = ListDraft(
-        memory_type=memory_type,
-        source_repo=source_repo,
-        tags=tags,
-        include_archived=include_archived,
-        limit=limit,
-        cursor=cursor,
-        include_quarantined=include_quarantined,
-        scope=scope,
-        since=since,
-        until=until,
-    )
-    page = await services.memories.list_page(draft)
+    page = await services.memories.list_page(query.draft())
     return MemoryPage(
         memories=[MemoryOut.of(m) for m in page.memories], next_cursor=page.next_cursor
     )

@@ -4,6 +4,7 @@ shown in OpenAPI are read from the domain's table, so the docs cannot drift from
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -21,19 +22,22 @@ from app.api.rules import (
     line_rules,
     text_rules,
 )
-from app.domain.drafts import DRAFT_CHARS, DRAFT_FILES, DraftDraft
-from app.domain.filters import MIN_RELEVANCE, SCOPES
+from app.domain.drafts import DRAFT_CHARS, DRAFT_FILES, DraftText
+from app.domain.filters import MIN_RELEVANCE, SCOPES, FilterDraft
 from app.domain.inputs import (
     ALPHA,
     ATTEMPT_NUMBER,
     ATTEMPT_RESULTS,
     CONFIDENCES,
+    CURSOR_PATTERN,
     FULL_CONTEXT_TOKENS,
+    MAX_LIST_LIMIT,
     MAX_SEARCH_LIMIT,
     QUALITY_SCORE,
     TOTAL_ATTEMPTS,
     Attempt,
     FileState,
+    ListDraft,
     MemoryDraft,
     RememberDraft,
     RetryDraft,
@@ -43,7 +47,14 @@ from app.domain.inputs import (
 )
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
-from app.domain.memory import KNOWN_MEMORY_TYPES, MEMORY_TYPE_PATTERN, TRUST_ORDER
+from app.domain.memory import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MEMORY_TYPE,
+    DEFAULT_TRUST,
+    KNOWN_MEMORY_TYPES,
+    MEMORY_TYPE_PATTERN,
+    TRUST_ORDER,
+)
 from app.domain.recall import (
     MAX_EXCLUDED,
     MAX_RECALL_TOKENS,
@@ -78,15 +89,38 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+# The fields several bodies take, each declared once (a body may add its own description).
+Repository = Annotated[str | None, Field(json_schema_extra=line_rules("source_repo"))]
+Branch = Annotated[str | None, Field(json_schema_extra=line_rules("git_branch"))]
+Commit = Annotated[str | None, Field(json_schema_extra=COMMIT)]  # 7 to 64 hex digits
 # A write says where it belongs: a repository, or null for a memory that holds in every
 # repository (global). Required, so that no forgotten field files one everywhere.
 FILED_UNDER: Any = Field(
-    description="The repository it belongs to; null: global (every repository's sessions).",
-    json_schema_extra=line_rules("source_repo"),
+    description="The repository it belongs to; null: global (every repository's sessions)."
 )
 
 
-class MemoryIn(Body):
+class WrittenIn(Body):
+    """Where a memory was written: its repository, branch and commit, and the files it is
+    about (a memory and a learning take them alike)."""
+
+    source_repo: Repository = FILED_UNDER
+    git_branch: Branch = Field(
+        default=None,
+        description="The branch it was written on (a search may prefer the current one).",
+    )
+    git_commit: Commit = Field(
+        default=None, description="The commit it was written at (7 to 64 hex digits)."
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="Repository-relative paths of the files it is about: when one changes,"
+        " the memory is marked possibly stale until reinforced, edited or confirmed.",
+        json_schema_extra=line_rules("path", items=MEMORY_FILES),
+    )
+
+
+class MemoryIn(WrittenIn):
     """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
 
     model_config = ConfigDict(
@@ -106,16 +140,19 @@ class MemoryIn(Body):
         json_schema_extra=text_rules("max_content_chars", required=True),
     )
     memory_type: str = Field(
-        default="general",
+        default=DEFAULT_MEMORY_TYPE,
         description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
         json_schema_extra={"pattern": MEMORY_TYPE_PATTERN},
     )
     category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
     tags: list[str] = Field(default_factory=list, json_schema_extra=TAGS)
-    source_repo: str | None = FILED_UNDER
     task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
-    trust_level: str = Field(default="agent", json_schema_extra=documented(choices=TRUST_ORDER))
-    confidence: str = Field(default="medium", json_schema_extra=documented(choices=CONFIDENCES))
+    trust_level: str = Field(
+        default=DEFAULT_TRUST, json_schema_extra=documented(choices=TRUST_ORDER)
+    )
+    confidence: str = Field(
+        default=DEFAULT_CONFIDENCE, json_schema_extra=documented(choices=CONFIDENCES)
+    )
     pinned: bool = False
     source: str = Field(default="api", json_schema_extra=line_rules("source"))
     name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
@@ -133,22 +170,6 @@ class MemoryIn(Body):
         " reinforces the stored memory, whose context stays.",
         json_schema_extra=text_rules("max_context_chars"),
     )
-    git_branch: str | None = Field(
-        default=None,
-        description="The branch it was written on (a search may prefer the current one).",
-        json_schema_extra=line_rules("git_branch"),
-    )
-    git_commit: str | None = Field(
-        default=None,
-        description="The commit it was written at (7 to 64 hex digits).",
-        json_schema_extra=COMMIT,
-    )
-    files: list[str] = Field(
-        default_factory=list,
-        description="Repository-relative paths of the files it is about: when one changes,"
-        " the memory is marked possibly stale until reinforced, edited or confirmed.",
-        json_schema_extra=line_rules("path", items=MEMORY_FILES),
-    )
 
     def draft(self) -> MemoryDraft:
         return MemoryDraft(**self.model_dump())
@@ -158,10 +179,8 @@ class ReplacementIn(MemoryIn):
     """A supersede's replacement: what it leaves out (its repository, files, branch, commit,
     tags, category, pin) is the superseded memory's."""
 
-    source_repo: str | None = Field(
-        default=None,
-        description="The repository; default: the superseded memory's.",
-        json_schema_extra=line_rules("source_repo"),
+    source_repo: Repository = Field(
+        default=None, description="The repository; default: the superseded memory's."
     )
 
 
@@ -189,7 +208,40 @@ class BatchIn(Body):
     )
 
 
-class SearchIn(Body):
+class FilterIn(Body):
+    """Which memories a search or a list looks at (app/domain/filters.py): declared once,
+    inherited by every door that filters."""
+
+    source_repo: Repository = None
+    memory_type: list[str] | None = Field(default=None, json_schema_extra=MEMORY_TYPES)
+    tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
+    min_trust: str | None = Field(default=None, json_schema_extra=documented(choices=TRUST_ORDER))
+    min_relevance: float | None = Field(
+        default=None, json_schema_extra=documented(between=MIN_RELEVANCE)
+    )
+    include_archived: bool = False
+    scope: str | None = Field(
+        default=None,
+        description='With source_repo: "all" (default) also finds the global memories (filed'
+        ' under no repository), "repo" only the repository\'s.',
+        json_schema_extra=documented(choices=SCOPES),
+    )
+    since: str | None = Field(
+        default=None, description=SINCE_HELP, examples=["7d"], json_schema_extra=TIME_RULES
+    )
+    until: str | None = Field(
+        default=None, description=UNTIL_HELP, examples=["yesterday"], json_schema_extra=TIME_RULES
+    )
+
+    def filter_draft(self) -> FilterDraft:
+        return FilterDraft(**self.model_dump(include=set(FilterIn.model_fields)))
+
+    def rest(self) -> dict[str, Any]:
+        """The fields a subclass adds to the filter's."""
+        return self.model_dump(exclude=set(FilterIn.model_fields))
+
+
+class SearchIn(FilterIn):
     model_config = ConfigDict(
         json_schema_extra=body({"q": "flaky test temp dir", "source_repo": REPO, "limit": 5}),
     )
@@ -200,52 +252,49 @@ class SearchIn(Body):
         f"{DEFAULT_LIMITS.max_query_terms} distinct words a query is cut (and the answer says so).",
         json_schema_extra=text_rules("max_query_chars"),
     )
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
-    memory_type: list[str] | None = Field(default=None, json_schema_extra=MEMORY_TYPES)
-    tags: list[str] | None = Field(default=None, json_schema_extra=TAGS)
-    min_trust: str | None = Field(default=None, json_schema_extra=documented(choices=TRUST_ORDER))
-    min_relevance: float | None = Field(
-        default=None, json_schema_extra=documented(between=MIN_RELEVANCE)
-    )
     limit: JsonInt = Field(default=10, json_schema_extra=documented(between=(1, MAX_SEARCH_LIMIT)))
     alpha: float | None = Field(default=None, json_schema_extra=documented(between=ALPHA))
-    include_archived: bool = False
     track_access: bool = True
     floor: bool = Field(
         default=True, description="false: every match up to limit, however far below the best"
     )
-    scope: str | None = Field(
-        default=None,
-        description='With source_repo: "all" (default) also finds the global memories (filed'
-        ' under no repository), "repo" only the repository\'s.',
-        json_schema_extra=documented(choices=SCOPES),
-    )
-    git_branch: str | None = Field(
+    git_branch: Branch = Field(
         default=None,
         description="The branch you work on: its memories rank a little higher (BRANCH_BOOST);"
         " none is left out.",
-        json_schema_extra=line_rules("git_branch"),
-    )
-    since: str | None = Field(
-        default=None, description=SINCE_HELP, examples=["7d"], json_schema_extra=TIME_RULES
-    )
-    until: str | None = Field(
-        default=None, description=UNTIL_HELP, examples=["yesterday"], json_schema_extra=TIME_RULES
     )
 
     def draft(self) -> SearchDraft:
-        return SearchDraft(**self.model_dump())
+        return SearchDraft(filter=self.filter_draft(), **self.rest())
+
+
+# Query strings arrive as text: their models convert values, and leave other parameters
+# (format, max_tokens) to the route.
+_QUERY_STRING = ConfigDict(extra="ignore", strict=False)
 
 
 class SearchQueryIn(SearchIn):
-    """SearchIn read from a query string (GET /search): the same fields and rules; values
-    arrive as text, so they are converted, and other parameters (format) are not its."""
+    """SearchIn read from a query string (GET /search): the same fields and rules."""
 
-    model_config = ConfigDict(
-        extra="ignore",
-        strict=False,
-        json_schema_extra=body({"q": "flaky test temp dir", "source_repo": REPO, "limit": 5}),
+    model_config = _QUERY_STRING
+
+
+class ListQueryIn(FilterIn):
+    """A page of memories, newest first (GET /memories), read from a query string."""
+
+    model_config = _QUERY_STRING
+
+    include_quarantined: bool = Field(
+        default=False,
+        description="Admins only: also quarantined memories (imported as such, or changed"
+        " outside the API), which no agent is ever handed",
     )
+    limit: JsonInt = Field(default=50, json_schema_extra=documented(between=(1, MAX_LIST_LIMIT)))
+    cursor: str | None = Field(default=None, json_schema_extra=documented(pattern=CURSOR_PATTERN))
+
+    def draft(self) -> ListDraft:
+        kept = replace(self.filter_draft(), include_quarantined=self.include_quarantined)
+        return ListDraft(filter=kept, limit=self.limit, cursor=self.cursor)
 
 
 class AttemptIn(Body):
@@ -286,7 +335,7 @@ class StrategyLearnIn(Body):
         default_factory=list, json_schema_extra=line_rules("files_changed", items="files_changed")
     )
     model: str | None = Field(default=None, json_schema_extra=line_rules("model"))
-    source_repo: str | None = FILED_UNDER
+    source_repo: Repository = FILED_UNDER
     task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
 
     def draft(self) -> StrategyAttempt:
@@ -301,7 +350,7 @@ class FeedbackIn(Body):
     outcome: str = Field(json_schema_extra=documented(choices=("helpful", "unhelpful")))
 
 
-class RememberIn(Body):
+class RememberIn(WrittenIn):
     model_config = ConfigDict(
         json_schema_extra=body(
             {
@@ -315,7 +364,6 @@ class RememberIn(Body):
     text: str = Field(
         json_schema_extra=text_rules("max_content_chars", min_chars=MIN_LEARNING_CHARS)
     )
-    source_repo: str | None = FILED_UNDER
     category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
     name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
     reasoning: str | None = Field(default=None, json_schema_extra=text_rules("reasoning"))
@@ -327,14 +375,6 @@ class RememberIn(Body):
         default=None,
         description="The task or situation the learning came from; searched.",
         json_schema_extra=text_rules("max_context_chars"),
-    )
-    git_branch: str | None = Field(default=None, json_schema_extra=line_rules("git_branch"))
-    git_commit: str | None = Field(default=None, json_schema_extra=COMMIT)
-    files: list[str] = Field(
-        default_factory=list,
-        description="The repository's files it is about: when one changes after it was"
-        " written, the next session marks it possibly stale.",
-        json_schema_extra=line_rules("path", items=MEMORY_FILES),
     )
 
     def draft(self) -> RememberDraft:
@@ -357,8 +397,8 @@ class DraftIn(Body):
         default_factory=list, json_schema_extra=line_rules("path", items=DRAFT_FILES)
     )
 
-    def draft(self) -> DraftDraft:
-        return DraftDraft(**self.model_dump())
+    def draft(self) -> DraftText:
+        return DraftText(**self.model_dump())
 
 
 class RecallIn(Body):
@@ -373,10 +413,8 @@ class RecallIn(Body):
         " (its first distinct words). For purpose=file, the file's path in the repository.",
         json_schema_extra=text_rules("max_query_chars"),
     )
-    source_repo: str | None = Field(
-        default=None,
-        description="The repository (its memories and the global ones).",
-        json_schema_extra=line_rules("source_repo"),
+    source_repo: Repository = Field(
+        default=None, description="The repository (its memories and the global ones)."
     )
     purpose: str = Field(
         default="prompt",
@@ -461,7 +499,7 @@ class PruneIn(Body):
     model_config = ConfigDict(json_schema_extra=body({"dry_run": True, "source_repo": REPO}))
 
     dry_run: bool = False
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    source_repo: Repository = None
 
 
 class MemoryPatch(Body):
@@ -486,10 +524,9 @@ class MemoryPatch(Body):
 
 
 class ConfirmIn(Body):
-    git_commit: str | None = Field(
+    git_commit: Commit = Field(
         default=None,
         description="The commit it was checked against (7 to 64 hex digits).",
-        json_schema_extra=COMMIT,
     )
 
 
@@ -507,13 +544,11 @@ class SessionIn(Body):
         ),
     )
 
-    source_repo: str | None = Field(default=None, json_schema_extra=line_rules("source_repo"))
+    source_repo: Repository = None
     agent: str | None = Field(default=None, json_schema_extra=line_rules("agent"))
     task: str | None = Field(default=None, json_schema_extra=text_rules("task"))
-    git_branch: str | None = Field(default=None, json_schema_extra=line_rules("git_branch"))
-    git_commit: str | None = Field(
-        default=None, description="HEAD (7 to 64 hex digits).", json_schema_extra=COMMIT
-    )
+    git_branch: Branch = None
+    git_commit: Commit = Field(default=None, description="HEAD (7 to 64 hex digits).")
     changed_files: list[str] = Field(
         default_factory=list,
         description="Files changed since the repository's last session: memories about them"

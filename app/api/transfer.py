@@ -17,6 +17,7 @@ from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
 from app.api.examples import Since, SourceRepo, Until
 from app.api.responses import ImportOut, render_import
 from app.domain.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
+from app.domain.filters import FilterDraft
 from app.domain.transfer import (
     ExportDraft,
     ExportHeader,
@@ -63,7 +64,8 @@ async def export_memories(
     scope = AsyncExitStack()
     services = await scope.enter_async_context(services_for(runtime, principal))
     try:
-        export = await services.transfer.export(ExportDraft(source_repo, embeddings, since, until))
+        kept = FilterDraft(source_repo=source_repo, since=since, until=until)
+        export = await services.transfer.export(ExportDraft(kept, embeddings))
     except BaseException as exc:
         await scope.__aexit__(type(exc), exc, exc.__traceback__)  # rolls back; never swallows
         raise

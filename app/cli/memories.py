@@ -20,7 +20,7 @@ from app.cli.common import (
     written_here,
 )
 from app.domain.audit import MAX_AUDIT_PAGE
-from app.domain.inputs import MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
+from app.domain.inputs import CONFIDENCES, MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.text import cut, one_line
 
@@ -45,7 +45,7 @@ def register(command: Adder, parents: Parents) -> None:
     remember.add_argument("--context", help="the task or situation the learning came from")
     remember.add_argument("--name", help="a title (the first line if unset)")
     remember.add_argument("--reasoning", help="why it holds")
-    remember.add_argument("--confidence", choices=["high", "medium", "low"], help="low if unset")
+    remember.add_argument("--confidence", choices=CONFIDENCES, help="low if unset")
     remember.set_defaults(func=cmd_remember)
 
     window = parents.time_window

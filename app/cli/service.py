@@ -206,6 +206,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_explain_search(args: argparse.Namespace) -> int:
+    from app.domain.filters import FilterDraft
     from app.domain.inputs import SearchDraft
     from app.domain.principal import system_principal
     from app.services.scope import services_for
@@ -214,9 +215,9 @@ def cmd_explain_search(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     draft = SearchDraft(
         q=args.query,
-        source_repo=args.source_repo,
-        memory_type=args.memory_type,
-        tags=args.tags,
+        filter=FilterDraft(
+            source_repo=args.source_repo, memory_type=args.memory_type, tags=args.tags
+        ),
         alpha=args.alpha,
         limit=args.limit,
     )

@@ -30,6 +30,7 @@ from app.console.signin import (
 from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.compact import age
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
+from app.domain.filters import FilterDraft
 from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft
 from app.domain.memory import Memory
 from app.domain.principal import Principal
@@ -198,10 +199,10 @@ async def search_page(
     repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
     draft = SearchDraft(
         q=q or "",
-        source_repo=repo,
-        memory_type=[kind] if kind else None,
+        filter=FilterDraft(
+            source_repo=repo, memory_type=[kind] if kind else None, include_archived=archived
+        ),
         limit=PAGE_SIZE,
-        include_archived=archived,
         track_access=False,  # an owner looking is not an agent using it
         floor=not weak,
     )
@@ -226,7 +227,10 @@ async def browse_page(
 ) -> Response:
     """By repository and type, newest first, a page at a time (keyset: stable under writes)."""
     repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
-    draft = ListDraft([kind] if kind else None, repo, None, archived, PAGE_SIZE, cursor)
+    kept = FilterDraft(
+        source_repo=repo, memory_type=[kind] if kind else None, include_archived=archived
+    )
+    draft = ListDraft(kept, PAGE_SIZE, cursor)
     async with services_of(request, runtime) as services:
         listed = await services.memories.list_page(draft)
     form = {"source_repo": repo or "", "memory_type": kind or ""}
@@ -485,7 +489,7 @@ async def strategies_page(
 ) -> Response:
     """Learned strategies: how often search surfaced them (hints included), their feedback."""
     repo = blank_to_none(source_repo)
-    draft = ListDraft(["strategy"], repo, None, False, PAGE_SIZE, cursor)
+    draft = ListDraft(FilterDraft(source_repo=repo, memory_type=["strategy"]), PAGE_SIZE, cursor)
     async with services_of(request, runtime) as services:
         listed = await services.memories.list_page(draft)
     return page(

@@ -17,7 +17,9 @@ DRAFT_FILES = 10
 
 
 @dataclass(frozen=True, slots=True)
-class DraftDraft:
+class DraftText:
+    """A draft as a hook sends it (the text and the files it is about), before its rules."""
+
     text: str
     files: Sequence[str] | None = None
 
@@ -28,7 +30,7 @@ class Draft:
     files: tuple[str, ...] = ()
 
 
-def draft_of(draft: DraftDraft) -> Draft:
+def draft_of(draft: DraftText) -> Draft:
     text = clean_text(draft.text, "text", max_chars=DRAFT_CHARS)
     if not text:
         raise InvalidInputError("text must not be empty", field="text")

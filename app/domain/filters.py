@@ -5,7 +5,7 @@ app/repository/filters.py turns it into SQL in one place."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
 from app.domain.memory import TRUST_ORDER, trust_at_least
@@ -44,40 +44,54 @@ class MemoryFilter:
     since: datetime | None = None
     until: datetime | None = None
 
+    @property
+    def is_narrowed(self) -> bool:
+        """Whether the filter keeps a part of the tenant's live rows: any field but the
+        switches (whose default is a bool) is set."""
+        return any(
+            getattr(self, f.name) not in (None, (), [])
+            for f in fields(self)
+            if not isinstance(f.default, bool)
+        )
 
-def memory_filter(
-    limits: Limits,
-    *,
-    source_repo: str | None = None,
-    memory_type: Sequence[str] | None = None,
-    tags: Sequence[str] | None = None,
-    min_trust: str | None = None,
-    min_relevance: float | None = None,
-    include_archived: bool = False,
-    include_quarantined: bool = False,
-    scope: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    now: datetime | None = None,
-) -> MemoryFilter:
-    """The filter as the doors send it (each field named as sent), or the reason it is not
-    one. A relative time is read at `now` (the present when not given)."""
-    start, end = time_window(since, until, now or datetime.now(UTC))
-    types = [clean_memory_type(t) or "" for t in bounded_list(memory_type, "memory_type")]
-    trust = one_of(min_trust, "min_trust", TRUST_ORDER, "") if min_trust else None
+
+@dataclass(frozen=True, slots=True)
+class FilterDraft:
+    """The filter as the doors send it, each field named as sent: one shape for search,
+    list, export and recall (memory_filter() reads it)."""
+
+    source_repo: str | None = None
+    memory_type: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    min_trust: str | None = None
+    min_relevance: float | None = None
+    include_archived: bool = False
+    # An admin's explicit look at quarantined rows (a list or an export).
+    include_quarantined: bool = False
+    scope: str | None = None  # "all" (the default: with global memories) or "repo"
+    since: str | None = None  # stored in [since, until): app/domain/times.py
+    until: str | None = None
+
+
+def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = None) -> MemoryFilter:
+    """The filter the draft asks for, or the reason it is not one. A relative time is read
+    at `now` (the present when not given)."""
+    start, end = time_window(draft.since, draft.until, now or datetime.now(UTC))
+    types = [clean_memory_type(t) or "" for t in bounded_list(draft.memory_type, "memory_type")]
+    trust = one_of(draft.min_trust, "min_trust", TRUST_ORDER, "") if draft.min_trust else None
     return MemoryFilter(
-        source_repo=clean_line(source_repo, "source_repo"),
-        include_global=one_of(scope, "scope", SCOPES, "all") == "all",
+        source_repo=clean_line(draft.source_repo, "source_repo"),
+        include_global=one_of(draft.scope, "scope", SCOPES, "all") == "all",
         memory_types=types or None,
-        tags=list(clean_tags(tags, limits)) or None,
+        tags=list(clean_tags(draft.tags, limits)) or None,
         trust_levels=trust_at_least(trust) if trust else None,  # type: ignore[arg-type]
         min_relevance=(
             None
-            if min_relevance is None
-            else number_in(min_relevance, "min_relevance", *MIN_RELEVANCE)
+            if draft.min_relevance is None
+            else number_in(draft.min_relevance, "min_relevance", *MIN_RELEVANCE)
         ),
-        include_archived=bool(include_archived),
-        include_quarantined=bool(include_quarantined),
+        include_archived=bool(draft.include_archived),
+        include_quarantined=bool(draft.include_quarantined),
         since=start,
         until=end,
     )

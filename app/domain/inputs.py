@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 from uuid import UUID
 
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.fields import EDITABLE_FIELDS
-from app.domain.filters import MemoryFilter, memory_filter
+from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
 from app.domain.learning import MIN_LEARNING_CHARS
-from app.domain.memory import TRUST_ORDER, NewMemory
+from app.domain.memory import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MEMORY_TYPE,
+    DEFAULT_TRUST,
+    TRUST_ORDER,
+    Confidence,
+    NewMemory,
+)
 from app.domain.text import CHARS_PER_TOKEN, PATTERN_END
 from app.domain.validation import (
     FIELD_CHARS,
@@ -39,7 +46,7 @@ from app.domain.validation import (
     one_of,
 )
 
-CONFIDENCES = ("high", "medium", "low")
+CONFIDENCES: tuple[str, ...] = get_args(Confidence)
 ATTEMPT_RESULTS = ("success", "failure")
 MAX_SEARCH_LIMIT = 100
 ALPHA = (0.0, 1.0)  # keyword only .. vector only
@@ -58,13 +65,13 @@ def feedback_outcome(outcome: str) -> str:
 @dataclass(frozen=True, slots=True)
 class MemoryDraft:
     content: str
-    memory_type: str = "general"
+    memory_type: str = DEFAULT_MEMORY_TYPE
     category: str | None = None
     tags: Sequence[str] | None = None
     source_repo: str | None = None
     task_id: str | None = None
-    trust_level: str = "agent"
-    confidence: str = "medium"
+    trust_level: str = DEFAULT_TRUST
+    confidence: str = DEFAULT_CONFIDENCE
     pinned: bool = False
     source: str = "api"
     name: str | None = None
@@ -100,13 +107,13 @@ def from_mapping(cls: type[D], value: Any, field: str) -> D:
 def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
     return NewMemory(
         content=clean_content(draft.content, limits),
-        memory_type=clean_memory_type(draft.memory_type) or "general",
+        memory_type=clean_memory_type(draft.memory_type) or DEFAULT_MEMORY_TYPE,
         category=clean_line(draft.category, "category"),
         tags=clean_tags(draft.tags, limits),
         source_repo=clean_line(draft.source_repo, "source_repo"),
         task_id=clean_line(draft.task_id, "task_id"),
         trust_level=one_of(draft.trust_level, "trust_level", TRUST_ORDER, "agent"),  # type: ignore[arg-type]
-        confidence=one_of(draft.confidence, "confidence", CONFIDENCES, "medium"),  # type: ignore[arg-type]
+        confidence=one_of(draft.confidence, "confidence", CONFIDENCES, DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
         pinned=bool(draft.pinned),
         source=clean_line(draft.source, "source") or "api",
         name=clean_line(draft.name, "name"),
@@ -159,7 +166,7 @@ def memory_edit(fields: Mapping[str, Any], limits: Limits) -> dict[str, Any]:
         elif value is None:
             continue  # pinned and confidence have no "unset"
         elif name == "confidence":
-            cleaned[name] = one_of(value, "confidence", CONFIDENCES, "medium")
+            cleaned[name] = one_of(value, "confidence", CONFIDENCES, DEFAULT_CONFIDENCE)
         elif name == "pinned":
             if not isinstance(value, bool):
                 raise InvalidInputError("pinned must be true or false", field="pinned")
@@ -290,22 +297,14 @@ def strategy_attempt(draft: StrategyAttempt) -> StrategyAttempt:
 @dataclass(frozen=True, slots=True)
 class SearchDraft:
     q: str
-    source_repo: str | None = None
-    memory_type: Sequence[str] | None = None
-    tags: Sequence[str] | None = None
-    min_trust: str | None = None
-    min_relevance: float | None = None
+    filter: FilterDraft = field(default_factory=FilterDraft)
     limit: int = 10
     alpha: float | None = None
-    include_archived: bool = False
     track_access: bool = True
     # False: every match up to `limit`, however far below the best.
     floor: bool = True
-    scope: str | None = None  # "all" (the default: with global memories) or "repo"
     # The branch the agent works on: its memories rank a little higher, none is left out.
     git_branch: str | None = None
-    since: str | None = None  # stored in [since, until): app/domain/times.py
-    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,18 +348,7 @@ def search_query(draft: SearchDraft, limits: Limits) -> SearchQuery:
         raise InvalidInputError(f"limit must be 1 to {MAX_SEARCH_LIMIT}", field="limit")
     return SearchQuery(
         text=text,
-        filter=memory_filter(
-            limits,
-            source_repo=draft.source_repo,
-            memory_type=draft.memory_type,
-            tags=draft.tags,
-            min_trust=draft.min_trust,
-            min_relevance=draft.min_relevance,
-            include_archived=draft.include_archived,
-            scope=draft.scope,
-            since=draft.since,
-            until=draft.until,
-        ),
+        filter=memory_filter(draft.filter, limits),
         limit=limit,
         alpha=None if draft.alpha is None else number_in(draft.alpha, "alpha", *ALPHA),
         track_access=bool(draft.track_access),
@@ -474,16 +462,9 @@ def key_request(tenant_id: str, name: str, role: str, roles: Sequence[str]) -> t
 
 @dataclass(frozen=True, slots=True)
 class ListDraft:
-    memory_type: Sequence[str] | None = None
-    source_repo: str | None = None
-    tags: Sequence[str] | None = None
-    include_archived: bool = False
+    filter: FilterDraft = field(default_factory=FilterDraft)
     limit: int = 50
     cursor: str | None = None
-    include_quarantined: bool = False  # an admin's explicit look at quarantined rows
-    scope: str | None = None  # "all" (the default: with global memories) or "repo"
-    since: str | None = None  # stored in [since, until): app/domain/times.py
-    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,17 +504,7 @@ def list_query(draft: ListDraft, limits: Limits) -> ListQuery:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST_LIMIT:
         raise InvalidInputError(f"limit must be 1 to {MAX_LIST_LIMIT}", field="limit")
     return ListQuery(
-        filter=memory_filter(
-            limits,
-            source_repo=draft.source_repo,
-            memory_type=draft.memory_type,
-            tags=draft.tags,
-            include_archived=draft.include_archived,
-            include_quarantined=draft.include_quarantined,
-            scope=draft.scope,
-            since=draft.since,
-            until=draft.until,
-        ),
+        filter=memory_filter(draft.filter, limits),
         limit=limit,
         after=None if draft.cursor is None else decode_cursor(draft.cursor),
     )

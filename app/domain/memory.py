@@ -15,6 +15,10 @@ DEFAULT_TENANT = "default"
 
 TrustLevel = Literal["user", "agent", "system"]
 Confidence = Literal["high", "medium", "low"]
+# What a memory is when its writer does not say: every door and the import take these.
+DEFAULT_MEMORY_TYPE = "general"
+DEFAULT_CONFIDENCE: Confidence = "medium"
+DEFAULT_TRUST: TrustLevel = "agent"
 
 # Built-in types; any lower_snake_case name is accepted (the vocabulary is extensible).
 KNOWN_MEMORY_TYPES = (
@@ -54,13 +58,13 @@ class NewMemory:
     """What a client may set; everything else is the server's."""
 
     content: str
-    memory_type: str = "general"
+    memory_type: str = DEFAULT_MEMORY_TYPE
     category: str | None = None
     tags: tuple[str, ...] = ()
     source_repo: str | None = None
     task_id: str | None = None
-    trust_level: TrustLevel = "agent"
-    confidence: Confidence = "medium"
+    trust_level: TrustLevel = DEFAULT_TRUST
+    confidence: Confidence = DEFAULT_CONFIDENCE
     pinned: bool = False
     source: str = "api"
     name: str | None = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.domain.errors import InvalidInputError
+from app.domain.filters import FilterDraft
 from app.domain.inputs import SearchDraft
 from app.domain.validation import bounded_list, clean_line, number_in, one_of
 
@@ -58,8 +59,7 @@ def recall_query(draft: RecallDraft) -> RecallQuery:
             raise InvalidInputError("exclude holds memory ids", field="exclude") from exc
     search = SearchDraft(
         q=draft.q,
-        source_repo=draft.source_repo,
-        memory_type=RECALL_TYPES[purpose],
+        filter=FilterDraft(source_repo=draft.source_repo, memory_type=RECALL_TYPES[purpose]),
         limit=CANDIDATES,
         track_access=False,  # only what is handed over counts as read
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -15,9 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
 from app.domain.fields import by_name, fields_of
-from app.domain.filters import MemoryFilter, memory_filter
+from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
 from app.domain.inputs import MemoryDraft, from_mapping, new_memory
-from app.domain.memory import Memory, NewMemory
+from app.domain.memory import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MEMORY_TYPE,
+    DEFAULT_TRUST,
+    Memory,
+    NewMemory,
+)
 from app.domain.sessions import (
     KeyChange,
     Session,
@@ -38,10 +44,10 @@ MAX_RELEVANCE = 10.0
 
 @dataclass(frozen=True, slots=True)
 class ExportDraft:
-    source_repo: str | None = None
+    # A repository's memories only (never the global ones), stored in [since, until); the
+    # rest of the filter is the export's own.
+    filter: FilterDraft = field(default_factory=FilterDraft)
     embeddings: bool = False
-    since: str | None = None  # stored in [since, until): app/domain/times.py
-    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +114,13 @@ def export_query(draft: ExportDraft, limits: Limits, with_quarantined: bool) -> 
     """Every memory of the tenant, or of one repository (not the global ones), archived and
     superseded ones too, quarantined ones only `with_quarantined`, stored in the window."""
     kept = memory_filter(
+        replace(
+            draft.filter,
+            include_archived=True,
+            include_quarantined=with_quarantined,
+            scope="repo",
+        ),
         limits,
-        source_repo=draft.source_repo,
-        include_archived=True,
-        include_quarantined=with_quarantined,
-        scope="repo",
-        since=draft.since,
-        until=draft.until,
     )
     return ExportQuery(
         kept.source_repo,
@@ -242,13 +248,13 @@ class ExportedMemory(BaseModel):
 
     id: UUID | None = None
     content: str
-    memory_type: str = "general"
+    memory_type: str = DEFAULT_MEMORY_TYPE
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
     source_repo: str | None = None
     task_id: str | None = None
-    trust_level: str = "agent"
-    confidence: str = "medium"
+    trust_level: str = DEFAULT_TRUST
+    confidence: str = DEFAULT_CONFIDENCE
     pinned: bool = False
     source: str = "import"
     name: str | None = None

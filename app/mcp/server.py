@@ -24,6 +24,7 @@ from agent_memory_client.protocol import AGENT_SURFACE
 from app import __version__
 from app.domain.compact import render_compact_search
 from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
+from app.domain.filters import FilterDraft
 from app.domain.inputs import (
     Attempt,
     FileState,
@@ -35,6 +36,7 @@ from app.domain.inputs import (
     from_mapping,
     presentation,
 )
+from app.domain.memory import DEFAULT_CONFIDENCE, DEFAULT_MEMORY_TYPE, DEFAULT_TRUST
 from app.domain.principal import Principal
 from app.domain.problems import invalid_input_problem, problem_of
 from app.domain.sessions import KeyChange, SessionDraft, SessionEnd
@@ -140,12 +142,12 @@ async def call() -> AsyncIterator[Services]:
 async def store_memory(
     content: str,
     source_repo: FiledUnder,
-    memory_type: str = "general",
+    memory_type: str = DEFAULT_MEMORY_TYPE,
     category: str | None = None,
     tags: list[str] | None = None,
     task_id: str | None = None,
-    trust_level: str = "agent",
-    confidence: str = "medium",
+    trust_level: str = DEFAULT_TRUST,
+    confidence: str = DEFAULT_CONFIDENCE,
     pinned: bool = False,
     source: str = "mcp",
     name: str | None = None,
@@ -203,17 +205,19 @@ async def search_memories(
     format="full": JSON."""
     draft = SearchDraft(
         q=query,
-        source_repo=source_repo,
-        memory_type=memory_type,
-        tags=tags,
+        filter=FilterDraft(
+            source_repo=source_repo,
+            memory_type=memory_type,
+            tags=tags,
+            min_trust=min_trust,
+            scope=scope,
+            since=since,
+            until=until,
+        ),
         limit=limit,
         alpha=alpha,
-        min_trust=min_trust,
         floor=floor,
-        scope=scope,
         git_branch=git_branch,
-        since=since,
-        until=until,
     )
     shown, budget = presentation(format, max_tokens)
     async with call() as services:

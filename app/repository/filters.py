@@ -4,13 +4,13 @@ and the optional repository of /stats, export and pruning.
 In SQL the filter is one value of the database's type memory_filter, and one predicate,
 memory_matches(m, filter), says which memories it keeps (migrations/sql/memory_matches/):
 every statement reads memories through it, and the index readers take it as their one
-filter argument. Adding a filter is a field of the type and a line of the predicate (a
-migration), a line of FILTER_FIELDS, and the domain rule the doors share."""
+filter argument. FILTER_FIELDS is MemoryFilter's fields, in order: adding a filter is a
+field of MemoryFilter, and a field of the type and a line of the predicate (a migration)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from app.domain.filters import MemoryFilter
@@ -19,23 +19,35 @@ from app.repository.rows import INTACT
 # bind(value, name): the placeholder of a value bound under (or after) that name.
 Bind = Callable[[Any, str], str]
 
-# memory_filter's fields, in the type's order, each with its SQL type and its value.
-FILTER_FIELDS: tuple[tuple[str, str, Callable[[MemoryFilter], Any]], ...] = (
-    ("repo", "text", lambda f: f.source_repo),
-    ("with_global", "boolean", lambda f: f.include_global),
-    ("types", "text[]", lambda f: list(f.memory_types) if f.memory_types else None),
-    ("tags", "text[]", lambda f: list(f.tags) if f.tags else None),
-    ("trust", "text[]", lambda f: list(f.trust_levels) if f.trust_levels else None),
-    ("min_relevance", "real", lambda f: f.min_relevance),
-    ("include_archived", "boolean", lambda f: f.include_archived),
-    ("include_superseded", "boolean", lambda f: f.include_superseded),
-    ("include_quarantined", "boolean", lambda f: f.include_quarantined),
-    ("since", "timestamptz", lambda f: f.since),
-    ("until", "timestamptz", lambda f: f.until),
+# memory_filter (the database type) has MemoryFilter's fields, in its order; these few
+# under shorter names.
+_SQL_NAMES = {
+    "source_repo": "repo",
+    "include_global": "with_global",
+    "memory_types": "types",
+    "trust_levels": "trust",
+}
+# Each field's SQL type, by its Python type's name.
+_SQL_TYPES = {
+    "str | None": "text",
+    "bool": "boolean",
+    "Sequence[str] | None": "text[]",
+    "float | None": "real",
+    "datetime | None": "timestamptz",
+}
+
+
+def _sql_value(value: Any) -> Any:
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+# memory_filter's fields, in the type's order: (its name, its SQL type, MemoryFilter's name).
+FILTER_FIELDS: tuple[tuple[str, str, str], ...] = tuple(
+    (_SQL_NAMES.get(f.name, f.name), _SQL_TYPES[str(f.type)], f.name) for f in fields(MemoryFilter)
 )
 
 
-def in_repository(column: str = "m.source_repo") -> str:
+def only_repository_rows(column: str = "m.source_repo") -> str:
     """Rows of the repository `:source_repo`, or every row when it is NULL (the global
     memories are not a repository's here, unlike in a search)."""
     return f"(:source_repo::text IS NULL OR {column} = :source_repo)"
@@ -46,9 +58,9 @@ def filter_value(f: MemoryFilter, bind: Bind) -> str:
     constants, the rest bound: the statement's shape then says which fields filter, and
     even a generic plan folds the others away (and sees a partial index's predicate)."""
     fields = []
-    for name, sql_type, value_of in FILTER_FIELDS:
-        value = value_of(f)
-        if value is None:
+    for name, sql_type, attribute in FILTER_FIELDS:
+        value = _sql_value(getattr(f, attribute))
+        if value in (None, []):
             fields.append(f"NULL::{sql_type}")
         elif isinstance(value, bool):
             fields.append(str(value).lower())
@@ -92,8 +104,3 @@ def scope_parts(f: MemoryFilter, bind: Bind, tenant: str) -> list[str]:
         f"m.tenant_id = {tenant} AND m.source_repo IS NULL"
         f" AND memory_matches(m, {filter_value(replace(f, source_repo=None), bind)})",
     ]
-
-
-def is_narrowed(f: MemoryFilter) -> bool:
-    """Whether the filter keeps a part of the tenant's rows (N for IDF is then counted)."""
-    return bool(f.source_repo or f.memory_types or f.tags or f.trust_levels or f.since or f.until)

@@ -11,7 +11,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
 from app.domain.sessions import CommitChange, changed_after
-from app.repository.filters import in_repository
+from app.repository.filters import only_repository_rows
 from app.repository.rows import ACCESS_COUNT, MEMORY_COLUMNS, returning_memories, to_memory
 from app.repository.sql import named
 
@@ -53,7 +53,7 @@ _PRUNE = f"""
 WITH candidates AS (
     SELECT m.id, m.memory_type, m.version
     FROM memories m
-    WHERE m.tenant_id = :tenant_id AND {in_repository()}
+    WHERE m.tenant_id = :tenant_id AND {only_repository_rows()}
       AND {PRUNABLE}
 ),
 archived AS (

@@ -1,6 +1,6 @@
 """Hybrid search: one statement (app/repository/search_statement.py), run with its settings;
-it counts what it returned as read. On Citus it runs on the tenant's worker, planned there
-once per connection (memory_search_on_worker(), migration 0036)."""
+it counts what it returned as read. On Citus the same statement runs on the tenant's
+worker, planned there once per connection (memory_search_on_worker(), migration 0036)."""
 
 from __future__ import annotations
 
@@ -57,10 +57,10 @@ class SearchRepository:
         settings = {"statement_timeout": str(timeout_ms)}
         if not self._uow.distributed:
             # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and
-            # its plan does not depend on the values: the one part whose plan does, the
-            # vector side, is planned inside memory_vector_candidates() on every call. So
-            # one plan per connection serves every search of the same shape. (Citus plans
-            # no generic plan it could route: its values pick the shard.)
+            # its plan does not depend on the values: the parts whose plan does are planned
+            # inside its two readers on every call. So one plan per connection serves every
+            # search of the same shape. (On Citus, memory_search_on_worker() keeps it so on
+            # the worker; the call itself is routed by its tenant.)
             settings["plan_cache_mode"] = "force_generic_plan"
         return settings
 

@@ -11,30 +11,37 @@
 Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
 (`agent-memory explain-search` prints it with its values and its plan).
 
-Keyword side. The query's lexemes (english stemming, stop words dropped) are matched
-any-term: conversational questions rarely contain every word of the memory they are after.
-A term that ANALYZE's statistics call common (more than 5 x `term_cap` rows) takes its
-document frequency from those statistics and its posting list is never read: a GIN bitmap
-scan costs in proportion to the rows it matches. Every other term's matching rows are read
-once, at most `term_cap` of them, which gives its document frequency in the query's scope
-and its candidates. IDF, ln(1 + (N - df + 0.5) / (df + 0.5)), makes rare words (identifiers,
-error codes) count for more than common ones. Candidates are drawn term by term, rarest
-first, from a shared budget of `term_cap` rows. When only common terms match, the
-candidates are the rows holding all of them among the vector side's candidates (a
-keyword-only search takes the first `term_cap` of them from the index instead). Each
-candidate scores sum(idf(t) * tf(t, d)) with tf the field-weighted single-term ts_rank
-(content A 1.0, category B 0.4, tags C 0.4, context and the words inside camelCase
-identifiers D 0.2) saturated BM25-style against document length; an exact phrase match
-doubles the score. keyword_score is (score / best candidate's score)^2: 0..1 within the
-query, 1 for the best. The square keeps a weak keyword match from outvoting a strong
-vector match (docs/search.md).
+One statement for both back ends. On one PostgreSQL it runs as written; on Citus the
+tenant's worker runs it against the tenant's shards (`worker_call`: the tables renamed,
+memory_search_on_worker()). Either way it is planned once per connection: the parts whose
+plan depends on the values are planned inside its two readers on every call, and they and
+the corpus size read the table the tenant's rows are in, which memory_home() names
+(memories, or on a worker the tenant's shard). So each rule is written once: the common
+terms in memory_keyword_postings(), the exact-or-graph choice and its scope sizing in
+memory_vector_candidates(), the corpus size here.
+
+Keyword side. The query's lexemes (english stemming, stop words dropped) are matched any-
+term: conversational questions rarely contain every word of the memory they are after. A
+term that ANALYZE's statistics call common (more than 5 x `term_cap` rows of the tenant's
+table) takes its document frequency from those statistics and its posting list is never
+read: a GIN bitmap scan costs in proportion to the rows it matches. Every other term's
+matching rows are read once, at most `term_cap` of them, which gives its document frequency
+in the query's scope and its candidates (one call reads them all). IDF, ln(1 + (N - df +
+0.5) / (df + 0.5)), makes rare words (identifiers, error codes) count for more than common
+ones. Candidates are drawn term by term, rarest first, from a shared budget of `term_cap`
+rows. When only common terms match, the candidates are the rows holding all of them among
+the vector side's candidates (a keyword-only search takes the first `term_cap` of them from
+the index instead). Each candidate scores sum(idf(t) * tf(t, d)) with tf the field-weighted
+single-term ts_rank (content A 1.0, category B 0.4, tags C 0.4, context and the words
+inside camelCase identifiers D 0.2) saturated BM25-style against document length; an exact
+phrase match doubles the score. keyword_score is (score / best candidate's score)^2: 0..1
+within the query, 1 for the best. The square keeps a weak keyword match from outvoting a
+strong vector match (docs/search.md).
 
 Vector side: the `candidates` nearest by cosine distance, through HNSW with pgvector's
 iterative scan (so filtered queries still fill up), or, for a scope small beside the graph,
 by an exact read of the scope's vectors from one range of an index:
-memory_vector_candidates() chooses and plans on every call, on the search's own values,
-while the statement around it, whose plan does not depend on the values, is planned once
-per connection.
+memory_vector_candidates() chooses and plans on every call, on the search's own values.
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side missing
 contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for pinned
@@ -52,7 +59,7 @@ from functools import lru_cache
 from typing import Any
 
 from app.domain.filters import MemoryFilter
-from app.repository.filters import filter_sql, filter_value, is_narrowed, scope_parts
+from app.repository.filters import filter_value, scope_parts
 from app.repository.rows import INTACT, memory_columns
 from app.repository.sql import named, psql_script, sql_literal, sql_text
 
@@ -163,19 +170,6 @@ def _on_shards(text: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Readers:
-    """How the statement reads the indexes: a term's keyword hits (given the SQL of the
-    term's lexeme and of its tsquery), the vector side's candidates, and each query term's
-    class (common or not)."""
-
-    keyword_hits: Any  # Callable[[str, str], str]
-    vector_candidates: str
-    term_class: str
-    vector_scope: tuple[str, ...] = ()  # CTEs the vector side's candidates read
-    postings: tuple[str, ...] = ()  # CTEs the keyword side's hits are read by first
-
-
 def _scope_size(f: MemoryFilter, s: SearchStatement, at_most: str) -> str:
     """The filtered scope's rows, counted part by part (scope_parts: from the index alone
     where the filter allows), each part up to `at_most` (SQL)."""
@@ -185,124 +179,34 @@ def _scope_size(f: MemoryFilter, s: SearchStatement, at_most: str) -> str:
     )
 
 
-def _through_functions(f: MemoryFilter, s: SearchStatement) -> _Readers:
-    """One PostgreSQL: memory_keyword_hits() reads the GIN index with owner rights (row-level
-    security would forbid it) and enforces the tenant itself; memory_vector_candidates()
-    plans its query for these values; ANALYZE's statistics class the terms."""
-    filters = filter_value(f, s.bind)
-    return _Readers(
-        keyword_hits=lambda lexeme, tsq: (
-            f"SELECT k.hit FROM memory_keyword_hits({tsq}, :term_cap, {filters}) k"
-        ),
-        vector_candidates=f"""SELECT v.* FROM memory_vector_candidates(
-        :embedding::vector, (SELECT n FROM vector_budget), (SELECT tsq FROM all_terms),
-        :tenant_id, {filters}) v""",
-        term_class="""-- ANALYZE's most-common-lexeme frequencies: a term matching more
-    -- than 5 x term_cap rows of the table is "common". Its document frequency comes from
-    -- the statistics and its posting list is never read, so no query pays for a word
-    -- every row has.
-    SELECT qt.lexeme, qt.tsq, s.freq,
-           coalesce(s.freq * (SELECT reltuples FROM pg_class
-                               WHERE oid = 'memories'::regclass), 0) > 5 * :term_cap AS common
-    FROM query_terms qt
-    LEFT JOIN memory_common_lexemes(ARRAY(SELECT lexeme FROM query_terms)) s USING (lexeme)""",
-    )
-
-
-def _written_out(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> _Readers:
-    """Citus: the statement runs whole on the worker holding the tenant's shards, prepared
-    there once per connection (memory_search_on_worker()). The keyword side's hits are
-    read there by memory_keyword_postings(), which reads the tenant's shard by name with
-    owner rights (memory_keyword_hits() reads the distributed table: inside a shard's
-    statement, a nested distributed query). The vector side is written out, filtered like
-    any other query, and chooses between an exact read and the graph as the single node's
-    function does, behind one-time filters, so that one plan serves both. Which terms are
-    common, the keyword call tells from the statistics of the tenant's shard
-    (docs/scale-out.md)."""
-    scope = filter_sql(f, s.bind, tenant=":tenant_id")
-    counts = _scope_size(f, s, at_most="(SELECT bound FROM vector_bound) + 1")
-    distance = "m.embedding <=> :embedding::vector"
-
-    def nearest(order: str) -> str:
-        return f"""SELECT m.id, m.pinned, m.created_at, m.relevance_score,
-               greatest(0, 1 - ({distance}))::float8 AS vector_similarity,
-               m.search_vector @@ (SELECT tsq FROM all_terms) AS holds_all_terms
-            FROM memories m
-            WHERE {scope} AND m.embedding IS NOT NULL
-            ORDER BY {order}
-            LIMIT (SELECT n FROM vector_budget)"""
-
-    # Without a vector side, rows holding all the terms are read from the index (_keyword).
-    all_terms = s.bind(not p.uses_vectors, "all_terms")
-    return _Readers(
-        postings=(
-            f"""postings AS MATERIALIZED (
-    -- Each term's hits, read once, on this worker, through the GIN index (owner rights).
-    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filter_value(f, s.bind)},
-                                   {all_terms}) AS hits
-    WHERE {_keyword_on(p)}
-)""",
-        ),
-        # A conjunction of terms is looked for only when no term had a hit.
-        keyword_hits=lambda lexeme, tsq: (
-            f"SELECT h.hit::uuid AS hit"
-            f" FROM postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {lexeme}) AS h(hit)"
-            f" WHERE {tsq} IS NOT NULL"
-        ),
-        # "+ 0": the same order, in a form the HNSW index cannot serve.
-        vector_candidates=f"""SELECT exact.* FROM ({nearest(f"({distance}) + 0")}) exact
-        WHERE (SELECT v.exact FROM vector_scope v)
-        UNION ALL
-        SELECT graph.* FROM ({nearest(distance)}) graph
-        WHERE NOT (SELECT v.exact FROM vector_scope v)""",
-        vector_scope=(
-            """vector_bound AS (
-    -- As memory_vector_candidates() chooses on one node: a scope of at most
-    -- memory_vector_exact_bound(the rows in the graph) is read whole and sorted. The
-    -- graph is the tenant's shard, whose live rows the worker's statistics count (a
-    -- function of one of its rows' tableoid: the catalog itself, read in this statement,
-    -- crashed the Citus coordinator).
-    SELECT memory_vector_exact_bound(
-               pg_stat_get_live_tuples((SELECT m.tableoid FROM memories m
-                                        WHERE m.tenant_id = :tenant_id
-                                        ORDER BY m.id LIMIT 1))) AS bound
-)""",
-            f"""vector_scope AS (
-    -- Counted by tenant and repository only, up to the bound: an upper bound of the scope.
-    SELECT b.bound > 0 AND ({counts}) <= b.bound AS exact FROM vector_bound b
-)""",
-        ),
-        # A term the shard's statistics call common comes back as its frequency there,
-        # not its hits (memory_keyword_postings()).
-        term_class="""SELECT qt.lexeme, qt.tsq, c.freq, c.freq IS NOT NULL AS common
-    FROM query_terms qt
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN jsonb_typeof(p.hits -> qt.lexeme) = 'number'
-                    THEN (p.hits ->> qt.lexeme)::real END AS freq
-        FROM postings p
-    ) c""",
-    )
-
-
 def _keyword_on(p: SearchParams) -> str:
     return "true" if p.alpha < 1 else "false"
 
 
-def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatement,
-                distributed: bool) -> list[str]:  # fmt: skip
+# A term's hits in the keyword reader's answer (`term`: the SQL of its key).
+_HITS = "postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {term}) AS k(hit)"
+
+
+def _candidates(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[str]:
     # N for IDF: the size of the filtered scope (counted, capped, from the index alone
-    # where the filter allows) when the query is filtered or the table distributed (a
-    # worker's catalog knows nothing of its size); the planner's row estimate for the
-    # whole table otherwise.
-    if distributed or is_narrowed(f):
+    # where the filter allows) when the query is filtered; ANALYZE's count of the rows of
+    # the tenant's table otherwise (memory_home_rows(): on a Citus worker, its shard's).
+    if f.is_narrowed:
         corpus = f"SELECT greatest({_scope_size(f, s, at_most='10 * :term_cap')}, 1)::float8 AS n"
     else:
-        corpus = (
-            "SELECT greatest(reltuples, 1)::float8 AS n FROM pg_class"
-            " WHERE oid = 'memories'::regclass"
-        )
+        corpus = "SELECT greatest(memory_home_rows(:tenant_id), 1)::float8 AS n"
+    # Without a vector side, the rows holding all the terms are read from the index too
+    # (under the key "": _keyword).
+    all_terms = s.bind(not p.uses_vectors, "all_terms")
     return [
-        *r.postings,
+        f"""postings AS MATERIALIZED (
+    -- Each term's hits, read once through the GIN index, or for a term ANALYZE's statistics
+    -- call common (more than 5 x term_cap rows) its frequency instead: a posting list
+    -- every row is on is never read (memory_keyword_postings()).
+    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filter_value(f, s.bind)},
+                                   {all_terms}) AS hits
+    WHERE {_keyword_on(p)}
+)""",
         f"""query_terms AS (
     SELECT t.lexeme,
            ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq
@@ -312,17 +216,23 @@ def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatemen
         f"""corpus AS (
     {corpus}
 )""",
-        f"""term_class AS (
-    {r.term_class}
+        """term_class AS (
+    SELECT qt.lexeme, qt.tsq, c.freq, c.freq IS NOT NULL AS common
+    FROM query_terms qt
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN jsonb_typeof(p.hits -> qt.lexeme) = 'number'
+                    THEN (p.hits ->> qt.lexeme)::real END AS freq
+        FROM postings p
+    ) c
 )""",
         f"""term_hits AS (
-    -- One bounded pass per other term: its matching rows (at most term_cap) give both
-    -- its document frequency in the query's scope and its candidates.
+    -- Each other term's matching rows (at most term_cap) give both its document frequency
+    -- in the query's scope and its candidates.
     SELECT tc.lexeme, h.id, h.nth
     FROM term_class tc
     CROSS JOIN LATERAL (
-        SELECT k.hit AS id, row_number() OVER () AS nth
-        FROM ({r.keyword_hits("tc.lexeme", "tc.tsq")}) k
+        SELECT k.hit::uuid AS id, row_number() OVER () AS nth
+        FROM {_HITS.format(term="tc.lexeme")}
     ) h
     WHERE NOT tc.common
 )""",
@@ -361,26 +271,23 @@ def _candidates(f: MemoryFilter, p: SearchParams, r: _Readers, s: SearchStatemen
     ]
 
 
-def _keyword(p: SearchParams, r: _Readers) -> list[str]:
+def _keyword(p: SearchParams) -> list[str]:
     """The candidates' BM25 scores: those the terms' budget drew, and (when only common
     terms match) the rows holding all of them."""
     # Rows holding every one of several common terms: reading the GIN index for them
     # would read each term's whole posting list, a cost that grows with the rows that
     # match. So they are looked for among the vector side's candidates; only a
-    # keyword-only search reads the index (bounded by term_cap rows, not in cost).
+    # keyword-only search reads the index (bounded by term_cap rows, not in cost), and
+    # finds them under the key "", which no lexeme is.
     if p.uses_vectors:
-        all_terms_hits = "(SELECT v.id FROM vec v WHERE v.holds_all_terms)"
+        all_terms_hits = "SELECT v.id FROM vec v WHERE v.holds_all_terms"
     else:
-        # (On Citus, the call's hits under "", which no lexeme is.)
-        hits = r.keyword_hits("''::text", "a.tsq")
-        all_terms_hits = (
-            f"(SELECT k.hit FROM all_terms a CROSS JOIN LATERAL ({hits}) k WHERE a.tsq IS NOT NULL)"
-        )
+        all_terms_hits = "SELECT k.hit::uuid FROM " + _HITS.format(term="''")
     return [
         f"""kw_ids AS (
     SELECT th.id FROM term_hits th JOIN term_budget tb USING (lexeme) WHERE th.nth <= tb.take
     UNION
-    {all_terms_hits}
+    ({all_terms_hits})
 )""",
         """kw_docs AS (
     -- By primary key: the planner cannot tell how few candidates kw_ids holds, and
@@ -413,17 +320,19 @@ def _keyword(p: SearchParams, r: _Readers) -> list[str]:
     ]
 
 
-def _vector(r: _Readers, fits: str) -> list[str]:
+def _vector(f: MemoryFilter, s: SearchStatement) -> list[str]:
     return [
-        f"""vector_budget AS (
+        """vector_budget AS (
     -- The vector side's rows: none when alpha is 0, there is no query vector, or the
     -- stored vectors are another model's.
-    SELECT :candidates::integer * {fits}::integer AS n
+    SELECT :candidates::integer * (SELECT fits FROM model_check)::integer AS n
 )""",
-        *r.vector_scope,
         f"""vec AS (
-    -- Planned on each call for its own values: HNSW or an exact scan (see the function).
-    SELECT v.* FROM ({r.vector_candidates}) v
+    -- Planned on each call for its own values: HNSW, or an exact read of a scope small
+    -- beside the graph (memory_vector_candidates()).
+    SELECT v.* FROM memory_vector_candidates(
+        :embedding::vector, (SELECT n FROM vector_budget), (SELECT tsq FROM all_terms),
+        :tenant_id, {filter_value(f, s.bind)}) v
     WHERE (SELECT n FROM vector_budget) > 0
 )""",
     ]
@@ -536,17 +445,23 @@ ON CONFLICT (tenant_id, memory_id) DO UPDATE
 RETURNING a.memory_id, a.access_count, a.last_accessed_at"""
 
 
-def _output(fits: str) -> tuple[list[str], str]:
-    counts = f"""counts AS (
+def _counts() -> list[str]:
+    return [
+        """counts AS (
     -- One row even when nothing is returned, so that the counts always come back.
     SELECT (SELECT count(*) FROM kw) AS keyword_candidates,
-           (SELECT count(*) FROM vec) AS vector_candidates, {fits} AS vectors_fit,
+           (SELECT count(*) FROM vec) AS vector_candidates,
+           (SELECT fits FROM model_check) AS vectors_fit,
            (SELECT count(*) FROM limited) - (SELECT count(*) FROM ranked) AS below_floor,
            ARRAY(SELECT id FROM quarantined) AS quarantined_ids
 )"""
-    # The access counts as this search left them (as the ranking read them when uncounted).
-    access = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
-    select = f"""SELECT {memory_columns(access)},
+    ]
+
+
+# What is returned: the ranked rows with the access counts as this search left them (as the
+# ranking read them when uncounted), and the counts.
+_RETURNED_ACCESS = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
+_OUTPUT = f"""SELECT {memory_columns(_RETURNED_ACCESS)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids
@@ -555,7 +470,6 @@ CROSS JOIN relaxed_commit
 LEFT JOIN (ranked r JOIN memories m ON m.tenant_id = :tenant_id AND m.id = r.id) ON true
 LEFT JOIN counted c ON c.memory_id = r.id
 ORDER BY {RESULT_ORDER}"""
-    return [counts], select
 
 
 def search_statement(
@@ -585,25 +499,20 @@ def search_statement(
         ("track_access", p.track_access),
     ):
         s.bind(value, name)
-    # Whether the query vector's model is the stored vectors' (only a server left on the
-    # model a re-embed replaced gets false: it then searches by keyword alone). Re-embedding
-    # is for one PostgreSQL (docs/operations.md).
-    stages: list[str] = []
-    if distributed:
-        fits = "true"
-        readers = _written_out(f, p, s)
-    else:  # asked once, read three times
-        s.bind(model, "model")
-        fits = "(SELECT fits FROM model_check)"
-        stages.append("model_check AS (SELECT memory_vector_fits(:model::text) AS fits)")
-        readers = _through_functions(f, s)
-    stages += _candidates(f, p, readers, s, distributed)
-    stages += _vector(readers, fits)  # before the keyword scores: they may draw on its rows
-    stages += _keyword(p, readers)
-    stages += _fuse()
-    stages += _effects()
-    counts, select = _output(fits)
-    stages += counts
+    # Re-embedding is for one PostgreSQL (docs/operations.md): a worker is not asked.
+    s.bind(None if distributed else model, "model")
+    stages = [
+        # Whether the query vector's model is the stored vectors' (only a server left on
+        # the model a re-embed replaced gets false: it then searches by keyword alone).
+        # Asked once, read three times.
+        "model_check AS (SELECT memory_vector_fits(:model::text) AS fits)",
+        *_candidates(f, p, s),
+        *_vector(f, s),  # before the keyword scores: they may draw on its rows
+        *_keyword(p),
+        *_fuse(),
+        *_effects(),
+        *_counts(),
+    ]
     body = ",\n".join(stages)
-    s.sql = f"WITH {body}\n{select}\n"
+    s.sql = f"WITH {body}\n{_OUTPUT}\n"
     return s

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
 from app.domain.sessions import Session, SessionStartRequest
-from app.repository.filters import in_repository
+from app.repository.filters import only_repository_rows
 from app.repository.rows import INTACT
 from app.repository.sql import named
 
@@ -53,7 +53,7 @@ SELECT
     (SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.ended_at DESC), '[]'::jsonb) FROM (
         SELECT id, agent, task, summary, key_changes, ended_at FROM sessions
         WHERE tenant_id = :tenant_id AND status = 'completed'
-          AND {in_repository("source_repo")}
+          AND {only_repository_rows("source_repo")}
         ORDER BY ended_at DESC LIMIT 10) x) AS sessions,
     (SELECT coalesce(jsonb_agg(to_jsonb(g) ORDER BY g.created_at DESC), '[]'::jsonb) FROM (
         SELECT id, memory_type, category, name, content, metadata, trust_level, global,
@@ -112,7 +112,7 @@ class SessionRepository:
         rows = await conn.fetch(
             *named(
                 f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = :tenant_id"
-                f" AND {in_repository('source_repo')}"
+                f" AND {only_repository_rows('source_repo')}"
                 " ORDER BY started_at DESC, id DESC LIMIT :limit",
                 {"tenant_id": self._uow.tenant_id, "source_repo": source_repo, "limit": limit},
             )

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from app.db.unit_of_work import UnitOfWork
-from app.repository.filters import in_repository
+from app.repository.filters import only_repository_rows
 from app.repository.lifecycle import PRUNABLE, PruneRules
 from app.repository.rows import SERVABLE
 from app.repository.sql import named
 
 # The tenant's memories, or one repository's.
-_SCOPE = f"m.tenant_id = :tenant_id AND {in_repository()}"
+_SCOPE = f"m.tenant_id = :tenant_id AND {only_repository_rows()}"
 
 _STATS = f"""
 WITH counts AS (

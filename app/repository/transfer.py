@@ -13,7 +13,7 @@ from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory
 from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory
-from app.repository.filters import in_repository, served_sql
+from app.repository.filters import only_repository_rows, served_sql
 from app.repository.memories import MERGED_TAGS
 from app.repository.rows import (
     CLIENT_COLUMNS,
@@ -201,7 +201,7 @@ ORDER BY m.created_at, m.id""",
 # Sessions go with their memories: the repository's (or all), oldest first.
 _EXPORT_SESSIONS = f"""
 SELECT {SESSION_COLUMNS} FROM sessions
-WHERE tenant_id = :tenant_id AND {in_repository("source_repo")}
+WHERE tenant_id = :tenant_id AND {only_repository_rows("source_repo")}
 ORDER BY started_at, id
 """
 
@@ -224,7 +224,7 @@ class SessionTransferRepository:
         counted = await conn.fetchval(
             *named(
                 "SELECT count(*) FROM sessions WHERE tenant_id = :tenant_id"
-                f" AND {in_repository('source_repo')}",
+                f" AND {only_repository_rows('source_repo')}",
                 {"tenant_id": self._uow.tenant_id, "source_repo": source_repo},
             )
         )

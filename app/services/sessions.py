@@ -12,7 +12,7 @@ from uuid import UUID
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
-from app.domain.drafts import MAX_DRAFTS, DraftDraft, draft_of
+from app.domain.drafts import MAX_DRAFTS, DraftText, draft_of
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import snapshot_budget, source_repo_filter
 from app.domain.principal import Principal, system_principal
@@ -138,7 +138,7 @@ class SessionService:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
 
-    async def add_draft(self, session_id: UUID, draft: DraftDraft) -> int:
+    async def add_draft(self, session_id: UUID, draft: DraftText) -> int:
         """A draft for an active session, screened like any write (a credential refused or
         redacted by SECRETS_POLICY); how many the session holds (its newest MAX_DRAFTS)."""
         self._actor.require("write")

@@ -300,6 +300,8 @@ OPERATIONS = [
             ("tags", [over(LIMITS.max_tag_chars)], "tags"),
             ("cursor", "not-a-cursor", "cursor"),
             ("scope", "everywhere", "scope"),
+            ("min_trust", "root", "min_trust"),
+            ("min_relevance", 101, "min_relevance"),
             *TIME_WINDOW,
         ],
     ),

@@ -369,7 +369,8 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
     api: httpx.AsyncClient, database_url: str, db: asyncpg.Connection
 ) -> None:
     """Row-level security keeps `@@` (not leakproof) out of index conditions, so the keyword
-    side reads the GIN index through memory_keyword_hits(), which checks the tenant itself."""
+    side reads the GIN index through memory_keyword_postings(), which checks the tenant
+    itself: it answers for the transaction's own tenant, and nobody else."""
     await db.executemany(
         "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
         " VALUES ($1, $2, memory_content_hash($2), $3)",
@@ -383,7 +384,10 @@ async def test_keyword_index_path_enforces_the_tenant_and_uses_the_gin_index(
         ],
     )
     await db.execute("ANALYZE memories")
-    call = "SELECT count(*) FROM memory_keyword_hits('zebra'::tsquery, 1000, NULL::memory_filter)"
+    call = (
+        "SELECT coalesce(jsonb_array_length(memory_keyword_postings("
+        "'a', 'zebra', 1000, NULL::memory_filter, false) -> 'zebra'), 0)"
+    )
     conn = await asyncpg.connect(database_url)
     try:
         await conn.execute("SET ROLE agent_memory_app")

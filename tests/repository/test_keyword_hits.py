@@ -1,7 +1,7 @@
 """A term's keyword hits are read through the GIN index, whichever tenant calls and
-however the tenants' rows are spread: memory_keyword_hits() is planned for each call's
-own tenant and term. Kept per connection, its plan was the first caller's tenant's; and
-planned for no tenant in particular, it was an average tenant's."""
+however the tenants' rows are spread: memory_keyword_postings() plans its read for each
+call's own tenant and terms. Kept per connection (a reader before it), a plan was the
+first caller's tenant's; and planned for no tenant in particular, an average tenant's."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from app.db.migrations import upgrade_head_async
 LARGE = "keyword-large"
 EMPTY = "keyword-empty"
 HITS = """
-SELECT count(*) FROM memory_keyword_hits(
-    to_tsquery('english', $1), 200, NULL::memory_filter)
+SELECT jsonb_array_length(
+    memory_keyword_postings($1, $2, 200, NULL::memory_filter, false) -> $2)
 """
 # The table's pages this transaction has read (from shared buffers or from disk).
 PAGES_READ = "SELECT pg_stat_get_xact_blocks_fetched('memories'::regclass)"
@@ -51,7 +51,7 @@ async def hits(conn: asyncpg.Connection, tenant: str, term: str) -> tuple[int, i
     """The term's hits for the tenant, and the table's pages that read."""
     async with conn.transaction():
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", tenant)
-        found = await conn.fetchval(HITS, term)
+        found = await conn.fetchval(HITS, tenant, term)
         return int(found), int(await conn.fetchval(PAGES_READ))
 
 

@@ -113,7 +113,7 @@ async def test_a_rare_tag_is_read_whole_though_its_tenant_is_not_small(
         tagged,
     )
     await db.execute("ANALYZE memories")  # the tag's share comes from the statistics
-    share = await db.fetchval("SELECT memory_tags_share('{rare-vector-tag}')")
+    share = await db.fetchval("SELECT memory_tags_share('{rare-vector-tag}', 'memories')")
     graph_rows = await db.fetchval("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
     bound = math.ceil(share * graph_rows)
     assert 3 <= bound < len(scope)  # counted by tenant, the scope would take the graph
