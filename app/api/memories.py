@@ -8,8 +8,9 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId
+from app.api.queries import ListQueryIn
 from app.api.responses import BatchOut, MemoryPage
-from app.api.schemas import BatchIn, ListQueryIn, MemoryIn
+from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
 from app.shapes import MemoryOut, StoreOut, render_store
 

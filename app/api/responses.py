@@ -35,7 +35,6 @@ class MemoryPage(BaseModel):
 class RememberOut(BaseModel):
     status: Literal["stored", "reinforced"]
     message: str
-    observation_count: int | None = None
     memory: MemoryOut
     may_supersede: UUID | None = None
 
@@ -147,11 +146,9 @@ def render_session_start(
 
 
 def render_remember(result: RememberResult) -> RememberOut:
-    reinforced = result.outcome.status == "reinforced"
     return RememberOut(
         status=result.outcome.status,
         message=result.message,
-        observation_count=result.outcome.memory.observation_count if reinforced else None,
         memory=MemoryOut.of(result.outcome.memory),
         may_supersede=result.outcome.may_supersede,
     )

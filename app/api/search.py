@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import ServicesDep
 from app.api.examples import MaxTokens
+from app.api.queries import SearchIn, SearchQueryIn
 from app.api.responses import CompactSearchOut, render_compact_json
-from app.api.schemas import SearchIn, SearchQueryIn
 from app.domain.inputs import presentation
 from app.shapes import SearchOut, render_search
 

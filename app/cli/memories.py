@@ -190,11 +190,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     print(item["content"])
     print()
-    for label in ("memory_type", "category", "tags", "source_repo", "trust_level", "pinned"):
-        print(f"{label:>17}: {item[label]}")
-    for label in ("context", "observation_count", "access_count", "created_at", "superseded_by"):
-        if item.get(label) is not None:
-            print(f"{label:>17}: {item[label]}")
+    # What it is first, then every other field that has a value, in the server's order.
+    first = ("memory_type", "category", "tags", "source_repo", "trust_level", "pinned")
+    for label in first:
+        print(f"{label:>19}: {item[label]}")
+    for label, value in item.items():
+        if label not in (*first, "content") and value not in (None, "", [], {}):
+            print(f"{label:>19}: {value}")
     return 0
 
 

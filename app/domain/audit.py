@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from app.domain.fields import AUDITED_FIELDS
 from app.domain.memory import Memory
 
 # Every state-changing operation but a plain store or reinforcement.
@@ -32,20 +33,8 @@ ACTIONS = (
 )
 # What an undo can put back, from the entry's "before".
 UNDOABLE = frozenset({"edit", "pin", "unpin", "supersede", "archive", "prune"})
-# The fields of a memory an entry keeps (and an undo restores).
-STATE_FIELDS = (
-    "tags",
-    "pinned",
-    "confidence",
-    "category",
-    "metadata",
-    "archived_at",
-    "superseded_by",
-    "relevance_score",
-    "quarantined_at",
-    "stale_since",
-    "git_commit",
-)
+# The fields of a memory an entry keeps (and an undo restores): the field table's.
+STATE_FIELDS = AUDITED_FIELDS
 
 
 def state_of(memory: Memory, names: tuple[str, ...] = STATE_FIELDS) -> dict[str, Any]:

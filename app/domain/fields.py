@@ -32,6 +32,7 @@ class MemoryField:
     exported: bool = True  # an export line carries it (and an import restores it)
     searchable: bool = False  # the keyword side reads it (migration 0013's weights)
     stored: bool = True  # a column of `memories` (False: computed or looked up when read)
+    audited: bool = False  # an audit entry keeps it, and an undo puts it back
     doc: str = ""
 
 
@@ -41,36 +42,38 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("content", "client", searchable=True, doc="The memory itself"),
     MemoryField("content_hash", "server", doc="SHA-256 of the normalised content"),
     MemoryField("memory_type", "client"),
-    MemoryField("category", "client", editable=True, searchable=True),
-    MemoryField("tags", "client", editable=True, searchable=True),
+    MemoryField("category", "client", editable=True, searchable=True, audited=True),
+    MemoryField("tags", "client", editable=True, searchable=True, audited=True),
     MemoryField("source_repo", "client", doc="The repository; none: global"),
     MemoryField("task_id", "client"),
     MemoryField("trust_level", "client", doc="agent, user or system"),
-    MemoryField("confidence", "client", editable=True),
-    MemoryField("pinned", "client", editable=True),
+    MemoryField("confidence", "client", editable=True, audited=True),
+    MemoryField("pinned", "client", editable=True, audited=True),
     MemoryField("source", "client"),
     MemoryField("name", "client"),
-    MemoryField("metadata", "client", editable=True),
+    MemoryField("metadata", "client", editable=True, audited=True),
     MemoryField("context", "client", searchable=True, doc="The situation it came from"),
     MemoryField("git_branch", "client", doc="The branch it was written on"),
-    MemoryField("git_commit", "client", doc="The commit it was written at"),
+    MemoryField("git_commit", "client", doc="The commit it was written at", audited=True),
     MemoryField("files", "client", doc="The repository's files it is about"),
     MemoryField("observation_count", "server"),
-    MemoryField("relevance_score", "server"),
-    MemoryField("superseded_by", "server"),
+    MemoryField("relevance_score", "server", audited=True),
+    MemoryField("superseded_by", "server", audited=True),
     # Kept beside the memory, in memory_access: counting a read never rewrites its row.
     MemoryField("access_count", "server", stored=False),
     MemoryField("last_accessed_at", "server", stored=False),
-    MemoryField("archived_at", "server"),
+    MemoryField("archived_at", "server", audited=True),
     # An admin's archive holds against agents' re-stores; the forgetting curve's does not.
     MemoryField("archived_by_admin", "server", exported=False, doc="Archived by an admin"),
     MemoryField("created_at", "server"),
     MemoryField("updated_at", "server", exported=False),
-    MemoryField("quarantined_at", "server"),
+    MemoryField("quarantined_at", "server", audited=True),
     MemoryField("created_by_key", "server", exported=False),
     MemoryField("version", "server", exported=False),
     # Relative to one checkout's history: not exported (the next session start marks again).
-    MemoryField("stale_since", "server", exported=False, doc="A file it is about changed"),
+    MemoryField(
+        "stale_since", "server", exported=False, doc="A file it is about changed", audited=True
+    ),
     MemoryField("stale_reason", "server", exported=False, doc="Which file, at which commit"),
     MemoryField("has_embedding", "server", exported=False, stored=False),
     MemoryField("intact", "server", exported=False, stored=False),
@@ -81,6 +84,7 @@ CLIENT_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.set_by == "client")
 EDITABLE_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.editable)
 STORED_COLUMNS = tuple(f.name for f in MEMORY_FIELDS if f.stored)
 EXPORTED_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.exported)
+AUDITED_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.audited)
 
 
 T = TypeVar("T", bound="DataclassInstance")

@@ -120,10 +120,22 @@ class Memory:
     intact: bool = True  # the content still matches the hash its writer stored
 
     @property
+    def quarantined(self) -> bool:
+        """Marked quarantined: imported as such, or found altered behind the API's back."""
+        return self.quarantined_at is not None
+
+    @property
     def servable(self) -> bool:
         """Whether an agent may be handed it: neither quarantined nor altered behind the
         API's back (docs/security.md)."""
-        return self.quarantined_at is None and self.intact
+        return not self.quarantined and self.intact
+
+    def marked_if_altered(self, now: datetime) -> Memory:
+        """The memory as it leaves in an export: quarantined when altered behind the API's
+        back, whether or not a search has marked it yet."""
+        if self.intact or self.quarantined:
+            return self
+        return dataclasses.replace(self, quarantined_at=now)
 
     def embedding_text(self) -> str:
         return embedding_text(self.content, self.name, self.category, self.context)

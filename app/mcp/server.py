@@ -249,12 +249,9 @@ async def remember(
     )  # fmt: skip
     async with call() as services:
         result = await services.learning.remember(draft)
-    answer: dict[str, Any] = {"status": result.outcome.status, "message": result.message}
-    if result.outcome.status == "reinforced":
-        answer["observation_count"] = result.outcome.memory.observation_count
-    if result.outcome.may_supersede is not None:
-        answer["may_supersede"] = str(result.outcome.may_supersede)
-    return answer
+    # The store's brief, with the learning's own message.
+    brief = render_store_brief(result.outcome).model_copy(update={"message": result.message})
+    return brief.model_dump(mode="json", exclude_none=True)
 
 
 async def learn_strategy(

@@ -52,6 +52,9 @@ _OBSERVED_AT = f"""git_branch = CASE WHEN {_MAY_CHANGE} THEN coalesce({{new}}, m
     stale_since = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_since END,
     stale_reason = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_reason END"""
 
+# Known content stored again: one more observation (a store, a batch, an import).
+OBSERVED_AGAIN = "observation_count = m.observation_count + 1"
+
 _UPSERT = returning_memories(
     f"""
 INSERT INTO memories AS m (
@@ -63,7 +66,7 @@ VALUES (
     memory_content_hash(:context)
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
-    observation_count = m.observation_count + 1,
+    {OBSERVED_AGAIN},
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming="EXCLUDED.tags")}
                 ELSE m.tags END,
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
@@ -89,7 +92,7 @@ def _reinforce(which: str) -> str:
     return returning_memories(
         f"""
 UPDATE memories AS m SET
-    observation_count = m.observation_count + 1,
+    {OBSERVED_AGAIN},
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
                 ELSE m.tags END,
     archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,

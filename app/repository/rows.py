@@ -16,8 +16,11 @@ INTACT = (
     "(m.content_hash = memory_content_hash(m.content)"
     " AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context))"
 )
+# Marked quarantined (imported as such, or found altered), and the mark itself.
+QUARANTINED = "m.quarantined_at IS NOT NULL"
+MARK_QUARANTINED = "quarantined_at = now()"
 # Served to agents: intact and not quarantined.
-SERVABLE = f"(m.quarantined_at IS NULL AND {INTACT})"
+SERVABLE = f"(NOT {QUARANTINED} AND {INTACT})"
 
 # A memory's access counts, kept beside it in memory_access (migration 0030): a search
 # that counts what it returned writes that small row, never the memory's own, whose every

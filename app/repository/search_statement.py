@@ -1,12 +1,13 @@
 """The hybrid search as one statement, built in named stages, bound by name.
 
-    candidates  the query's terms, their document frequencies, the scope's size (N)
-    keyword     each term's hits (rarest first, within a budget), BM25 over them
-    vector      the nearest by cosine distance (HNSW with iterative scan, or exact)
-    fuse        both sides joined, weighted by alpha, decayed, floored, integrity-checked
-    effects     quarantine marks for altered rows found on the way, and what is returned
-                counted as read
-    output      the rows, and one row of counts even when nothing is returned
+    term reads    the query's terms, and each one's hits (or, a common term, its frequency)
+    term weights  the scope's size (N), each term's document frequency, IDF and budget
+    vector        the nearest by cosine distance (HNSW with iterative scan, or exact)
+    keyword       the candidates the budget drew (rarest term first), BM25 over them
+    fuse          both sides joined, weighted by alpha, decayed, floored, integrity-checked
+    effects       quarantine marks for altered rows found on the way, and what is returned
+                  counted as read
+    output        the rows, and one row of counts even when nothing is returned
 
 Each stage is a list of CTEs; `SearchStatement.sql` is the statement to paste into psql
 (`agent-memory explain-search` prints it with its values and its plan).
@@ -60,7 +61,7 @@ from typing import Any
 
 from app.domain.filters import MemoryFilter
 from app.repository.filters import filter_value, scope_parts
-from app.repository.rows import INTACT, memory_columns
+from app.repository.rows import INTACT, MARK_QUARANTINED, QUARANTINED, memory_columns
 from app.repository.sql import named, psql_script, sql_literal, sql_text
 
 # Tuned on the LoCoMo dev split (bench/locomo_retrieval.py): short memories want a
@@ -187,14 +188,9 @@ def _keyword_on(p: SearchParams) -> str:
 _HITS = "postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {term}) AS k(hit)"
 
 
-def _candidates(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[str]:
-    # N for IDF: the size of the filtered scope (counted, capped, from the index alone
-    # where the filter allows) when the query is filtered; ANALYZE's count of the rows of
-    # the tenant's table otherwise (memory_home_rows(): on a Citus worker, its shard's).
-    if f.is_narrowed:
-        corpus = f"SELECT greatest({_scope_size(f, s, at_most='10 * :term_cap')}, 1)::float8 AS n"
-    else:
-        corpus = "SELECT greatest(memory_home_rows(:tenant_id), 1)::float8 AS n"
+def _term_reads(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[str]:
+    """The query's terms, and what the keyword reader answers for each: its hits, or (a
+    common term) its frequency."""
     # Without a vector side, the rows holding all the terms are read from the index too
     # (under the key "": _keyword).
     all_terms = s.bind(not p.uses_vectors, "all_terms")
@@ -212,9 +208,6 @@ def _candidates(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[st
            ('''' || replace(replace(t.lexeme, '\\', '\\\\'), '''', '''''') || '''')::tsquery AS tsq
     FROM unnest(to_tsvector('english'::regconfig, :query)) AS t
     WHERE {_keyword_on(p)}
-)""",
-        f"""corpus AS (
-    {corpus}
 )""",
         """term_class AS (
     SELECT qt.lexeme, qt.tsq, c.freq, c.freq IS NOT NULL AS common
@@ -235,6 +228,23 @@ def _candidates(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[st
         FROM {_HITS.format(term="tc.lexeme")}
     ) h
     WHERE NOT tc.common
+)""",
+    ]
+
+
+def _term_weights(f: MemoryFilter, s: SearchStatement) -> list[str]:
+    """Each term's document frequency and IDF, its share of the candidates' budget, and the
+    query as a phrase."""
+    # N for IDF: the size of the filtered scope (counted, capped, from the index alone
+    # where the filter allows) when the query is filtered; ANALYZE's count of the rows of
+    # the tenant's table otherwise (memory_home_rows(): on a Citus worker, its shard's).
+    if f.is_narrowed:
+        corpus = f"SELECT greatest({_scope_size(f, s, at_most='10 * :term_cap')}, 1)::float8 AS n"
+    else:
+        corpus = "SELECT greatest(memory_home_rows(:tenant_id), 1)::float8 AS n"
+    return [
+        f"""corpus AS (
+    {corpus}
 )""",
         """term_stats AS (
     SELECT tc.lexeme, tc.tsq, tc.common, count(th.id)::float8 AS hits,
@@ -389,7 +399,7 @@ def _fuse() -> list[str]:
            t.access_count, t.last_accessed_at,
            t.score * CASE WHEN m.git_branch = :git_branch THEN :branch_boost::float8
                           ELSE 1 END AS score,
-           m.quarantined_at IS NULL AS unmarked, {INTACT} AS intact
+           NOT {QUARANTINED} AS unmarked, {INTACT} AS intact
     FROM top t JOIN memories m ON m.tenant_id = :tenant_id AND m.id = t.id
 )""",
         """limited AS (
@@ -410,10 +420,10 @@ def _effects() -> list[str]:
     never the coordinator, which crashed on an INSERT among the CTEs of a statement it
     routed: docs/scale-out.md.)"""
     return [
-        """quarantined AS (
+        f"""quarantined AS (
     -- An altered row found on the way is marked, so /stats counts it and the audit
     -- trail records it (app/services/search.py).
-    UPDATE memories m SET quarantined_at = now()
+    UPDATE memories m SET {MARK_QUARANTINED}
     FROM checked c
     WHERE NOT c.intact AND c.unmarked AND m.tenant_id = :tenant_id AND m.id = c.id
     RETURNING m.id
@@ -506,7 +516,8 @@ def search_statement(
         # the model a re-embed replaced gets false: it then searches by keyword alone).
         # Asked once, read three times.
         "model_check AS (SELECT memory_vector_fits(:model::text) AS fits)",
-        *_candidates(f, p, s),
+        *_term_reads(f, p, s),
+        *_term_weights(f, s),
         *_vector(f, s),  # before the keyword scores: they may draw on its rows
         *_keyword(p),
         *_fuse(),

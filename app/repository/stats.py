@@ -7,7 +7,7 @@ from typing import Any
 from app.db.unit_of_work import UnitOfWork
 from app.repository.filters import only_repository_rows
 from app.repository.lifecycle import PRUNABLE, PruneRules
-from app.repository.rows import SERVABLE
+from app.repository.rows import QUARANTINED, SERVABLE
 from app.repository.sql import named
 
 # The tenant's memories, or one repository's.
@@ -54,7 +54,7 @@ SELECT
        AND (m.embedding IS NULL OR m.search_vector IS NULL)) AS incomplete,
     (SELECT count(*) FROM memories m
      WHERE {_SCOPE}
-       AND m.quarantined_at IS NOT NULL) AS quarantined,
+       AND {QUARANTINED}) AS quarantined,
     (SELECT count(*) FROM memories m
      WHERE {_SCOPE} AND {PRUNABLE}) AS prunable,
     (SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY t.memory_type, t.access_count DESC),

@@ -14,11 +14,12 @@ from app.domain.memory import Memory
 from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory
 from app.repository.filters import only_repository_rows, served_sql
-from app.repository.memories import MERGED_TAGS
+from app.repository.memories import MERGED_TAGS, OBSERVED_AGAIN
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
     MEMORY_COLUMNS,
+    QUARANTINED,
     client_values,
     to_memory,
 )
@@ -57,12 +58,12 @@ VALUES (
     coalesce(:created_at, :imported_at)
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
-    observation_count = m.observation_count + 1,
+    {OBSERVED_AGAIN},
     tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
-RETURNING m.id, (xmax = 0) AS inserted, m.quarantined_at IS NOT NULL AS quarantined
+RETURNING m.id, (xmax = 0) AS inserted, {QUARANTINED} AS quarantined
 """
 
 # A new memory keeps the reads it had, beside it as a search counts them (migration 0030).

@@ -68,9 +68,7 @@ async def _marked(
     """A row altered behind the API's back leaves quarantined, whether or not a search has
     marked it yet; its stored hash goes with it, so an import elsewhere can tell."""
     async for memory, vector in rows:
-        if not memory.intact and memory.quarantined_at is None:
-            memory = dataclasses.replace(memory, quarantined_at=datetime.now(UTC))
-        yield memory, vector
+        yield memory.marked_if_altered(datetime.now(UTC)), vector
 
 
 class TransferService:

@@ -69,6 +69,10 @@ async def test_search_list_and_show_against_a_server_with_keys(
     assert [m["id"] for m in json.loads(out)["memories"]] == [memory_id]
     code, out, _ = await run("show", memory_id, **env)
     assert out.startswith("Pin the Postgres major version in CI images")
+    # Every field with a value, labelled: what it is, then its history.
+    shown = dict(line.strip().split(": ", 1) for line in out.splitlines()[2:])
+    assert shown["memory_type"] == "decision" and shown["observation_count"] == "1"
+    assert shown["id"] == memory_id and "superseded_by" not in shown
 
     # No key: one line that says why, no traceback, a non-zero exit.
     code, out, err = await run("list", "--url", served, AGENT_MEMORY_API_KEY="")

@@ -18,7 +18,7 @@
 -- slower than the read (docs/search.md). A repository's search takes its rows and, unless
 -- the filter leaves them out, the memories of no repository, as two ranges of an index.
 -- The rows in the graph are ANALYZE's count (memory_home_rows()), -1 before the first:
--- then the graph is walked.
+-- then the graph is walked. A table within the bound is read exactly without a count.
 -- A candidate's access counts are not here: they live in memory_access (migration 0030).
 CREATE OR REPLACE FUNCTION public.memory_vector_candidates(query vector, max_rows integer, all_terms tsquery, tenant text, filters memory_filter)
  RETURNS TABLE(id uuid, pinned boolean, created_at timestamp with time zone, relevance_score real, vector_similarity double precision, holds_all_terms boolean)
@@ -72,6 +72,10 @@ AS $function$
                 END IF;
                 IF tag_rows <= search.exact_bound THEN
                     scope_rows := ceil(tag_rows);
+                ELSIF graph_rows <= search.exact_bound THEN
+                    -- The whole table is within the bound, and with it any scope: no count
+                    -- (a small tenant's shard on Citus, or a small database).
+                    scope_rows := ceil(graph_rows);
                 ELSE
                     EXECUTE 'SELECT (SELECT count(*) FROM (SELECT 1' || counted || repo_part || '
                                      LIMIT ($1).exact_bound + 1) repo_rows)
