@@ -39,7 +39,7 @@ _EXPORT_EXAMPLE = (
     '"count":1,"embedding_model":null,"dimensions":null,"exported_at":"2026-11-23T16:00:00Z"}\n'
     '{"id":"0193c0de-0000-7000-8000-000000000001","content":"Use uv for installs",'
     '"memory_type":"decision","tags":["tooling"],"trust_level":"agent","pinned":false,'
-    '"observation_count":2,"created_at":"2026-11-20T09:00:00Z","superseded_by":null}\n'
+    '"created_at":"2026-11-20T09:00:00Z","superseded_by":null}\n'
 )
 
 

@@ -21,7 +21,6 @@ class StoredBrief(BaseModel):
     status: Literal["stored", "reinforced"]
     message: str
     id: UUID
-    observation_count: int
     may_supersede: UUID | None = None
 
 
@@ -40,7 +39,6 @@ def render_store_brief(outcome: StoreOutcome) -> StoredBrief:
         status=outcome.status,
         message=store_message(outcome),
         id=memory.id,
-        observation_count=memory.observation_count,
         may_supersede=outcome.may_supersede,
     )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, get_args, get_type_hints
 from uuid import UUID
@@ -16,6 +16,24 @@ INTACT = (
     "(m.content_hash = memory_content_hash(m.content)"
     " AND m.context_hash IS NOT DISTINCT FROM memory_content_hash(m.context))"
 )
+# An imported line's state columns (what its life added to it) as the import writes them:
+# each as the line carried it, but for two the statement decides. A line whose content no
+# longer matches the hash it carries was altered after its writer stored it: it comes in
+# quarantined. One without a creation time was created by the import (`:imported_at`, the
+# statement's own time: Citus takes no now() inside CASE).
+_DECIDED_ON_IMPORT = {
+    "quarantined_at": (
+        "CASE WHEN :file_hash::text IS NULL OR :file_hash = memory_content_hash(:content)"
+        " THEN :quarantined_at::timestamptz ELSE coalesce(:quarantined_at, :imported_at) END"
+    ),
+    "created_at": "coalesce(:created_at, :imported_at)",
+}
+
+
+def imported_values(columns: Sequence[str]) -> str:
+    return ", ".join(_DECIDED_ON_IMPORT.get(name, f":{name}") for name in columns)
+
+
 # Marked quarantined (imported as such, or found altered), and the mark itself.
 QUARANTINED = "m.quarantined_at IS NOT NULL"
 MARK_QUARANTINED = "quarantined_at = now()"

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.fields import BY_NAME
 from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory
 from app.domain.sessions import Session
-from app.domain.transfer import ImportedMemory
+from app.domain.transfer import ImportedMemory, MemoryState
 from app.repository.filters import only_repository_rows, served_sql
 from app.repository.memories import MERGED_TAGS, OBSERVED_AGAIN
 from app.repository.rows import (
@@ -21,6 +22,7 @@ from app.repository.rows import (
     MEMORY_COLUMNS,
     QUARANTINED,
     client_values,
+    imported_values,
     to_memory,
 )
 from app.repository.sessions import SESSION_COLUMNS, session_of
@@ -38,24 +40,22 @@ def _exported(f: MemoryFilter, values: dict[str, Any]) -> str:
     return served_sql(f, bind, tenant=":tenant_id")
 
 
+# What an import carries over of a memory's life (MemoryState) that memories stores.
+_STATE_COLUMNS = tuple(f.name for f in fields(MemoryState) if BY_NAME[f.name].stored)
+
 # The file's id where it is free here (see taken), a new one otherwise. Known content (the
 # dedup key) is reinforced as a store would, but an import is no new observation of an
 # archived memory: it stays archived. The vector is kept only by a server of the recorded
-# model, as in a store (migration 0019). A line whose content no longer matches the hash
-# it carries was altered after its writer stored it: it comes in quarantined.
+# model, as in a store (migration 0019). The state columns: imported_values().
 _IMPORT = f"""
 INSERT INTO memories AS m (
     tenant_id, id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
-    observation_count, relevance_score, archived_at, quarantined_at, created_at
+    {", ".join(_STATE_COLUMNS)}
 )
 VALUES (
     :tenant_id, coalesce(:id::uuid, uuidv7()), {CLIENT_VALUES}, memory_content_hash(:content),
     memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
-    memory_content_hash(:context), :observation_count, :relevance_score, :archived_at,
-    CASE WHEN :file_hash::text IS NULL OR :file_hash = memory_content_hash(:content)
-         THEN :quarantined_at::timestamptz
-         ELSE coalesce(:quarantined_at, :imported_at) END,
-    coalesce(:created_at, :imported_at)
+    memory_content_hash(:context), {imported_values(_STATE_COLUMNS)}
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     {OBSERVED_AGAIN},
@@ -161,13 +161,8 @@ ORDER BY m.created_at, m.id""",
             "embedding": embedding,
             "embedding_model": self._uow.embedding_model,
             "created_by_key": self._uow.key_id,
-            "observation_count": state.observation_count,
-            "relevance_score": state.relevance_score,
-            "archived_at": state.archived_at,
-            "quarantined_at": state.quarantined_at,
+            **{name: getattr(state, name) for name in _STATE_COLUMNS},
             "file_hash": item.content_hash,
-            "created_at": state.created_at,
-            # The statement's own time (Citus takes no now() inside CASE).
             "imported_at": datetime.now(UTC),
         }
         row = await conn.fetchrow(*named(_IMPORT, values))

@@ -228,7 +228,6 @@ class MemoryService:
                 "memory_id": str(memory.id),
                 "memory_type": memory.memory_type,
                 "source_repo": memory.source_repo,
-                "observation_count": memory.observation_count,
             },
         )
 

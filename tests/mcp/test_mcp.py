@@ -224,8 +224,8 @@ async def test_every_tool_says_when_to_call_it_and_what_it_returns(mcp_url: str)
 
 # What an agent gets back from a write: the outcome, never the row it just sent echoed.
 BRIEF_KEYS = {
-    "store_memory": {"status", "message", "id", "observation_count", "may_supersede"},
-    "remember": {"status", "message", "id", "observation_count", "may_supersede"},
+    "store_memory": {"status", "message", "id", "may_supersede"},
+    "remember": {"status", "message", "id", "may_supersede"},
     "start_session": {"session_id", "pruning", "capture"},
     "end_session": {"session_id", "status", "ended_at"},
 }
