@@ -4,6 +4,7 @@ shown in OpenAPI are read from the domain's table, so the docs cannot drift from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -12,7 +13,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from app.api.examples import REPO, body
 from app.api.rules import (
     COMMIT,
-    DEFAULT_LIMITS,
     METADATA,
     NAMED_COMMIT,
     TAGS,
@@ -21,6 +21,7 @@ from app.api.rules import (
     text_rules,
 )
 from app.domain.drafts import DRAFT_CHARS, DRAFT_FILES, DraftText
+from app.domain.fields import WritableMemory, WrittenAt
 from app.domain.inputs import (
     ATTEMPT_NUMBER,
     ATTEMPT_RESULTS,
@@ -39,10 +40,6 @@ from app.domain.inputs import (
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_MEMORY_TYPE,
-    DEFAULT_TRUST,
-    KNOWN_MEMORY_TYPES,
     MEMORY_TYPE_PATTERN,
     TRUST_ORDER,
 )
@@ -91,31 +88,53 @@ FILED_UNDER: Any = Field(
 )
 
 
-class WrittenIn(Body):
-    """Where a memory was written: its repository, branch and commit, and the files it is
-    about (a memory and a learning take them alike)."""
+class WrittenIn(Body, WrittenAt):
+    """Where a memory was written (WrittenAt), its repository required: a forgotten field
+    must not file a memory everywhere. A body built on it shows the fields' rules
+    (with_memory_rules)."""
 
-    source_repo: Repository = FILED_UNDER
-    git_branch: Branch = Field(
-        default=None,
-        description="The branch it was written on (a search may prefer the current one).",
-    )
-    git_commit: Commit = Field(
-        default=None, description="The commit it was written at (7 to 64 hex digits)."
-    )
-    files: list[str] = Field(
-        default_factory=list,
-        description="Repository-relative paths of the files it is about: when one changes,"
-        " the memory is marked possibly stale until reinforced, edited or confirmed.",
-        json_schema_extra=line_rules("path", items=MEMORY_FILES),
-    )
+    source_repo: str | None = FILED_UNDER
 
 
-class MemoryIn(WrittenIn):
-    """Only what a client may set: ids, hashes, counters and embeddings are the server's."""
+# The rules of a memory's fields (WritableMemory declares them), as OpenAPI shows them on
+# a body that takes them.
+MEMORY_RULES: dict[str, dict[str, Any]] = {
+    "content": text_rules("max_content_chars", required=True),
+    "memory_type": {"pattern": MEMORY_TYPE_PATTERN},
+    "category": line_rules("category"),
+    "tags": TAGS,
+    "source_repo": line_rules("source_repo"),
+    "task_id": line_rules("task_id"),
+    "trust_level": documented(choices=TRUST_ORDER),
+    "confidence": documented(choices=CONFIDENCES),
+    "source": line_rules("source"),
+    "name": line_rules("name"),
+    "metadata": METADATA,
+    "context": text_rules("max_context_chars"),
+    "git_branch": line_rules("git_branch"),
+    "git_commit": COMMIT,
+    "files": line_rules("path", items=MEMORY_FILES),
+}
+
+
+def with_memory_rules(*examples: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """`json_schema_extra=` for a body of a memory's fields: their rules, and examples."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        for name, rules in MEMORY_RULES.items():
+            if name in schema.get("properties", {}):
+                schema["properties"][name].update(rules)
+        schema.update(body(*examples))
+
+    return extra
+
+
+class MemoryIn(WrittenIn, WritableMemory):
+    """Only what a client may set (WritableMemory, filed under a repository as WrittenIn
+    says): ids, hashes, counters and embeddings are the server's."""
 
     model_config = ConfigDict(
-        json_schema_extra=body(
+        json_schema_extra=with_memory_rules(
             {
                 "content": "Run migrations in a release step, never at app start-up",
                 "memory_type": "decision",
@@ -124,42 +143,6 @@ class MemoryIn(WrittenIn):
                 "context": "Two pods raced on ALTER TABLE",
             }
         ),
-    )
-
-    content: str = Field(
-        description="The memory itself; required and non-empty.",
-        json_schema_extra=text_rules("max_content_chars", required=True),
-    )
-    memory_type: str = Field(
-        default=DEFAULT_MEMORY_TYPE,
-        description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
-        json_schema_extra={"pattern": MEMORY_TYPE_PATTERN},
-    )
-    category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
-    tags: list[str] = Field(default_factory=list, json_schema_extra=TAGS)
-    task_id: str | None = Field(default=None, json_schema_extra=line_rules("task_id"))
-    trust_level: str = Field(
-        default=DEFAULT_TRUST, json_schema_extra=documented(choices=TRUST_ORDER)
-    )
-    confidence: str = Field(
-        default=DEFAULT_CONFIDENCE, json_schema_extra=documented(choices=CONFIDENCES)
-    )
-    pinned: bool = False
-    source: str = Field(default="api", json_schema_extra=line_rules("source"))
-    name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
-    metadata: dict[str, Any] = Field(
-        default_factory=dict,
-        json_schema_extra=METADATA,
-        description=f"Any JSON object up to {DEFAULT_LIMITS.max_metadata_bytes} bytes,"
-        f" {DEFAULT_LIMITS.max_metadata_depth} levels deep.",
-    )
-    context: str | None = Field(
-        default=None,
-        description="The situation the memory came from (the task, the question it answers,"
-        " the turn before it): searched with the memory, at a lower weight than its content,"
-        " and returned with it. Not part of its identity: the same content in another context"
-        " reinforces the stored memory, whose context stays.",
-        json_schema_extra=text_rules("max_context_chars"),
     )
 
     def draft(self) -> MemoryDraft:
@@ -254,7 +237,7 @@ class FeedbackIn(Body):
 
 class RememberIn(WrittenIn):
     model_config = ConfigDict(
-        json_schema_extra=body(
+        json_schema_extra=with_memory_rules(
             {
                 "text": "The flaky upload test shared a temp dir with another test; use tmp_path",
                 "source_repo": REPO,
@@ -266,10 +249,10 @@ class RememberIn(WrittenIn):
     text: str = Field(
         json_schema_extra=text_rules("max_content_chars", min_chars=MIN_LEARNING_CHARS)
     )
-    category: str | None = Field(default=None, json_schema_extra=line_rules("category"))
-    name: str | None = Field(default=None, json_schema_extra=line_rules("name"))
+    category: str | None = None
+    name: str | None = None
     reasoning: str | None = Field(default=None, json_schema_extra=text_rules("reasoning"))
-    confidence: str | None = Field(default=None, json_schema_extra=documented(choices=CONFIDENCES))
+    confidence: str | None = None
     references: list[str] = Field(
         default_factory=list, json_schema_extra=line_rules("references", items="references")
     )

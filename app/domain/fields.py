@@ -14,7 +14,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from app.domain.memory import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MEMORY_TYPE,
+    DEFAULT_TRUST,
+    KNOWN_MEMORY_TYPES,
+)
+from app.domain.validation import Limits
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -88,6 +96,63 @@ AUDITED_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.audited)
 
 
 T = TypeVar("T", bound="DataclassInstance")
+
+_LIMITS = Limits()
+
+
+class WrittenAt(BaseModel):
+    """Where a memory was written: its repository, branch and commit, and the files it is
+    about (a memory and a learning take them alike)."""
+
+    source_repo: str | None = Field(
+        default=None,
+        description="The repository it belongs to; null: global (every repository's sessions).",
+    )
+    git_branch: str | None = Field(
+        default=None,
+        description="The branch it was written on (a search may prefer the current one).",
+    )
+    git_commit: str | None = Field(
+        default=None, description="The commit it was written at (7 to 64 hex digits)."
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="Repository-relative paths of the files it is about: when one changes,"
+        " the memory is marked possibly stale until reinforced, edited or confirmed.",
+    )
+
+
+class WritableMemory(WrittenAt):
+    """What a writer may set of a memory (CLIENT_FIELDS), declared once as the doors show
+    it: the store's body (app/api/schemas.py), the export line and the answer
+    (ExportedMemory, MemoryOut) inherit it. Types and descriptions only: the rules are the
+    domain's, shown in OpenAPI by the body that takes them (MEMORY_RULES)."""
+
+    content: str = Field(description="The memory itself.")
+    memory_type: str = Field(
+        default=DEFAULT_MEMORY_TYPE,
+        description=f"One of {', '.join(KNOWN_MEMORY_TYPES)}, or any other lower_snake_case name.",
+    )
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    task_id: str | None = None
+    trust_level: str = DEFAULT_TRUST
+    confidence: str = DEFAULT_CONFIDENCE
+    pinned: bool = False
+    source: str = "api"
+    name: str | None = None
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Any JSON object up to {_LIMITS.max_metadata_bytes} bytes,"
+        f" {_LIMITS.max_metadata_depth} levels deep.",
+    )
+    context: str | None = Field(
+        default=None,
+        description="The situation the memory came from (the task, the question it answers,"
+        " the turn before it): searched with the memory, at a lower weight than its content,"
+        " and returned with it. Not part of its identity: the same content in another context"
+        " reinforces the stored memory, whose context stays.",
+    )
 
 
 def fields_of(memory: Memory, shape: type[BaseModel], *besides: str) -> dict[str, Any]:

@@ -14,13 +14,10 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
-from app.domain.fields import by_name, fields_of
+from app.domain.fields import WritableMemory, by_name, fields_of
 from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
 from app.domain.inputs import MemoryDraft, from_mapping, new_memory
 from app.domain.memory import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_MEMORY_TYPE,
-    DEFAULT_TRUST,
     Memory,
     NewMemory,
 )
@@ -241,28 +238,14 @@ class ExportHeaderLine(BaseModel):
         )
 
 
-class ExportedMemory(BaseModel):
-    """A memory's exported fields (EXPORTED_FIELDS), each declared here once: an export line
-    (MemoryRecord) and a memory as both doors show it (MemoryOut, app/shapes.py) are this
-    and more. The defaults are what an imported line may leave out."""
+class ExportedMemory(WritableMemory):
+    """A memory's exported fields (EXPORTED_FIELDS): what a writer may set (WritableMemory)
+    and its history. An export line (MemoryRecord) and a memory as both doors show it
+    (MemoryOut, app/shapes.py) are this and more. The defaults are what an imported line
+    may leave out."""
 
     id: UUID | None = None
-    content: str
-    memory_type: str = DEFAULT_MEMORY_TYPE
-    category: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    source_repo: str | None = None
-    task_id: str | None = None
-    trust_level: str = DEFAULT_TRUST
-    confidence: str = DEFAULT_CONFIDENCE
-    pinned: bool = False
     source: str = "import"
-    name: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    context: str | None = None
-    git_branch: str | None = None
-    git_commit: str | None = None
-    files: list[str] = Field(default_factory=list)
     observation_count: int = 1
     relevance_score: float = 1.0
     access_count: int = 0
