@@ -39,10 +39,7 @@ from app.domain.inputs import (
 )
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
-from app.domain.memory import (
-    MEMORY_TYPE_PATTERN,
-    TRUST_ORDER,
-)
+from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER
 from app.domain.recall import (
     MAX_EXCLUDED,
     MAX_RECALL_TOKENS,
@@ -77,25 +74,6 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-# The fields several bodies take, each declared once (a body may add its own description).
-Repository = Annotated[str | None, Field(json_schema_extra=line_rules("source_repo"))]
-Branch = Annotated[str | None, Field(json_schema_extra=line_rules("git_branch"))]
-Commit = Annotated[str | None, Field(json_schema_extra=COMMIT)]  # 7 to 64 hex digits
-# A write says where it belongs: a repository, or null for a memory that holds in every
-# repository (global). Required, so that no forgotten field files one everywhere.
-FILED_UNDER: Any = Field(
-    description="The repository it belongs to; null: global (every repository's sessions)."
-)
-
-
-class WrittenIn(Body, WrittenAt):
-    """Where a memory was written (WrittenAt), its repository required: a forgotten field
-    must not file a memory everywhere. A body built on it shows the fields' rules
-    (with_memory_rules)."""
-
-    source_repo: str | None = FILED_UNDER
-
-
 # The rules of a memory's fields (WritableMemory declares them), as OpenAPI shows them on
 # a body that takes them.
 MEMORY_RULES: dict[str, dict[str, Any]] = {
@@ -115,6 +93,28 @@ MEMORY_RULES: dict[str, dict[str, Any]] = {
     "git_commit": COMMIT,
     "files": line_rules("path", items=MEMORY_FILES),
 }
+
+
+# The memory's fields other bodies take too, with the same rules (a body may add its own
+# description).
+Repository = Annotated[str | None, Field(json_schema_extra=MEMORY_RULES["source_repo"])]
+Branch = Annotated[str | None, Field(json_schema_extra=MEMORY_RULES["git_branch"])]
+Commit = Annotated[str | None, Field(json_schema_extra=MEMORY_RULES["git_commit"])]
+
+
+# A write says where it belongs: a repository, or null for a memory that holds in every
+# repository (global). Required, so that no forgotten field files one everywhere.
+FILED_UNDER: Any = Field(
+    description="The repository it belongs to; null: global (every repository's sessions)."
+)
+
+
+class WrittenIn(Body, WrittenAt):
+    """Where a memory was written (WrittenAt), its repository required: a forgotten field
+    must not file a memory everywhere. A body built on it shows the fields' rules
+    (with_memory_rules)."""
+
+    source_repo: str | None = FILED_UNDER
 
 
 def with_memory_rules(*examples: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
@@ -259,7 +259,6 @@ class RememberIn(WrittenIn):
     context: str | None = Field(
         default=None,
         description="The task or situation the learning came from; searched.",
-        json_schema_extra=text_rules("max_context_chars"),
     )
 
     def draft(self) -> RememberDraft:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from app.domain.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MEMORY_TYPE,
+    DEFAULT_SOURCE,
     DEFAULT_TRUST,
     KNOWN_MEMORY_TYPES,
 )
@@ -139,7 +140,7 @@ class WritableMemory(WrittenAt):
     trust_level: str = DEFAULT_TRUST
     confidence: str = DEFAULT_CONFIDENCE
     pinned: bool = False
-    source: str = "api"
+    source: str = DEFAULT_SOURCE
     name: str | None = None
     metadata: dict[str, Any] = Field(
         default_factory=dict,

@@ -19,6 +19,7 @@ from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MEMORY_TYPE,
+    DEFAULT_SOURCE,
     DEFAULT_TRUST,
     TRUST_ORDER,
     Confidence,
@@ -73,7 +74,7 @@ class MemoryDraft:
     trust_level: str = DEFAULT_TRUST
     confidence: str = DEFAULT_CONFIDENCE
     pinned: bool = False
-    source: str = "api"
+    source: str = DEFAULT_SOURCE
     name: str | None = None
     metadata: Mapping[str, Any] | None = None
     context: str | None = None
@@ -112,10 +113,10 @@ def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
         tags=clean_tags(draft.tags, limits),
         source_repo=clean_line(draft.source_repo, "source_repo"),
         task_id=clean_line(draft.task_id, "task_id"),
-        trust_level=one_of(draft.trust_level, "trust_level", TRUST_ORDER, "agent"),  # type: ignore[arg-type]
+        trust_level=one_of(draft.trust_level, "trust_level", TRUST_ORDER, DEFAULT_TRUST),  # type: ignore[arg-type]
         confidence=one_of(draft.confidence, "confidence", CONFIDENCES, DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
         pinned=bool(draft.pinned),
-        source=clean_line(draft.source, "source") or "api",
+        source=clean_line(draft.source, "source") or DEFAULT_SOURCE,
         name=clean_line(draft.name, "name"),
         metadata=clean_metadata(draft.metadata, limits),
         context=clean_context(draft.context, limits),

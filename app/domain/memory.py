@@ -19,6 +19,7 @@ Confidence = Literal["high", "medium", "low"]
 DEFAULT_MEMORY_TYPE = "general"
 DEFAULT_CONFIDENCE: Confidence = "medium"
 DEFAULT_TRUST: TrustLevel = "agent"
+DEFAULT_SOURCE = "api"  # who wrote it, when the writer does not say
 
 # Built-in types; any lower_snake_case name is accepted (the vocabulary is extensible).
 KNOWN_MEMORY_TYPES = (
@@ -66,7 +67,7 @@ class NewMemory:
     trust_level: TrustLevel = DEFAULT_TRUST
     confidence: Confidence = DEFAULT_CONFIDENCE
     pinned: bool = False
-    source: str = "api"
+    source: str = DEFAULT_SOURCE
     name: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # The situation the memory came from (the task, the question it answers): searched,

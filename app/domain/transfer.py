@@ -17,10 +17,7 @@ from app.domain.errors import InvalidInputError
 from app.domain.fields import WritableMemory, by_name, fields_of
 from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
 from app.domain.inputs import MemoryDraft, from_mapping, new_memory
-from app.domain.memory import (
-    Memory,
-    NewMemory,
-)
+from app.domain.memory import Memory, NewMemory
 from app.domain.sessions import (
     KeyChange,
     Session,

@@ -188,7 +188,7 @@ def _keyword_on(p: SearchParams) -> str:
 _HITS = "postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {term}) AS k(hit)"
 
 
-def _term_reads(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[str]:
+def _term_reads(filters: str, p: SearchParams, s: SearchStatement) -> list[str]:
     """The query's terms, and what the keyword reader answers for each: its hits, or (a
     common term) its frequency."""
     # Without a vector side, the rows holding all the terms are read from the index too
@@ -199,7 +199,7 @@ def _term_reads(f: MemoryFilter, p: SearchParams, s: SearchStatement) -> list[st
     -- Each term's hits, read once through the GIN index, or for a term ANALYZE's statistics
     -- call common (more than 5 x term_cap rows) its frequency instead: a posting list
     -- every row is on is never read (memory_keyword_postings()).
-    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filter_value(f, s.bind)},
+    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters},
                                    {all_terms}) AS hits
     WHERE {_keyword_on(p)}
 )""",
@@ -241,7 +241,7 @@ def _term_weights(f: MemoryFilter, s: SearchStatement) -> list[str]:
     if f.is_narrowed:
         corpus = f"SELECT greatest({_scope_size(f, s, at_most='10 * :term_cap')}, 1)::float8 AS n"
     else:
-        corpus = "SELECT greatest(memory_home_rows(:tenant_id), 1)::float8 AS n"
+        corpus = "SELECT greatest(memory_home_rows(memory_home(:tenant_id)), 1)::float8 AS n"
     return [
         f"""corpus AS (
     {corpus}
@@ -330,7 +330,7 @@ def _keyword(p: SearchParams) -> list[str]:
     ]
 
 
-def _vector(f: MemoryFilter, s: SearchStatement) -> list[str]:
+def _vector(filters: str) -> list[str]:
     return [
         """vector_budget AS (
     -- The vector side's rows: none when alpha is 0, there is no query vector, or the
@@ -342,7 +342,7 @@ def _vector(f: MemoryFilter, s: SearchStatement) -> list[str]:
     -- beside the graph (memory_vector_candidates()).
     SELECT v.* FROM memory_vector_candidates(
         :embedding::vector, (SELECT n FROM vector_budget), (SELECT tsq FROM all_terms),
-        :tenant_id, {filter_value(f, s.bind)}) v
+        :tenant_id, {filters}) v
     WHERE (SELECT n FROM vector_budget) > 0
 )""",
     ]
@@ -509,6 +509,8 @@ def search_statement(
         ("track_access", p.track_access),
     ):
         s.bind(value, name)
+    # The filter as the one SQL value both readers take (memory_filter).
+    filters = filter_value(f, s.bind)
     # Re-embedding is for one PostgreSQL (docs/operations.md): a worker is not asked.
     s.bind(None if distributed else model, "model")
     stages = [
@@ -516,9 +518,9 @@ def search_statement(
         # the model a re-embed replaced gets false: it then searches by keyword alone).
         # Asked once, read three times.
         "model_check AS (SELECT memory_vector_fits(:model::text) AS fits)",
-        *_term_reads(f, p, s),
+        *_term_reads(filters, p, s),
         *_term_weights(f, s),
-        *_vector(f, s),  # before the keyword scores: they may draw on its rows
+        *_vector(filters),  # before the keyword scores: they may draw on its rows
         *_keyword(p),
         *_fuse(),
         *_effects(),

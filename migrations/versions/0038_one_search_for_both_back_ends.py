@@ -27,7 +27,7 @@ depends_on: str | Sequence[str] | None = None
 APP_ROLE = "agent_memory_app"
 CITUS_INSTALLED = "SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'"
 HOME = "public.memory_home(text)"
-HOME_ROWS = "public.memory_home_rows(text)"
+HOME_ROWS = "public.memory_home_rows(regclass)"
 TAGS_SHARE = "public.memory_tags_share(text[], regclass)"
 OLD_TAGS_SHARE = "public.memory_tags_share(text[])"
 # Dropped here (their folders' newest files), made again by a downgrade.

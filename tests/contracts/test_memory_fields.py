@@ -66,8 +66,20 @@ async def test_openapi_shows_the_configured_limits(
 ) -> None:
     from app.main import create_app
 
-    strict = settings.model_copy(update={"max_content_chars": 1234, "max_tags": 7})
-    spec = create_app(strict, embedder=embedder, database_url=database_url).openapi()
-    body = spec["components"]["schemas"]["MemoryIn"]["properties"]
+    specs = [
+        create_app(
+            settings.model_copy(update=limits), embedder=embedder, database_url=database_url
+        ).openapi()
+        for limits in (
+            {"max_content_chars": 1234, "max_tags": 7, "max_tag_chars": 33},
+            {"max_tag_chars": 44},  # a second server's document is its own (nothing shared)
+        )
+    ]
+    body = specs[0]["components"]["schemas"]["MemoryIn"]["properties"]
     assert body["content"]["maxLength"] == 1234 and body["tags"]["maxItems"] == 7
-    assert "x-limit" not in json.dumps(spec)
+    assert body["tags"]["items"]["maxLength"] == 33
+    assert (
+        specs[1]["components"]["schemas"]["MemoryIn"]["properties"]["tags"]["items"]["maxLength"]
+        == 44
+    )
+    assert "x-limit" not in json.dumps(specs)

@@ -63,7 +63,7 @@ AS $function$
             sized.include_superseded := (filters).include_superseded;
             sized.include_quarantined := true;
             search.sized := sized;
-            graph_rows := public.memory_home_rows(tenant);
+            graph_rows := public.memory_home_rows(home);
             search.exact_bound := public.memory_vector_exact_bound(graph_rows);
             IF search.exact_bound > 0 THEN
                 IF (filters).tags IS NOT NULL THEN
