@@ -99,6 +99,14 @@ class Calls:
         return Call("DELETE", f"/sessions/{session_id}")
 
     @staticmethod
+    def held() -> Call:
+        return Call("GET", "/memories/held")
+
+    @staticmethod
+    def approve(memory_id: str) -> Call:
+        return Call("POST", f"/memories/{memory_id}/approve")
+
+    @staticmethod
     def sessions(**filters: Any) -> Call:
         return Call("GET", "/sessions", params=_without_none(filters))
 
@@ -201,6 +209,12 @@ class MemoryClient:
 
     def delete_session(self, session_id: str) -> Any:
         return self.send(Calls.delete_session(session_id))
+
+    def held(self) -> Any:
+        return self.send(Calls.held())
+
+    def approve(self, memory_id: str) -> Any:
+        return self.send(Calls.approve(memory_id))
 
     def snapshot(
         self,

@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.domain.origins import origin_of
+from app.domain.provenance import UntrustedPolicy
 from app.domain.validation import Limits
 
 LIMITS = Limits()  # the defaults
@@ -170,6 +171,12 @@ class Settings(BaseSettings):
     # A write holding a credential (cloud keys, tokens, private keys, passwords...):
     # "refuse" answers 422 naming the field and the kind; "redact" stores [REDACTED:kind].
     secrets_policy: Literal["refuse", "redact"] = LIMITS.secrets_policy
+    # A memory written while a session that read untrusted input (a web page, another MCP
+    # server's tool, a download) is open: "wait" holds it until a person approves it
+    # (never handed over unasked meanwhile), "mark" hands it over marked with its sources,
+    # "hand-over" as any other. A memory telling an agent to run downloaded code or send
+    # data out is held whatever this says (app/domain/provenance.py).
+    untrusted_memories: UntrustedPolicy = LIMITS.untrusted_memories
 
     # Input limits: app/domain/validation.py's Limits holds the defaults and the rules.
     max_content_chars: int = Field(default=LIMITS.max_content_chars, ge=1)

@@ -51,6 +51,15 @@ class DraftOut(BaseModel):
 
 class DraftsOut(BaseModel):
     drafts: list[DraftOut]
+    sources: list[str] = Field(
+        default_factory=list,
+        description="The untrusted sources the session read (a memory kept from a draft"
+        " carries them, and by UNTRUSTED_MEMORIES waits for a person's review).",
+    )
+
+
+class SourcesHeldOut(BaseModel):
+    sources: int = Field(description="How many untrusted sources the session holds now.")
 
 
 class DraftsHeldOut(BaseModel):

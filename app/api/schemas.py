@@ -40,6 +40,7 @@ from app.domain.inputs import (
 from app.domain.keys import ROLES
 from app.domain.learning import MIN_LEARNING_CHARS
 from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER
+from app.domain.provenance import MAX_SOURCE_CHARS, MAX_SOURCES, MAX_SOURCES_A_CALL
 from app.domain.recall import (
     MAX_EXCLUDED,
     MAX_RECALL_TOKENS,
@@ -307,7 +308,7 @@ class RecallIn(Body):
         " marked).",
         json_schema_extra=documented(choices=tuple(RECALL_TYPES)),
     )
-    max_tokens: int | None = Field(
+    max_tokens: JsonInt | None = Field(
         default=None,
         description="The budget (default RECALL_MAX_TOKENS).",
         json_schema_extra=documented(between=MAX_RECALL_TOKENS),
@@ -318,9 +319,29 @@ class RecallIn(Body):
         " recalls').",
         json_schema_extra=documented(items=MAX_EXCLUDED),
     )
+    session_id: Annotated[UUID, Field(strict=False)] | None = Field(
+        default=None,
+        description="The asking session: a memory it wrote itself that waits for a person's"
+        " review is still handed to it (held ones are handed to no other).",
+    )
 
     def draft(self) -> RecallDraft:
         return RecallDraft(**self.model_dump())
+
+
+class SourcesIn(Body):
+    model_config = ConfigDict(
+        json_schema_extra=body({"sources": ["https://example.com/setup", "tool:WebSearch"]}),
+    )
+
+    sources: list[str] = Field(
+        min_length=1,
+        description="Where the session brought in content from outside the repository and the"
+        " user: URLs, or `tool:<name>` for a tool of another MCP server. Each is kept as one"
+        f" line of at most {MAX_SOURCE_CHARS} characters, credentials redacted; the session"
+        f" keeps its newest {MAX_SOURCES}.",
+        json_schema_extra=documented(items=MAX_SOURCES_A_CALL),
+    )
 
 
 class FileIn(Body):

@@ -15,11 +15,12 @@ from app.api.responses import (
     DraftsOut,
     SessionOut,
     SessionStartOut,
+    SourcesHeldOut,
     render_session,
     render_session_start,
 )
 from app.api.rules import documented
-from app.api.schemas import DraftIn, SessionEndIn, SessionIn
+from app.api.schemas import DraftIn, SessionEndIn, SessionIn, SourcesIn
 from app.domain.inputs import MAX_SNAPSHOT_CHARS, MIN_SNAPSHOT_CHARS
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.snapshot import render_json, render_markdown
@@ -69,8 +70,23 @@ async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep)
     summary="A session's drafts, oldest first",
 )
 async def drafts(session_id: SessionId, services: ServicesDep) -> DraftsOut:
-    found = await services.sessions.drafts(session_id)
-    return DraftsOut(drafts=[DraftOut(**d) for d in found])
+    found, sources = await services.sessions.drafts(session_id)
+    return DraftsOut(drafts=[DraftOut(**d) for d in found], sources=sources)
+
+
+@router.post(
+    "/sessions/{session_id:uuid}/sources",
+    response_model=SourcesHeldOut,
+    summary="Record that a session read untrusted input (a web page, another server's tool)",
+    description="The hooks call this when the agent brought in content from outside the"
+    " repository and the user. While the session is open, a memory written for its"
+    " repository carries these sources and, by UNTRUSTED_MEMORIES (default `wait`), waits"
+    " for a person's approval before any other session is handed it unasked.",
+)
+async def add_sources(
+    session_id: SessionId, body: SourcesIn, services: ServicesDep
+) -> SourcesHeldOut:
+    return SourcesHeldOut(sources=await services.sessions.add_sources(session_id, body.sources))
 
 
 @router.delete("/sessions/{session_id:uuid}", status_code=204, summary="Delete a session (admins)")

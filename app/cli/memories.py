@@ -1,5 +1,5 @@
 """Commands that use a running server through the typed client: remember, search, list,
-show, audit, hook."""
+show, review, audit, hook."""
 
 from __future__ import annotations
 
@@ -57,6 +57,17 @@ def register(command: Adder, parents: Parents) -> None:
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id")
     show.set_defaults(func=cmd_show)
+
+    review = command(
+        "review",
+        "the memories held for a person's review, with their sources, or approve one (admin key)",
+        [client, shown],
+    )
+    review.add_argument(
+        "action", nargs="?", choices=["list", "approve"], default="list", help="what to do"
+    )
+    review.add_argument("memory_id", nargs="?", help="the memory to approve")
+    review.set_defaults(func=cmd_review)
 
     audit = command(
         "audit", "the audit trail, newest first, or --undo (admin key)", [client, shown]
@@ -197,6 +208,34 @@ def cmd_show(args: argparse.Namespace) -> int:
     for label, value in item.items():
         if label not in (*first, "content") and value not in (None, "", [], {}):
             print(f"{label:>19}: {value}")
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """What waits for a person (app/domain/provenance.py), or a person's approval of one:
+    handed over unasked to every later session from then on."""
+    if args.action == "approve":
+        if not args.memory_id:
+            raise CommandError("agent-memory review approve: which memory? (its id)")
+        with client_of(args) as memory:
+            approved = memory.approve(memory_id(args.memory_id))
+        print(f"approved {approved['id']}: handed over unasked from now on")
+        return 0
+    with client_of(args) as memory:
+        held = memory.held()
+    if args.json:
+        print(json.dumps(held, indent=2, ensure_ascii=False))
+        return 0
+    for item in held:
+        print_memory_line(item)
+        provenance = item.get("provenance") or {}
+        for reason in provenance.get("reasons") or []:
+            print(f"    why: {reason}")
+        for source in provenance.get("sources") or []:
+            # Shown as data: quoted, so that no source can pose as this listing's lines.
+            print(f"    read: {json.dumps(source, ensure_ascii=False)}")
+    if not held:
+        say("nothing waits for review")
     return 0
 
 

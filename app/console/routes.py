@@ -256,7 +256,7 @@ async def memory_page(request: Request, runtime: RuntimeDep, memory_id: UUID) ->
     )
 
 
-ACTIONS = ("archive", "restore", "pin", "unpin", "delete", "confirm")
+ACTIONS = ("archive", "restore", "pin", "unpin", "delete", "confirm", "approve")
 
 
 # The specific memory actions first: the generic one below would take their paths.
@@ -323,6 +323,9 @@ async def memory_action(
             await services.lifecycle.edit(memory_id, changes)
         elif action == "confirm":
             await services.lifecycle.confirm(memory_id)
+        elif action == "approve":
+            await services.lifecycle.approve(memory_id)
+            return back_to("/console/review")
         else:
             await services.memories.delete(memory_id)
             return back_to("/console/browse")
@@ -478,6 +481,15 @@ async def sessions_page(
             "snapshot": render_markdown(snapshot),
         },
     )
+
+
+@router.get("/console/review")
+async def review_page(request: Request, runtime: RuntimeDep) -> Response:
+    """The memories held for a person's review, oldest first, each with why and the
+    sources its session read; an admin approves one here."""
+    async with services_of(request, runtime) as services:
+        held = await services.lifecycle.held()
+    return page(request, "review.html", {"nav": "review", "held": held})
 
 
 @router.get("/console/strategies")

@@ -25,6 +25,7 @@ ACTIONS = (
     "quarantine",
     "feedback",
     "confirm",
+    "approve",
     "mark_stale",
     "session_delete",
     "key_create",

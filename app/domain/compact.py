@@ -16,11 +16,13 @@ from typing import Protocol
 
 from app.domain.agent_text import quoted, tag_label, trust_label, type_label
 from app.domain.memory import Memory
+from app.domain.provenance import sources_of, unreviewed
 from app.domain.search import SearchHit
 from app.domain.text import cut, estimate_tokens, one_line
 
 COMPACT_OVERHEAD = 100
 MIN_CONTEXT_CHARS = 20
+SOURCES_SHOWN, MAX_SOURCE_SHOWN = 3, 100  # of an unreviewed memory's sources, beyond that
 
 
 def age(then: datetime, now: datetime) -> str:
@@ -41,8 +43,10 @@ class CompactHit:
     content: str
     context: str | None
     trust: str = "agent"  # who stands behind it: agent, user or system
-    # "global" (filed under no repository), "possibly stale" (its code changed since).
+    # "global" (filed under no repository), "possibly stale" (its code changed since),
+    # "held-for-review" and "unreviewed" (written after untrusted input: provenance.py).
     marks: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # the untrusted sources its session read, if any
 
     def cut_context(self, chars: int = COMPACT_OVERHEAD // 2) -> str | None:
         """The context, on one line, cut to `chars` (for the JSON form)."""
@@ -69,7 +73,16 @@ class CompactHit:
         if self.context and room >= MIN_CONTEXT_CHARS:
             cut_context = quoted_within(one_line(self.context), room - len(label) - 1)
             context = f"{label}{cut_context})" if cut_context else ""
-        return f"{head}{tags}{tail}{context}"
+        return f"{head}{tags}{tail}{context}{self.sources_line()}"
+
+    def sources_line(self) -> str:
+        """Where an unreviewed memory's session read untrusted input: its first few
+        sources, quoted (a writer's text, never structure)."""
+        if not self.sources:
+            return ""
+        shown = ", ".join(quoted(cut(s, MAX_SOURCE_SHOWN)) for s in self.sources[:SOURCES_SHOWN])
+        more = len(self.sources) - SOURCES_SHOWN
+        return f"\n(read before it was written: {shown}{f' and {more} more' if more > 0 else ''})"
 
 
 def quoted_within(text: str, chars: int) -> str | None:
@@ -118,6 +131,10 @@ def marks_of(memory: Memory) -> tuple[str, ...]:
         marks.append("global")
     if memory.stale_since is not None:
         marks.append("possibly-stale")
+    if memory.held:
+        marks.append("held-for-review")
+    elif unreviewed(memory):
+        marks.append("unreviewed")
     return tuple(marks)
 
 
@@ -151,6 +168,7 @@ def compact_memory(memory: Memory, now: datetime, score: float | None = None) ->
         context=memory.context,
         trust=memory.trust_level,
         marks=marks_of(memory),
+        sources=tuple(sources_of(memory.provenance)) if unreviewed(memory) else (),
     )
 
 

@@ -84,6 +84,9 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
         "stale_since", "server", exported=False, doc="A file it is about changed", audited=True
     ),
     MemoryField("stale_reason", "server", exported=False, doc="Which file, at which commit"),
+    # Waiting for a person before it is handed over unasked (app/domain/provenance.py).
+    MemoryField("held_at", "server", audited=True, doc="Held for a person's review since"),
+    MemoryField("provenance", "server", doc="The untrusted sources read before it was written"),
     MemoryField("has_embedding", "server", exported=False, stored=False),
     MemoryField("intact", "server", exported=False, stored=False),
 )

@@ -5,9 +5,11 @@ app/repository/filters.py turns it into SQL in one place."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
+from uuid import UUID
 
+from app.domain.errors import InvalidInputError
 from app.domain.memory import TRUST_ORDER, trust_at_least
 from app.domain.times import time_window
 from app.domain.validation import (
@@ -43,15 +45,20 @@ class MemoryFilter:
     # Stored in [since, until) (created_at; app/domain/times.py reads what the doors send).
     since: datetime | None = None
     until: datetime | None = None
+    # False for what is handed over unasked (a snapshot, a recall, a hint): the memories
+    # held for a person's review are left out (app/domain/provenance.py), but for those
+    # `held_session` wrote (the asking session sees its own writes).
+    include_held: bool = True
+    held_session: UUID | None = field(default=None, metadata={"switch": True})
 
     @property
     def is_narrowed(self) -> bool:
         """Whether the filter keeps a part of the tenant's live rows: any field but the
-        switches (whose default is a bool) is set."""
+        switches (a bool's default, or marked so) is set."""
         return any(
             getattr(self, f.name) not in (None, (), [])
             for f in fields(self)
-            if not isinstance(f.default, bool)
+            if not isinstance(f.default, bool) and not f.metadata.get("switch")
         )
 
 
@@ -71,6 +78,10 @@ class FilterDraft:
     scope: str | None = None  # "all" (the default: with global memories) or "repo"
     since: str | None = None  # stored in [since, until): app/domain/times.py
     until: str | None = None
+    # What is handed over unasked (recall, a hint), for this session (its id, if known):
+    # the held memories are left out, but for those the session wrote.
+    handed_unasked: bool = False
+    session_id: str | UUID | None = None
 
 
 def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = None) -> MemoryFilter:
@@ -94,4 +105,15 @@ def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = Non
         include_quarantined=bool(draft.include_quarantined),
         since=start,
         until=end,
+        include_held=not draft.handed_unasked,
+        held_session=_session_id(draft.session_id) if draft.handed_unasked else None,
     )
+
+
+def _session_id(value: str | UUID | None) -> UUID | None:
+    if value is None or isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError as exc:
+        raise InvalidInputError("session_id is a session's id", field="session_id") from exc

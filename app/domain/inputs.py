@@ -445,7 +445,8 @@ def hint_query(task: str, source_repo: str, limits: Limits) -> SearchQuery:
     text, dropped = bound_query_terms(task[: limits.max_query_chars], limits.max_query_terms)
     return SearchQuery(
         text=text,
-        filter=MemoryFilter(source_repo=repo, memory_types=["strategy"]),
+        # Handed over before planning, unasked: a strategy held for review is not.
+        filter=MemoryFilter(source_repo=repo, memory_types=["strategy"], include_held=False),
         limit=STRATEGY_HINT_CANDIDATES,
         alpha=None,
         track_access=True,

@@ -117,6 +117,8 @@ class Memory:
     files: list[str]
     stale_since: datetime | None
     stale_reason: dict[str, Any] | None
+    held_at: datetime | None
+    provenance: dict[str, Any] | None
     has_embedding: bool
     intact: bool = True  # the content still matches the hash its writer stored
 
@@ -124,6 +126,11 @@ class Memory:
     def quarantined(self) -> bool:
         """Marked quarantined: imported as such, or found altered behind the API's back."""
         return self.quarantined_at is not None
+
+    @property
+    def held(self) -> bool:
+        """Waiting for a person's approval before it is handed over unasked."""
+        return self.held_at is not None
 
     @property
     def servable(self) -> bool:
@@ -181,6 +188,16 @@ def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
 
 def outcome_note(outcome: StoreOutcome) -> str:
     """What a writer should know beyond stored or reinforced, in its answer's message."""
+    held = (
+        "; held for a person's review before other sessions are handed it (this session"
+        " read untrusted input, or it tells an agent to run downloaded code or send data out)"
+        if outcome.memory.held  # app/domain/provenance.py
+        else ""
+    )
+    return held + _kin_note(outcome)
+
+
+def _kin_note(outcome: StoreOutcome) -> str:
     if outcome.merged:
         return f" (a near-duplicate of memory {outcome.memory.id}, which it reinforced)"
     if outcome.may_supersede is not None:

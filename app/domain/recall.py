@@ -37,6 +37,8 @@ class RecallDraft:
     purpose: str = "prompt"
     max_tokens: int | None = None
     exclude: Sequence[str | UUID] = ()
+    # The asking session: what it wrote itself and is held for review, it is still handed.
+    session_id: str | UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,12 @@ def recall_query(draft: RecallDraft) -> RecallQuery:
             raise InvalidInputError("exclude holds memory ids", field="exclude") from exc
     search = SearchDraft(
         q=draft.q,
-        filter=FilterDraft(source_repo=draft.source_repo, memory_type=RECALL_TYPES[purpose]),
+        filter=FilterDraft(
+            source_repo=draft.source_repo,
+            memory_type=RECALL_TYPES[purpose],
+            handed_unasked=True,
+            session_id=draft.session_id,
+        ),
         limit=CANDIDATES,
         track_access=False,  # only what is handed over counts as read
     )

@@ -18,6 +18,7 @@ from app.domain.fields import WritableMemory, by_name, fields_of
 from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
 from app.domain.inputs import MemoryDraft, from_mapping, new_memory
 from app.domain.memory import Memory, NewMemory
+from app.domain.provenance import clean_provenance, reasons_of
 from app.domain.sessions import (
     KeyChange,
     Session,
@@ -77,6 +78,9 @@ class MemoryState:
     archived_at: datetime | None = None
     quarantined_at: datetime | None = None
     created_at: datetime | None = None
+    # Held for a person when exported, and why: an import never releases a hold.
+    held_at: datetime | None = None
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,8 @@ def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) 
         archived_at=_aware(state.archived_at, "archived_at"),
         quarantined_at=_aware(state.quarantined_at, "quarantined_at"),
         created_at=_aware(state.created_at, "created_at"),
+        held_at=_aware(state.held_at, "held_at"),
+        provenance=clean_provenance(state.provenance),
     )
     embedding = None
     if dimensions is not None and draft.embedding is not None:
@@ -191,6 +197,17 @@ def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) 
         embedding,
         content_hash,
     )
+
+
+def held_if_dangerous(state: MemoryState, reason: str | None) -> MemoryState:
+    """An imported line telling an agent to run downloaded code or send data out
+    (`reason`: what dangerous_instruction() found) is held, as a stored one is, whatever
+    the file says of it."""
+    if reason is None or state.held_at is not None:
+        return state
+    reasons = [*reasons_of(state.provenance), reason]
+    provenance = {**(state.provenance or {}), "reasons": list(dict.fromkeys(reasons))}
+    return replace(state, held_at=datetime.now(UTC), provenance=provenance)
 
 
 def at_line(line: int, error: InvalidInputError) -> InvalidInputError:
@@ -252,6 +269,17 @@ class ExportedMemory(WritableMemory):
         default=None, description="Set when the content was found altered behind the API's back."
     )
     created_at: datetime | None = None
+    held_at: datetime | None = Field(
+        default=None,
+        description="Set while it waits for a person's approval before it is handed over"
+        " unasked (written after untrusted input, or telling an agent to run downloaded code"
+        " or send data out).",
+    )
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="Why it was held or marked (`reasons`) and the untrusted sources its"
+        " session read (`sources`: URLs, `tool:<name>`).",
+    )
     superseded_by: UUID | None = None
     # The hash the memory's writer stored: an import quarantines a line whose content no
     # longer matches it (altered in the file, or before the export).

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import MEMORY_TYPE_PATTERN
+from app.domain.provenance import DEFAULT_UNTRUSTED_POLICY, UntrustedPolicy
 from app.domain.scripts import mixes_scripts
 from app.domain.text import PATTERN_END
 from app.domain.unicode_tables import EMOJI, EMOJI_MODIFIER, EXTENDED_PICTOGRAPHIC
@@ -112,6 +113,9 @@ class Limits:
     max_metadata_depth: int = 8
     # What a write holding a credential gets: refused (422), or stored with it redacted.
     secrets_policy: Literal["refuse", "redact"] = "refuse"
+    # What a memory written after untrusted input gets (app/domain/provenance.py): held
+    # for a person ("wait"), handed over marked ("mark"), or handed over ("hand-over").
+    untrusted_memories: UntrustedPolicy = DEFAULT_UNTRUSTED_POLICY
 
 
 # Every other text field, by name, in characters. The same name means the same rule in

@@ -34,6 +34,7 @@ _SQL_TYPES = {
     "Sequence[str] | None": "text[]",
     "float | None": "real",
     "datetime | None": "timestamptz",
+    "UUID | None": "uuid",
 }
 
 

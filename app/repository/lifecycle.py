@@ -12,7 +12,13 @@ from app.domain.fields import EDITABLE_FIELDS
 from app.domain.memory import Memory
 from app.domain.sessions import CommitChange, changed_after
 from app.repository.filters import only_repository_rows
-from app.repository.rows import ACCESS_COUNT, MEMORY_COLUMNS, returning_memories, to_memory
+from app.repository.rows import (
+    ACCESS_COUNT,
+    MEMORY_COLUMNS,
+    SERVABLE,
+    returning_memories,
+    to_memory,
+)
 from app.repository.sql import named
 
 
@@ -120,6 +126,28 @@ class LifecycleRepository:
             " updated_at = now()",
             "m.archived_at IS NOT NULL",
         )
+
+    async def approve(self, memory_id: UUID) -> Memory | None:
+        """A person approved a held memory: handed over unasked from now on (kept as it was
+        if not held). Its provenance stays: a search still shows where it came from."""
+        return await self._change_or_read(
+            memory_id,
+            "held_at = NULL, version = m.version + 1, updated_at = now(),"
+            " provenance = coalesce(m.provenance, '{}')"
+            " || jsonb_build_object('approved_at', now())",
+            f"m.held_at IS NOT NULL AND {SERVABLE}",
+        )
+
+    async def held(self, limit: int) -> list[Memory]:
+        """The memories waiting for a person's review, oldest first (memories_held_key)."""
+        conn = await self._uow.connection()
+        sql = (
+            f"SELECT {MEMORY_COLUMNS} FROM memories m"
+            " WHERE m.tenant_id = :tenant_id AND m.held_at IS NOT NULL AND memory_is_live(m)"
+            f" AND {SERVABLE} ORDER BY m.held_at, m.id LIMIT :row_limit"
+        )
+        rows = await conn.fetch(*named(sql, {"tenant_id": self.tenant_id, "row_limit": limit}))
+        return [to_memory(row) for row in rows]
 
     async def _change_or_read(
         self, memory_id: UUID, assignments: str, applies: str

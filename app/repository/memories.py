@@ -12,6 +12,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.duplicates import NEAREST, Neighbour
 from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory, NewMemory
+from app.domain.provenance import Hold
 from app.repository.filters import served_sql
 from app.repository.rows import (
     CLIENT_COLUMNS,
@@ -58,12 +59,14 @@ OBSERVED_AGAIN = "observation_count = m.observation_count + 1"
 _UPSERT = returning_memories(
     f"""
 INSERT INTO memories AS m (
-    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash
+    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
+    held_at, provenance
 )
 VALUES (
     :tenant_id, {CLIENT_VALUES}, memory_content_hash(:content),
     {VECTOR_IF_FITS}, :created_by_key,
-    memory_content_hash(:context)
+    memory_content_hash(:context),
+    :held_at, :provenance
 )
 ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     {OBSERVED_AGAIN},
@@ -201,7 +204,11 @@ class MemoryRepository:
         return self._uow.tenant_id
 
     def _upsert_values(
-        self, new: NewMemory, embedding: Sequence[float] | None, writable: Sequence[str]
+        self,
+        new: NewMemory,
+        embedding: Sequence[float] | None,
+        writable: Sequence[str],
+        hold: Hold | None,
     ) -> dict[str, Any]:
         return {
             "tenant_id": self.tenant_id,
@@ -210,6 +217,9 @@ class MemoryRepository:
             "created_by_key": self._uow.key_id,
             "embedding_model": self._uow.embedding_model,
             "writable": list(writable),
+            # A new row only: known content keeps its own (a hold is released by a person).
+            "held_at": datetime.now(UTC) if hold is not None and hold.held else None,
+            "provenance": hold.provenance if hold is not None else None,
         }
 
     def _reinforce_values(
@@ -270,7 +280,9 @@ class MemoryRepository:
         return reinforced
 
     async def upsert_many(
-        self, items: Sequence[tuple[NewMemory, Sequence[float] | None]], writable: Sequence[str]
+        self,
+        items: Sequence[tuple[NewMemory, Sequence[float] | None, Hold | None]],
+        writable: Sequence[str],
     ) -> list[UpsertResult | None]:
         """In input order, in the caller's transaction; None where the content is that of a
         quarantined or altered memory, which is never reinforced. One statement per memory:
@@ -280,9 +292,9 @@ class MemoryRepository:
             return []  # everything was reinforced
         conn = await self._uow.connection()
         results = []
-        for new, embedding in items:
+        for new, embedding, hold in items:
             row = await conn.fetchrow(
-                *named(_UPSERT, self._upsert_values(new, embedding, writable))
+                *named(_UPSERT, self._upsert_values(new, embedding, writable, hold))
             )
             results.append(UpsertResult(to_memory(row), row["inserted"]) if row else None)
         return results

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.provenance import Exposure
 from app.domain.sessions import Session, SessionStartRequest
 from app.repository.filters import only_repository_rows
 from app.repository.rows import INTACT
@@ -36,6 +39,8 @@ WITH scope AS (
     WHERE m.tenant_id = :tenant_id
       AND (:source_repo::text IS NULL OR m.source_repo = :source_repo OR m.source_repo IS NULL)
       AND memory_is_live(m)
+      -- Handed over unasked: what waits for a person's review is not (provenance.py).
+      AND m.held_at IS NULL
 ),
 recent AS (
     SELECT s.*, row_number() OVER (PARTITION BY s.kind ORDER BY s.created_at DESC, s.id DESC)
@@ -146,13 +151,57 @@ class SessionRepository:
         held = await conn.fetchval(*named(sql, values))
         return int(held) if held is not None else None
 
-    async def drafts(self, session_id: UUID) -> list[dict[str, Any]] | None:
+    async def add_sources(self, session_id: UUID, sources: Sequence[str], keep: int) -> int | None:
+        """An active session read untrusted input from `sources`: added to its own (each
+        once, its newest `keep`), exposed from now on if any; how many it then holds, or
+        None when the session is unknown or has ended. (The time is bound: Citus takes no
+        now() inside CASE or coalesce in an UPDATE.)"""
         conn = await self._uow.connection()
-        sql = "SELECT drafts FROM sessions WHERE tenant_id = :tenant_id AND id = :id"
+        sql = """
+            UPDATE sessions s SET
+              exposed_at = CASE WHEN cardinality(:sources::text[]) > 0
+                                THEN coalesce(s.exposed_at, :now::timestamptz)
+                                ELSE s.exposed_at END,
+              sources = (
+                SELECT coalesce(array_agg(k.source ORDER BY k.n), '{}')
+                FROM (SELECT a.source, min(a.n) AS n
+                      FROM unnest(s.sources || :sources::text[]) WITH ORDINALITY AS a(source, n)
+                      GROUP BY a.source
+                      ORDER BY min(a.n) DESC LIMIT :keep) k
+            )
+            WHERE s.tenant_id = :tenant_id AND s.id = :id AND s.status = 'active'
+            RETURNING cardinality(s.sources) AS held"""
+        values = {
+            "tenant_id": self._uow.tenant_id, "id": session_id, "sources": list(sources),
+            "keep": keep, "now": datetime.now(UTC),
+        }  # fmt: skip
+        held = await conn.fetchval(*named(sql, values))
+        return int(held) if held is not None else None
+
+    async def exposure(self, source_repo: str | None) -> Exposure | None:
+        """The newest active session that read untrusted input and that a write to
+        `source_repo` may come from: one of that repository, or, for a global write (no
+        repository), any. A write does not say which session it belongs to (an MCP call
+        is not a hook's), so every write that may be one of its own carries its sources."""
+        conn = await self._uow.connection()
+        sql = """
+            SELECT s.id, s.sources FROM sessions s
+            WHERE s.tenant_id = :tenant_id AND s.status = 'active' AND s.exposed_at IS NOT NULL
+              AND (:source_repo::text IS NULL OR s.source_repo = :source_repo)
+            ORDER BY s.exposed_at DESC LIMIT 1"""
+        row = await conn.fetchrow(
+            *named(sql, {"tenant_id": self._uow.tenant_id, "source_repo": source_repo})
+        )
+        return Exposure(row["id"], tuple(row["sources"])) if row else None
+
+    async def drafts(self, session_id: UUID) -> tuple[list[dict[str, Any]], list[str]] | None:
+        """A session's drafts and the untrusted sources it read; None when unknown."""
+        conn = await self._uow.connection()
+        sql = "SELECT drafts, sources FROM sessions WHERE tenant_id = :tenant_id AND id = :id"
         found = await conn.fetchrow(
             *named(sql, {"tenant_id": self._uow.tenant_id, "id": session_id})
         )
-        return list(found["drafts"]) if found else None
+        return (list(found["drafts"]), list(found["sources"])) if found else None
 
     async def end(
         self, session_id: UUID, status: str, summary: str | None, key_changes: list[dict[str, Any]]

@@ -28,6 +28,8 @@ from app.services.audit import AuditService, AuditTrail
 from app.services.memories import MemoryService
 from app.telemetry import Telemetry
 
+MAX_HELD_LISTED = 200  # a review list's length: the oldest first
+
 logger = logging.getLogger("agent_memory.prune")
 
 
@@ -140,6 +142,20 @@ class LifecycleService:
     async def restore(self, memory_id: UUID) -> Memory:
         self._actor.require("admin")
         return await self._change("restore", memory_id, self._repo.restore)
+
+    async def approve(self, memory_id: UUID) -> Memory:
+        """A person's approval of a held memory (app/domain/provenance.py): handed over
+        unasked from now on. An admin's act, never an agent's."""
+        self._actor.require("admin")
+        before = await self._memories.get(memory_id)
+        if before is not None:
+            before.require_changeable()
+        return await self._change("approve", memory_id, self._repo.approve)
+
+    async def held(self, limit: int = MAX_HELD_LISTED) -> list[Memory]:
+        """What waits for a person's review, oldest first."""
+        self._actor.require("admin")
+        return await self._repo.held(limit)
 
     async def _change(
         self,

@@ -24,10 +24,12 @@ from app.domain.inputs import (
 )
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.domain.principal import Principal
+from app.domain.provenance import Exposure, Hold, dangerous_instruction, hold_for
 from app.domain.secrets import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository, UpsertResult
+from app.repository.sessions import SessionRepository
 from app.services.audit import AuditTrail
 from app.telemetry import Telemetry
 
@@ -39,6 +41,9 @@ EMBED_CHUNK = 64
 # Text screened for secrets on the event loop; more goes to a worker thread (~1 ms per
 # 1,000 characters).
 SCREEN_INLINE_CHARS = 20_000
+# Text read for dangerous instructions on the event loop (0.1 ms for a lesson; a crafted
+# 20,000 characters, 350 ms); more goes to a worker thread.
+RULE_INLINE_CHARS = 2_000
 # Supersede links followed each way for a memory's history.
 MAX_LINEAGE = 20
 
@@ -149,11 +154,14 @@ class MemoryService:
         writable = self.actor.writable_trust
         reinforced = await self._repo.reinforce_embedded(items, writable)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]
+        holds = await self._holds([items[i] for i in fresh])
         if fresh:
             # The model's work should hold no pool slot: under load it queues, and held
             # slots would starve searches. Possible while nothing is written yet.
             await self._uow.release_if_unwritten()
-        upserted = await self._embed_and_upsert([items[i] for i in fresh], writable)
+        upserted = await self._embed_and_upsert(
+            [(items[i], hold) for i, hold in zip(fresh, holds, strict=True)], writable
+        )
         outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
         for i, result in zip(fresh, upserted, strict=True):
             if result is None:
@@ -171,13 +179,42 @@ class MemoryService:
             self._log(outcome)
         return done
 
+    async def _holds(self, news: Sequence[NewMemory]) -> list[Hold | None]:
+        """What each new memory carries of where it came from, and whether it waits for a
+        person (app/domain/provenance.py): its text, and an open session of its repository
+        (or, for a global one, any) that read untrusted input."""
+        sessions = SessionRepository(self._uow)
+        exposures: dict[str | None, Exposure | None] = {}
+        dangers = await self.dangerous([new.content for new in news])
+        holds = []
+        for new, danger in zip(news, dangers, strict=True):
+            if new.source_repo not in exposures:
+                exposures[new.source_repo] = await sessions.exposure(new.source_repo)
+            policy = self.limits.untrusted_memories
+            holds.append(hold_for(danger, new.trust_level, exposures[new.source_repo], policy))
+        return holds
+
+    @staticmethod
+    async def dangerous(texts: Sequence[str]) -> list[str | None]:
+        """What each text tells an agent to do that holds it whatever its provenance
+        (app/domain/provenance.py), read in a worker thread past RULE_INLINE_CHARS."""
+
+        def read_all() -> list[str | None]:
+            return [dangerous_instruction(text) for text in texts]
+
+        if sum(len(text) for text in texts) > RULE_INLINE_CHARS:
+            return await asyncio.to_thread(read_all)
+        return read_all()
+
     async def _embed_and_upsert(
-        self, news: Sequence[NewMemory], writable: Sequence[str]
+        self, news: Sequence[tuple[NewMemory, Hold | None]], writable: Sequence[str]
     ) -> list[UpsertResult | None]:
         chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
 
-        def embed(chunk: Sequence[NewMemory]) -> asyncio.Task[list[list[float] | None]]:
-            return asyncio.ensure_future(self.vectors_for([m.embedding_text() for m in chunk]))
+        def embed(
+            chunk: Sequence[tuple[NewMemory, Hold | None]],
+        ) -> asyncio.Task[list[list[float] | None]]:
+            return asyncio.ensure_future(self.vectors_for([m.embedding_text() for m, _ in chunk]))
 
         results: list[UpsertResult | None] = []
         if not chunks:
@@ -196,14 +233,16 @@ class MemoryService:
         return results
 
     async def _merge_or_upsert(
-        self, pairs: Sequence[tuple[NewMemory, list[float] | None]], writable: Sequence[str]
+        self,
+        pairs: Sequence[tuple[tuple[NewMemory, Hold | None], list[float] | None]],
+        writable: Sequence[str],
     ) -> list[UpsertResult | None]:
         """Each new memory against its nearest live ones (app/domain/duplicates.py): a
         near-duplicate reinforces the memory it repeats, a likely contradiction is stored and
         names the memory it may supersede, anything else is stored (or, the same text,
         reinforced)."""
         results: list[UpsertResult | None] = []
-        for new, vector in pairs:
+        for (new, hold), vector in pairs:
             verdict = Verdict()
             if vector is not None:
                 verdict = judge(new.content, new.memory_type, await self._repo.nearest(new, vector))
@@ -212,7 +251,7 @@ class MemoryService:
                 if merged is not None:
                     results.append(UpsertResult(merged, inserted=False, merged=True))
                     continue
-            (result,) = await self._repo.upsert_many([(new, vector)], writable)
+            (result,) = await self._repo.upsert_many([(new, vector, hold)], writable)
             if result is not None and result.inserted and verdict.may_supersede is not None:
                 result = dataclasses.replace(result, may_supersede=verdict.may_supersede)
             results.append(result)

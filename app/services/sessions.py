@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict as vars_of
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,8 @@ from app.domain.drafts import MAX_DRAFTS, DraftText, draft_of
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import snapshot_budget, source_repo_filter
 from app.domain.principal import Principal, system_principal
-from app.domain.secrets import screen_fields
+from app.domain.provenance import MAX_SOURCES, clean_sources
+from app.domain.secrets import find_secrets, redacted, screen_fields
 from app.domain.sessions import (
     Session,
     SessionDraft,
@@ -151,12 +152,27 @@ class SessionService:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has ended: its drafts went with it")
 
-    async def drafts(self, session_id: UUID) -> list[dict[str, Any]]:
+    async def drafts(self, session_id: UUID) -> tuple[list[dict[str, Any]], list[str]]:
+        """The session's drafts, and the untrusted sources it read (which a memory kept
+        from a draft carries)."""
         self._actor.require("read")
         found = await self._repo.drafts(session_id)
         if found is None:
             raise NotFoundError(f"session {session_id} not found")
         return found
+
+    async def add_sources(self, session_id: UUID, sources: Sequence[str]) -> int:
+        """The session read untrusted input from `sources` (app/domain/provenance.py):
+        each kept with any credential in it redacted, whatever SECRETS_POLICY says (a
+        refusal would lose the record of the read); how many the session holds."""
+        self._actor.require("write")
+        cleaned = [redacted(s, find_secrets(s)) for s in clean_sources(sources)]
+        held = await self._repo.add_sources(session_id, cleaned, MAX_SOURCES)
+        if held is not None:
+            return held
+        if await self._repo.get(session_id) is None:
+            raise NotFoundError(f"session {session_id} not found")
+        raise ConflictError(f"session {session_id} has ended: it reads nothing more")
 
     async def delete(self, session_id: UUID) -> None:
         self._actor.require("admin")

@@ -21,6 +21,7 @@ from app.domain.transfer import (
     SessionLine,
     at_line,
     export_query,
+    held_if_dangerous,
     import_header,
     imported_memory,
     imported_session,
@@ -134,7 +135,9 @@ class TransferService:
             try:
                 item = imported_memory(draft, self._memories.limits, kept)
                 (screened,) = await self._memories.screened([item.new])
-                chunk.append(dataclasses.replace(item, new=screened))
+                (danger,) = await self._memories.dangerous([screened.content])
+                state = held_if_dangerous(item.state, danger)
+                chunk.append(dataclasses.replace(item, new=screened, state=state))
             except InvalidInputError as exc:
                 raise at_line(number, exc) from exc
             if len(chunk) == IMPORT_CHUNK:

@@ -18,7 +18,7 @@ from agent_memory_client.loop import Answer, handle, keep_for_later, take_pendin
 # SessionEnd at about 1.5 s whatever its timeout says; every client's hook timeout is 5 s.
 BUDGET_S = {
     "start": 2.5, "prompt": 1.0, "failed": 1.0, "ran": 1.0, "read": 1.0, "edited": 1.0,
-    "stop": 1.0, "end": 1.0, "idle": 0.1,
+    "fetched": 1.0, "stop": 1.0, "end": 1.0, "idle": 0.1,
 }  # fmt: skip
 HOOK_BUDGET_S = 3.0  # a hook of several events (Codex's Stop: stop, then end)
 

@@ -12,6 +12,9 @@ their answers into its output).
   after a failure is noted for a draft.
 - ran: a command that passed; the same command that failed before, after a change, becomes
   a draft the service screens and keeps beside the session (never a memory).
+- fetched: a tool brought content from outside the repository and the user (a web page,
+  another MCP server's tool, a download: provenance.py says which): the session records
+  its sources, once each, and a memory written while it is open waits for a person.
 - stop: keeps the turn's last words, and once a session reminds the agent to capture what it
   learned, with the session's drafts.
 - end: closes the session with the agent's last words (abandoned when it said nothing).
@@ -50,6 +53,7 @@ NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", 
 ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
 MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
 MAX_FILES_RECALLED = 200  # files a session remembers it recalled (once each)
+MAX_SOURCES_SENT = 50  # untrusted sources a session remembers it reported (once each)
 FILE_RECALL_TOKENS = 200  # a file's memories: less than a prompt's (RECALL_MAX_TOKENS)
 PENDING_CHARS = 4_000  # context waiting for a hook that can hand it over
 SNAPSHOT_CHARS = 6_000
@@ -86,11 +90,13 @@ CAPTURE_REMINDER = {
 }
 
 # idle: a moment with nothing of its own, where context that waits can be handed over.
-KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "stop", "end", "idle")
+KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "fetched", "stop", "end", "idle")
 # An end's reason for a turn that ends where the client has no session end (Codex): the
 # memory session is recorded, and the next prompt opens another, keeping these.
 TURN = "turn"
-REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode")
+# What the client's session carries into the next memory session: the untrusted input it
+# read is still in its context, so the new session is recorded as having read it too.
+REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode", "sources")
 
 
 class Event:
@@ -107,6 +113,7 @@ class Event:
         "path",
         "reason",
         "session",
+        "sources",
         "text",
         "transcript",
     )  # fmt: skip
@@ -125,8 +132,10 @@ class Event:
         reason: str = "",  # why the session ended
         continuing: bool = False,  # stop: the agent already goes on, a Stop hook said so
         did_something: bool = False,  # stop: the client says the turn did something
+        sources: tuple[str, ...] = (),  # fetched: what the tool read (provenance.py)
     ) -> None:
         self.kind, self.session, self.agent, self.cwd = kind, session, agent, cwd
+        self.sources = sources
         self.text, self.command, self.path, self.transcript = text, command, path, transcript
         self.reason, self.continuing, self.did_something = reason, continuing, did_something
 
@@ -322,6 +331,9 @@ def reopened(event: Event, server: Connection, state: dict[str, Any]) -> dict[st
     )  # fmt: skip
     state = {**state, "session_id": started["session_id"], "reminded": False}
     state["capture_mode"] = started["capture"]["capture_mode"]
+    if state.get("sources"):
+        body = {"sources": list(state["sources"])[-20:]}
+        server.call("POST", f"/sessions/{started['session_id']}/sources", body=body)
     save(event, state)
     return state
 
@@ -349,6 +361,8 @@ def stop(event: Event, server: Connection) -> Answer:
         drafts = server.call("GET", f"/sessions/{state['session_id']}/drafts")["drafts"]
     except Unavailable:
         drafts = []  # the reminder without them
+    if drafts and state.get("sources"):
+        drafts = [{**d, "untrusted": True} for d in drafts]
     save(event, {**state, "reminded": True})
     return Answer(reminder=reminder + drafts_note(drafts), done="capture reminder")
 
@@ -362,9 +376,18 @@ def drafts_note(drafts: list[dict[str, Any]]) -> str:
         f"{n}. {quoted(d['text'])} (files: {', '.join(quoted(f) for f in d['files'])})"
         for n, d in enumerate(drafts, start=1)
     ]
+    untrusted = (
+        " This session read untrusted input (a web page, another server's tool): what you"
+        " keep waits for a person's review before other sessions are handed it."
+        if any(d.get("untrusted") for d in drafts)
+        else ""
+    )
     return (
         "\n\nDrafts from this session (a failure a change fixed), not stored: keep one with"
-        " `remember` (rewrite it as the lesson, pass its files), or drop it.\n" + "\n".join(lines)
+        " `remember` (rewrite it as the lesson, pass its files), or drop it."
+        + untrusted
+        + "\n"
+        + "\n".join(lines)
     )
 
 
@@ -382,6 +405,8 @@ def _recall(
         return Answer(done="nothing to recall")
     handed = list(state.get("handed") or []) if state else []
     body: dict[str, Any] = {"q": q, "source_repo": repo, "purpose": purpose, "exclude": handed}
+    if state and state.get("session_id"):  # what it wrote and is held, it is still handed
+        body["session_id"] = state["session_id"]
     if purpose == "file":
         body["max_tokens"] = FILE_RECALL_TOKENS
     recalled = server.call("POST", "/recall", body=body)
@@ -507,6 +532,21 @@ def draft_of(failure: dict[str, Any]) -> dict[str, Any]:
     return {"text": text, "files": failure["changed"]}
 
 
+def fetched(event: Event, server: Connection) -> Answer:
+    """A tool brought untrusted input into the session: its sources recorded with the
+    session (each once), so that what the session writes while open waits for a person."""
+    state = load(event)
+    if state is None or state.get("session_id") is None:
+        return Answer(done="noted")
+    sent = list(state.get("sources") or [])
+    new = [s for s in dict.fromkeys(event.sources) if s and s not in sent]
+    if not new:
+        return Answer(done="noted")
+    server.call("POST", f"/sessions/{state['session_id']}/sources", body={"sources": new[:20]})
+    save(event, {**state, "sources": (sent + new)[-MAX_SOURCES_SENT:]})
+    return Answer(done="untrusted input noted")
+
+
 def keep_for_later(event: Event, context: str) -> None:
     """Context the client's hook for this event cannot hand over, for the next that can."""
     state = load(event)
@@ -530,5 +570,5 @@ def idle(event: Event, server: Connection) -> Answer:
 
 HANDLERS = {
     "start": start, "prompt": prompt, "failed": failed, "ran": ran, "read": read,
-    "edited": edited, "stop": stop, "end": end, "idle": idle,
+    "edited": edited, "fetched": fetched, "stop": stop, "end": end, "idle": idle,
 }  # fmt: skip

@@ -357,3 +357,117 @@ async def test_a_hook_that_cannot_keep_its_state_still_exits_0(served: str, tmp_
         len(err.decode().strip().splitlines()) == 1 and "continuing without memory" in err.decode()
     )
     assert "unavailable" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+# Untrusted input (client/agent_memory_client/provenance.py): each client's documented
+# payload for a web tool, another MCP server's tool and a shell download, and this
+# server's own tools, which bring nothing from outside.
+PAGE = "https://docs.example.com/setup"
+FETCHES: list[tuple[str, str, dict[str, Any], list[str]]] = [
+    ("claude-code", "post-tool-use",
+     {"tool_name": "WebFetch", "tool_input": {"url": PAGE, "prompt": "how to set up"}}, [PAGE]),
+    ("claude-code", "post-tool-use",
+     {"tool_name": "WebSearch", "tool_input": {"query": "acme setup"}}, ["search:acme setup"]),
+    ("claude-code", "post-tool-use",
+     {"tool_name": "mcp__github__get_issue", "tool_input": {"issue_number": 7}},
+     ["tool:mcp__github__get_issue"]),
+    ("claude-code", "post-tool-use",
+     {"tool_name": "Bash", "tool_input": {"command": f"curl -s {PAGE}"}}, [PAGE]),
+    ("claude-code", "post-tool-use",
+     {"tool_name": "mcp__plugin_agent-memory_memory__remember", "tool_input": {}}, []),
+    ("codex", "PostToolUse",
+     {"tool_name": "mcp__browser__navigate", "tool_input": {"url": PAGE}},
+     ["tool:mcp__browser__navigate"]),
+    ("codex", "PostToolUse",
+     {"tool_name": "Bash", "tool_input": {"command": "gh issue view 12"},
+      "tool_response": "title: setup"}, ["command:gh issue"]),
+    ("codex", "PostToolUse", {"tool_name": "mcp__agent-memory__remember", "tool_input": {}}, []),
+    ("gemini", "AfterTool",
+     {"tool_name": "web_fetch", "tool_input": {"prompt": f"summarise {PAGE}"}},
+     [f"search:summarise {PAGE}"]),
+    ("gemini", "AfterTool",
+     {"tool_name": "google_web_search", "tool_input": {"query": "acme"}}, ["search:acme"]),
+    ("gemini", "AfterTool",
+     {"tool_name": "mcp_github_get_issue", "tool_input": {},
+      "mcp_context": {"server_name": "github", "tool_name": "get_issue"}},
+     ["tool:github/mcp_github_get_issue"]),
+    ("gemini", "AfterTool",
+     {"tool_name": "mcp_agent-memory_remember", "tool_input": {},
+      "mcp_context": {"server_name": "agent-memory", "tool_name": "remember"}}, []),
+    ("gemini", "AfterTool",
+     {"tool_name": "run_shell_command", "tool_input": {"command": f"wget -qO- {PAGE}"},
+      "tool_response": {"llmContent": "Output: ok\nExit Code: 0"}}, [PAGE]),
+    ("cursor", "afterMCPExecution",
+     {"tool_name": "browser_navigate", "tool_input": {"url": PAGE}, "result_json": "{}",
+      "duration": 10}, ["tool:browser_navigate"]),
+    ("cursor", "afterMCPExecution",
+     {"tool_name": "remember", "tool_input": {"text": "x"}, "result_json": "{}"}, []),
+    ("cursor", "afterShellExecution",
+     {"command": f"curl -fsSL {PAGE} -o setup.md", "output": "", "duration": 5}, [PAGE]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("client", "hook", "payload", "sources"), FETCHES)
+def test_untrusted_input_becomes_a_fetched_event(
+    client: str, hook: str, payload: dict[str, Any], sources: list[str]
+) -> None:
+    common = CURSOR_COMMON if client == "cursor" else {"session_id": "s", "cwd": "/r"}
+    events = CLIENTS[client].events(hook, {**common, "hook_event_name": hook, **payload})
+    fetched = [event.sources for event in events if event.kind == "fetched"]
+    assert fetched == ([tuple(sources)] if sources else [])
+    # The read comes first: it is recorded even when what follows fails.
+    if fetched:
+        assert events[0].kind == "fetched"
+
+
+def test_every_client_hooks_the_tools_that_bring_untrusted_input() -> None:
+    matchers = {
+        name: " ".join(spec.matcher or "*" for spec in adapter.hooks)
+        for name, adapter in CLIENTS.items()
+    }
+    assert "WebFetch" in matchers["claude-code"] and "mcp__.*" in matchers["claude-code"]
+    assert "mcp__.*" in matchers["codex"]
+    assert "web_fetch" in matchers["gemini"] and "mcp_.*" in matchers["gemini"]
+    assert "afterMCPExecution" in {spec.event for spec in CLIENTS["cursor"].hooks}
+
+
+async def test_a_session_that_fetched_a_page_holds_what_it_writes(
+    served: str, db: asyncpg.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the hooks as Claude Code runs them: the fetch is recorded once with the
+    session, the lesson written after it waits for a person, and the session's own recall
+    still hands it (marked), which another session's does not."""
+    import asyncio
+
+    import httpx
+
+    from agent_memory_client.hooks import run_hook
+    from tests.cli.test_claude_code import checkout
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = checkout(tmp_path / "repo")
+
+    def hook(event: str, session: str, **fields: Any) -> tuple[str, str]:
+        payload = {"session_id": session, "cwd": str(repo), "hook_event_name": event, **fields}
+        return run_hook("claude-code", event, json.dumps(payload), served)
+
+    await asyncio.to_thread(hook, "session-start", "c-1")
+    fetch = {"tool_name": "WebFetch", "tool_input": {"url": PAGE}}
+    _, note = await asyncio.to_thread(hook, "post-tool-use", "c-1", **fetch)
+    assert "untrusted input noted" in note
+    _, note = await asyncio.to_thread(hook, "post-tool-use", "c-1", **fetch)
+    assert "noted" in note and "untrusted" not in note  # each source once
+    assert await db.fetchval("SELECT sources FROM sessions") == [PAGE]
+    lesson = {"content": "The setup guide says the fixtures live in tests/data/big",
+              "source_repo": "acme/api"}  # fmt: skip
+    async with httpx.AsyncClient(base_url=served) as http:
+        stored = (await http.post("/memories", json=lesson)).json()["memory"]
+    assert stored["held_at"] is not None and stored["provenance"]["sources"] == [PAGE]
+    prompt = {"prompt": "where do the big fixtures live in tests/data?"}
+    out, _ = await asyncio.to_thread(hook, "user-prompt-submit", "c-1", **prompt)
+    own = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert lesson["content"] in own and "held-for-review" in own and PAGE in own
+    started, _ = await asyncio.to_thread(hook, "session-start", "c-2")
+    assert lesson["content"] not in started
+    out, _ = await asyncio.to_thread(hook, "user-prompt-submit", "c-2", **prompt)
+    assert lesson["content"] not in out

@@ -407,6 +407,20 @@ OPERATIONS = [
             ("max_tokens", 10, "max_tokens"),
             ("exclude", ["not-a-memory-id"], "exclude.0"),
             ("exclude", [str(uuid.uuid4())] * 501, "exclude"),
+            ("session_id", "not-a-session-id", "session_id"),
+        ],
+    ),
+    Operation(
+        "sources",
+        "POST",
+        "/sessions/{session}/sources",
+        {"sources": ["https://example.com/setup"]},
+        # A source is never refused for what it holds (its hidden characters are left out,
+        # a credential in it redacted): a refusal would lose the record of the read.
+        bad=[
+            ("sources", ["https://example.com/x"] * 21, "sources"),
+            ("sources", [], "sources"),
+            ("sources", [7], "sources.0"),
         ],
     ),
     Operation(

@@ -118,7 +118,7 @@ async def test_the_hot_statements_run_as_one_task_on_one_worker(citus_url: str) 
         async with unit_of_work(database, "t2") as uow:
             memories = MemoryRepository(uow)
             (stored,) = await memories.upsert_many(
-                [(NewMemory("routed by tenant", source_repo="acme/api"), vector)], ["agent"]
+                [(NewMemory("routed by tenant", source_repo="acme/api"), vector, None)], ["agent"]
             )
             assert stored is not None
             await memories.get(stored.memory.id)
@@ -265,7 +265,7 @@ async def test_a_search_is_planned_once_on_the_tenants_worker(citus_url: str) ->
     try:
         async with unit_of_work(database, "t-once") as uow:
             await MemoryRepository(uow).upsert_many(
-                [(NewMemory("planned once on the worker"), vector)], ["agent"]
+                [(NewMemory("planned once on the worker"), vector, None)], ["agent"]
             )
             params = SearchParams("planned worker", vector, 0.6, 10, 50, 200, 0.3, 30, True)
             for _ in range(3):
@@ -581,7 +581,7 @@ async def test_a_search_whose_tenants_shard_changed_after_it_was_planned_asks_fo
     try:
         async with unit_of_work(database, tenant) as uow:
             await MemoryRepository(uow).upsert_many(
-                [(NewMemory("the shard changed under the search"), vector)], ["agent"]
+                [(NewMemory("the shard changed under the search"), vector, None)], ["agent"]
             )
         if change == "move":  # a shard of its own first, as isolate-tenant does
             await places.isolate(tenant, "block_writes")

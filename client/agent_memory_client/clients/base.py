@@ -81,6 +81,11 @@ def at(base: Event, kind: str, **fields: Any) -> Event:
     return base.at(kind, **fields)
 
 
+def fetched(base: Event, sources: Sequence[str]) -> list[Event]:
+    """The moment a tool brought untrusted input in (provenance.py's rule), if it did."""
+    return [at(base, "fetched", sources=tuple(sources))] if sources else []
+
+
 def looks_failed(output: str) -> bool:
     """Whether a command's output reads as a failure: its last lines name an error."""
     tail = "\n".join(output.strip().splitlines()[-5:])

@@ -10,11 +10,13 @@ from agent_memory_client.clients.base import (
     HookSpec,
     at,
     claude_shaped,
+    fetched,
     session_of,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+from agent_memory_client.provenance import command_sources, tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,11 +44,14 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     if hook == "post-tool-use-failure" and tool == "Bash":
         return [at(base, "failed", command=command, text=str(payload.get("error") or ""))]
     if hook == "post-tool-use" and tool == "Bash":
-        return [at(base, "ran", command=command)]
+        # The read recorded first: it holds even when what follows fails.
+        return [*fetched(base, command_sources(command)), at(base, "ran", command=command)]
     if hook == "post-tool-use" and tool in EDITING_TOOLS:
         return [at(base, "edited", path=path)]
     if hook == "post-tool-use" and tool == "Read":
         return [at(base, "read", path=path)]
+    if hook == "post-tool-use" and isinstance(tool, str):  # a web tool, another server's
+        return fetched(base, tool_sources(tool, tool_input))
     if hook == "stop":
         said = text_of(payload.get("last_assistant_message"))
         continuing = bool(payload.get("stop_hook_active"))
@@ -66,7 +71,11 @@ ADAPTER = Adapter(
         HookSpec("SessionStart", "startup|resume|clear|compact", "session-start"),
         HookSpec("UserPromptSubmit", None, "user-prompt-submit"),
         HookSpec("PostToolUseFailure", "Bash", "post-tool-use-failure"),
-        HookSpec("PostToolUse", "Bash|Edit|Write|MultiEdit|NotebookEdit|Read", "post-tool-use"),
+        HookSpec(
+            "PostToolUse",
+            "Bash|Edit|Write|MultiEdit|NotebookEdit|Read|WebFetch|WebSearch|mcp__.*",
+            "post-tool-use",
+        ),
         HookSpec("Stop", None, "stop"),
         HookSpec("SessionEnd", None, "session-end"),
     ),

@@ -19,12 +19,14 @@ from agent_memory_client.clients.base import (
     HookSpec,
     at,
     claude_shaped,
+    fetched,
     looks_failed,
     session_of,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+from agent_memory_client.provenance import command_sources, tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,12 +53,15 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         command = text_of(tool_input.get("command") or tool_input.get("cmd"))
         output = payload.get("tool_response")
         output = output if isinstance(output, str) else str(output or "")
+        brought = fetched(base, command_sources(command))
         if looks_failed(output):
-            return [at(base, "failed", command=command, text=output)]
-        return [at(base, "ran", command=command)]
+            return [*brought, at(base, "failed", command=command, text=output)]
+        return [*brought, at(base, "ran", command=command)]
     if hook == "PostToolUse" and tool == "apply_patch":
         patch = text_of(tool_input.get("command") or tool_input.get("input"))
         return [at(base, "edited", path=path) for path in patched_files(patch)]
+    if hook == "PostToolUse" and isinstance(tool, str):  # a web tool, another server's
+        return fetched(base, tool_sources(tool, tool_input))
     if hook == "Stop":
         said = text_of(payload.get("last_assistant_message"))
         continuing = bool(payload.get("stop_hook_active"))
@@ -75,7 +80,7 @@ ADAPTER = Adapter(
     hooks=(
         HookSpec("SessionStart", "startup|resume|clear"),
         HookSpec("UserPromptSubmit"),
-        HookSpec("PostToolUse", "Bash|apply_patch"),
+        HookSpec("PostToolUse", "Bash|apply_patch|web_search|mcp__.*"),
         HookSpec("Stop"),
     ),
     events=events,

@@ -17,11 +17,13 @@ from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
     at,
+    fetched,
     looks_failed,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+from agent_memory_client.provenance import command_sources, tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,9 +47,13 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "prompt", text=text_of(payload.get("prompt")))]
     if hook == "afterShellExecution":
         command, output = text_of(payload.get("command")), text_of(payload.get("output"))
+        brought = fetched(base, command_sources(command))
         if looks_failed(output):
-            return [at(base, "failed", command=command, text=output)]
-        return [at(base, "ran", command=command)]
+            return [*brought, at(base, "failed", command=command, text=output)]
+        return [*brought, at(base, "ran", command=command)]
+    if hook == "afterMCPExecution":  # any MCP server's tool: its names carry no prefix
+        tool = text_of(payload.get("tool_name"))
+        return fetched(base, tool_sources(tool, tool_input, mcp=True))
     if hook == "postToolUseFailure" and payload.get("tool_name") == "Shell":
         command = text_of(tool_input.get("command"))
         error = text_of(payload.get("error_message"))
@@ -61,8 +67,9 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "stop", did_something=done)]
     if hook == "sessionEnd":
         return [at(base, "end", reason=text_of(payload.get("reason")))]
-    if hook == "postToolUse":  # nothing of its own: it hands over what waits
-        return [at(base, "idle")]
+    if hook == "postToolUse":  # a web tool's use; else nothing of its own: what waits
+        tool = text_of(payload.get("tool_name"))
+        return [*fetched(base, tool_sources(tool, tool_input)), at(base, "idle")]
     return []
 
 
@@ -86,6 +93,7 @@ ADAPTER = Adapter(
         HookSpec("afterShellExecution"),
         HookSpec("postToolUseFailure", "Shell"),
         HookSpec("postToolUse"),
+        HookSpec("afterMCPExecution"),
         HookSpec("beforeReadFile"),
         HookSpec("afterFileEdit"),
         HookSpec("stop"),

@@ -18,11 +18,13 @@ from agent_memory_client.clients.base import (
     HookSpec,
     at,
     claude_shaped,
+    fetched,
     session_of,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
+from agent_memory_client.provenance import command_sources, tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,12 +67,17 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     if hook == "AfterTool" and tool == "run_shell_command":
         command = text_of(tool_input.get("command"))
         failure = shell_failure(payload.get("tool_response"))
+        brought = fetched(base, command_sources(command))
         if failure is not None:
-            return [at(base, "failed", command=command, text=failure)]
-        return [at(base, "ran", command=command)]
+            return [*brought, at(base, "failed", command=command, text=failure)]
+        return [*brought, at(base, "ran", command=command)]
     if hook == "AfterTool" and tool in EDITING_TOOLS | READING_TOOLS:
         kind = "read" if tool in READING_TOOLS else "edited"
         return [at(base, kind, path=text_of(tool_input.get("file_path")))]
+    if hook == "AfterTool" and isinstance(tool, str):  # a web tool, another server's
+        context = payload.get("mcp_context")
+        server = context.get("server_name") if isinstance(context, dict) else None
+        return fetched(base, tool_sources(tool, tool_input, text_of(server)))
     if hook == "AfterAgent":
         said = text_of(payload.get("prompt_response"))
         continuing = bool(payload.get("stop_hook_active"))
@@ -89,7 +96,11 @@ ADAPTER = Adapter(
     hooks=(
         HookSpec("SessionStart"),  # a lifecycle matcher is an exact string: every source
         HookSpec("BeforeAgent"),
-        HookSpec("AfterTool", "run_shell_command|replace|write_file|edit|read_file"),
+        HookSpec(
+            "AfterTool",
+            "run_shell_command|replace|write_file|edit|read_file|web_fetch|google_web_search"
+            "|mcp_.*",
+        ),
         HookSpec("AfterAgent"),
         HookSpec("SessionEnd"),
     ),
