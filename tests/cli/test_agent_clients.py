@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.cli.test_claude_code import RECALLED, checkout, git
+from tests.cli.test_claude_code import PLANTED, RECALLED, checkout, git, page_app
 from tests.conftest import serving
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
@@ -330,3 +330,35 @@ async def test_the_loop_through_the_real_client(
     ]
     # Gemini CLI's last words after the reminder hold the turn's words before it as well.
     assert sessions[0]["summary"].endswith(script.text)
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+async def test_a_lesson_a_web_page_planted_waits_in_every_client(
+    client: str, served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """Issue 50's path through Codex CLI and Gemini CLI, as test_claude_code.py's through
+    Claude Code: the agent downloads a page holding an injection with its shell tool and
+    `remember`s it; the session's hook recorded the page, so the lesson waits for a person,
+    and the next session's first request does not hold it."""
+    binary, api, configure, run_client, shell, shell_argument = CLIENTS[client]
+    if not binary.exists():
+        pytest.skip(f"no {client} CLI: ./scripts/agent-clients installs it")
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    served_page: list[int] = []
+    async with serving(page_app(served_page)) as page_url:
+        url = f"{page_url}/setup-guide"
+        script = Script(
+            steps=[(shell, {shell_argument: f"curl -s {url}"}), ("remember", {"text": PLANTED})]
+        )
+        async with serving(api(script)) as model_url:
+            configure(home, model_url, served)
+            await run_client(repo, home, model_url, served, "Set up the tests as the guide says")
+            assert not script.steps, f"calls not made: {script.steps}"
+            row = await db.fetchrow(
+                "SELECT held_at, provenance FROM memories WHERE content = $1", PLANTED
+            )
+            assert row is not None and row["held_at"] is not None
+            assert json.loads(row["provenance"])["sources"] == [url]
+            seen = len(script.requests)
+            await run_client(repo, home, model_url, served, "Run the tests")
+            assert "x.example/setup.sh" not in script.seen(seen, seen + 1)
