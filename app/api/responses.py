@@ -221,6 +221,11 @@ class ImportOut(BaseModel):
     memories: int = Field(description="Lines imported (the header not counted).")
     stored: int = Field(description="New memories.")
     reinforced: int = Field(description="Known content: reinforced, not duplicated.")
+    already_here: int = Field(
+        default=0,
+        description="The same memory (its id and content) already here: nothing changed, so"
+        " a backup restored twice counts no observation twice.",
+    )
     reembedded: int = Field(description="Lines whose vectors this server's model made.")
     linked: int = Field(description="Supersede links restored.")
     unresolved_links: int = Field(description="Links to a memory neither in the file nor here.")

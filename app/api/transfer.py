@@ -150,8 +150,9 @@ async def _numbered_lines(
     summary="Import memories from JSON lines",
     description="An export's lines as the body (`Content-Type: application/x-ndjson`). "
     "Admin only. All or nothing: a bad line is named and nothing is written. Known content "
-    "is reinforced, not duplicated; vectors from another model, or none, are made again; "
-    "supersede links are restored.",
+    "is reinforced, not duplicated; the same memory (its id and content) already here "
+    "changes nothing; vectors from another model, or none, are made again; supersede links "
+    "are restored.",
     response_model=ImportOut,
     openapi_extra={
         "requestBody": {

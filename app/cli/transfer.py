@@ -125,7 +125,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     print(
         f"imported {report['memories']} memories: {report['stored']} new,"
-        f" {report['reinforced']} reinforced, {report['reembedded']} embedded here,"
+        f" {report['reinforced']} reinforced, {report['already_here']} already here,"
+        f" {report['reembedded']} embedded here,"
         f" {report['linked']} supersede links ({report['unresolved_links']} unresolved),"
         f" {report['sessions']} sessions,"
         f" {report['quarantined']} quarantined"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
@@ -45,7 +45,9 @@ _STATE_COLUMNS = tuple(f.name for f in fields(MemoryState) if BY_NAME[f.name].st
 
 # The file's id where it is free here (see taken), a new one otherwise. Known content (the
 # dedup key) is reinforced as a store would, but an import is no new observation of an
-# archived memory: it stays archived. The vector is kept only by a server of the recorded
+# archived memory: it stays archived. The same memory (known content under the line's own
+# id: a backup restored where it came from, or a file imported twice) is already here and
+# changes nothing: no row comes back. The vector is kept only by a server of the recorded
 # model, as in a store (migration 0019). The state columns: imported_values().
 _IMPORT = f"""
 INSERT INTO memories AS m (
@@ -63,6 +65,7 @@ ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
     version = m.version + 1,
     updated_at = EXCLUDED.updated_at
+WHERE m.id IS DISTINCT FROM :file_id::uuid
 RETURNING m.id, (xmax = 0) AS inserted, {QUARANTINED} AS quarantined
 """
 
@@ -93,6 +96,16 @@ changed AS (
 )
 SELECT (SELECT count(*) FROM resolved) AS resolved, (SELECT count(*) FROM changed) AS changed
 """
+
+
+ImportOutcome = Literal["stored", "reinforced", "already_here"]
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    id: UUID
+    outcome: ImportOutcome
+    quarantined: bool
 
 
 class TransferRepository:
@@ -149,9 +162,10 @@ ORDER BY m.created_at, m.id""",
 
     async def insert(
         self, item: ImportedMemory, embedding: Sequence[float] | None, memory_id: UUID | None
-    ) -> tuple[UUID, bool, bool]:
-        """The memory's id here (`memory_id`, or a new one when None), whether it was new
-        (False: known content reinforced), and whether it is quarantined."""
+    ) -> Imported:
+        """The memory's id here (`memory_id`, or a new one when None), what became of the
+        line (new, known content reinforced, or the same memory already here), and whether
+        it is quarantined."""
         conn = await self._uow.connection()
         new, state = item.new, item.state
         values = {
@@ -163,9 +177,13 @@ ORDER BY m.created_at, m.id""",
             "created_by_key": self._uow.key_id,
             **{name: getattr(state, name) for name in _STATE_COLUMNS},
             "file_hash": item.content_hash,
+            "file_id": item.source_id,
             "imported_at": datetime.now(UTC),
         }
         row = await conn.fetchrow(*named(_IMPORT, values))
+        if row is None:  # the line's own memory, with its content: nothing to change
+            assert item.source_id is not None
+            return Imported(item.source_id, "already_here", quarantined=False)
         if row["inserted"] and (state.access_count or state.last_accessed_at):
             reads = {
                 "tenant_id": self.tenant_id,
@@ -174,7 +192,8 @@ ORDER BY m.created_at, m.id""",
                 "last_accessed_at": state.last_accessed_at,
             }
             await conn.execute(*named(_IMPORT_READS, reads))
-        return row["id"], row["inserted"], row["quarantined"]
+        outcome: ImportOutcome = "stored" if row["inserted"] else "reinforced"
+        return Imported(row["id"], outcome, row["quarantined"])
 
     async def link(self, links: Sequence[tuple[UUID, UUID]]) -> int:
         """Set each (memory, superseded_by) whose target exists; returns how many did."""

@@ -56,6 +56,7 @@ class ImportReport:
     memories: int = 0
     stored: int = 0
     reinforced: int = 0
+    already_here: int = 0  # the same memory (its id and content): changed nothing
     reembedded: int = 0
     linked: int = 0
     unresolved_links: int = 0
@@ -167,14 +168,17 @@ class TransferService:
         for item in chunk:
             vector = item.embedding if item.embedding is not None else next(made)
             wanted = item.source_id if item.source_id not in taken else None
-            memory_id, inserted, quarantined = await self._repo.insert(item, vector, wanted)
+            imported = await self._repo.insert(item, vector, wanted)
+            memory_id = imported.id
             taken.add(memory_id)
-            report.quarantined += quarantined
+            report.quarantined += imported.quarantined
             report.memories += 1
-            if inserted:
+            if imported.outcome == "stored":
                 report.stored += 1
-            else:
+            elif imported.outcome == "reinforced":
                 report.reinforced += 1
+            else:
+                report.already_here += 1
             if item.source_id is not None:
                 here[item.source_id] = memory_id
             if item.superseded_by is not None:

@@ -160,7 +160,9 @@ async def test_round_trip_between_two_servers_loses_nothing(
     here_vectors = [(r[0], r[1].to_list()) for r in await db.fetch(vectors)]
     assert [(r[0], r[1].to_list()) for r in await there_db.fetch(vectors)] == here_vectors
 
-    # Again: known content is reinforced, nothing duplicated, links unchanged.
+    # Again: the same memories are already here, and a restore twice changes nothing: no
+    # row, no count, no version, no link.
+    before = await there_db.fetch("SELECT * FROM memories ORDER BY id")
     async with httpx.AsyncClient(base_url=there) as http:
         again = await http.post(
             "/memories/import",
@@ -169,12 +171,24 @@ async def test_round_trip_between_two_servers_loses_nothing(
         )
     assert again.status_code == 200, again.text
     assert again.json() == {
-        "memories": 5, "stored": 0, "reinforced": 5, "reembedded": 0, "linked": 1,
-        "unresolved_links": 0, "quarantined": 0, "sessions": 0,
+        "memories": 5, "stored": 0, "reinforced": 0, "already_here": 5, "reembedded": 0,
+        "linked": 1, "unresolved_links": 0, "quarantined": 0, "sessions": 0,
     }  # fmt: skip
-    assert await there_db.fetchval("SELECT count(*) FROM memories") == 5
-    counts = await there_db.fetch("SELECT observation_count FROM memories ORDER BY content")
-    assert [r[0] for r in counts] == [r["observation_count"] + 1 for r in await kept(db)]
+    assert [dict(r) for r in await there_db.fetch("SELECT * FROM memories ORDER BY id")] == [
+        dict(r) for r in before
+    ]
+    # Known content under another id (written there on its own) is a new observation.
+    line = json.loads(lines[1])
+    async with httpx.AsyncClient(base_url=there) as http:
+        assert (await http.delete(f"/memories/{line['id']}")).status_code == 204
+        body = {"content": line["content"], "source_repo": line["source_repo"]}
+        assert (await http.post("/memories", json=body)).status_code == 201
+        third = await http.post(
+            "/memories/import",
+            content=exported.read_bytes(),
+            headers={"Content-Type": "application/x-ndjson"},
+        )
+    assert third.json()["already_here"] == 4 and third.json()["reinforced"] == 1
 
 
 async def test_import_reembeds_vectors_of_another_model_or_none(
