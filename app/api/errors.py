@@ -43,7 +43,7 @@ def problem(
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    body = invalid_input_problem(list(exc.errors()))
+    body = invalid_input_problem(list(exc.errors()), exc.body)
     return problem(request, 422, body["title"], body["detail"], errors=body["errors"])
 
 

@@ -133,7 +133,11 @@ class Authenticator:
                     ever = await KeyRepository(conn).any_ever()
                 if not ever:
                     return OPEN_PRINCIPAL
-            raise UnauthorizedError("an API key is required: Authorization: Bearer <key>")
+            raise UnauthorizedError(
+                "an API key is required: send Authorization: Bearer <key> (the CLI and the"
+                " hooks read AGENT_MEMORY_API_KEY, or the CLI's --api-key); an admin makes one"
+                " with `agent-memory keys create --name you --role admin`"
+            )
         key_hash = hash_key(bearer)
         self._failures.check_key(key_hash)
         async with self._database.connection() as conn:

@@ -1,0 +1,60 @@
+"""A refusal says what to send (issue 53): a required field with an example of its value,
+a JSON syntax error with its line and column, a body that is not a JSON object with the
+content type to send, and a missing key with where the CLI and the hooks read one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from app.services.keys import KeyService
+
+pytestmark = pytest.mark.citus
+
+
+def refusal(answer: httpx.Response) -> dict[str, Any]:
+    assert answer.status_code == 422, answer.text
+    [error] = answer.json()["errors"]
+    return dict(error)
+
+
+async def test_a_memory_without_its_repository_says_what_to_send(api: httpx.AsyncClient) -> None:
+    error = refusal(await api.post("/memories", json={"content": "Use pnpm, not npm, here"}))
+    assert error["field"] == "source_repo"
+    assert '"owner/name"' in error["message"] and "null" in error["message"]
+
+
+async def test_a_json_syntax_error_is_placed_by_line_and_column(api: httpx.AsyncClient) -> None:
+    sent = '{"content": "x",\n "source_repo": nul}'
+    answer = await api.post("/memories", content=sent, headers={"Content-Type": "application/json"})
+    error = refusal(answer)
+    assert error["field"] == "body"  # not a character offset
+    assert error["message"].startswith("the body is not valid JSON")
+    assert error["message"].endswith("at line 2, column 17")
+
+
+async def test_a_body_sent_as_text_names_the_content_type(api: httpx.AsyncClient) -> None:
+    answer = await api.post("/memories", content=b'{"content": "x", "source_repo": null}')
+    error = refusal(answer)
+    assert error["field"] == "body" and "Content-Type: application/json" in error["message"]
+
+
+@pytest.fixture
+async def a_key(db: asyncpg.Connection) -> AsyncIterator[str]:
+    yield (await KeyService.on_connection(db).create("default", "errors", "agent")).key
+    await db.execute("TRUNCATE api_keys")
+
+
+async def test_a_request_without_a_key_says_where_one_goes(
+    api: httpx.AsyncClient, a_key: str
+) -> None:
+    answer = await api.get("/memories")
+    assert answer.status_code == 401
+    detail = answer.json()["detail"]
+    assert "Authorization: Bearer" in detail and "AGENT_MEMORY_API_KEY" in detail
+    assert "agent-memory keys create" in detail
+    assert (await api.get("/memories", headers={"Authorization": f"Bearer {a_key}"})).is_success
