@@ -41,6 +41,15 @@ def register(command: Adder, parents: Parents) -> None:
         action="store_true",
         help="file it under no repository: it then reaches every repository's sessions",
     )
+    remember.add_argument(
+        "--type",
+        dest="memory_type",
+        help="what it is (decision, error_pattern, code_pattern, anti_pattern, learning, ...;"
+        " inferred from the text if unset)",
+    )
+    remember.add_argument(
+        "--tags", help="comma-separated tags (with --type or --tags, stored as given)"
+    )
     remember.add_argument("--category", help="filed under (inferred from the text if unset)")
     remember.add_argument("--context", help="the task or situation the learning came from")
     remember.add_argument("--name", help="a title (the first line if unset)")
@@ -115,14 +124,34 @@ def _limit(args: argparse.Namespace) -> int:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    """Record a learning in a running server."""
-    fields = {f: getattr(args, f) for f in ("category", "name", "reasoning")}
+    """Record a learning in a running server, and say where it was filed. With --type or
+    --tags it is stored as given (POST /memories); else the server infers its type."""
+    fields = {f: getattr(args, f) for f in ("category", "name")}
     fields |= {"confidence": args.confidence, "context": args.context}
     fields |= written_here(args)
     with client_of(args) as memory:
-        answer = memory.remember(args.text, **fields)
-    print(answer["message"])
+        if args.memory_type or args.tags:
+            tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
+            metadata = {"reasoning": args.reasoning} if args.reasoning else {}
+            given = {k: v for k, v in fields.items() if v is not None}
+            answer = memory.store(
+                args.text, memory_type=args.memory_type or "learning", tags=tags,
+                metadata=metadata, **given,
+            )  # fmt: skip
+            stored = answer["memory"]
+            message = f"{answer['status'].capitalize()}: {stored['memory_type']} {stored['id']}"
+        else:
+            answer = memory.remember(args.text, reasoning=args.reasoning, **fields)
+            stored, message = answer["memory"], answer["message"]
+    print(f"{message}; {filed_where(stored.get('source_repo'))}")
     return 0
+
+
+def filed_where(repo: str | None) -> str:
+    """Where a write went: its repository, or global (every repository's sessions)."""
+    if repo is None:
+        return "global: every repository's sessions see it"
+    return f"filed under {json.dumps(repo, ensure_ascii=False)}"
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -137,9 +166,12 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
+    """One memory on one line: its id, type, where it is filed (its repository, or
+    `global`), and the start of its text."""
     lead = f"{score:5.3f}  " if score is not None else ""
     kind = memory["memory_type"][:14]
-    print(f"{lead}{memory['id']}  {kind:14}  {cut(one_line(memory['content']), 80)}")
+    where = cut(memory.get("source_repo") or "global", 24)
+    print(f"{lead}{memory['id']}  {kind:14}  {where:24}  {cut(one_line(memory['content']), 70)}")
 
 
 def cmd_search(args: argparse.Namespace) -> int:

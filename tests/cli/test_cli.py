@@ -279,3 +279,30 @@ async def test_isolating_a_tenant_on_one_postgresql_is_refused_with_its_reason(
         "agent-memory isolate-tenant: this database is one PostgreSQL, not a Citus coordinator:"
         " every tenant is already on the one server"
     ]
+
+
+async def test_every_write_says_where_it_was_filed_and_every_line_shows_it(
+    served: str, db: asyncpg.Connection
+) -> None:
+    """`remember` names the repository it filed under, or says the memory is global; with
+    --type and --tags it is stored as given; `list` shows each memory's repository, or
+    `global`."""
+    code, out, err = await run(
+        "remember", "Run the integration tests with make itest, never plain pytest",
+        "--source-repo", "acme/api", "--url", served,
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.strip().endswith('; filed under "acme/api"')
+    code, out, err = await run(
+        "remember", "Use pnpm, not npm, in every repository of the team",
+        "--global", "--type", "decision", "--tags", "js,tooling", "--url", served,
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("Stored: decision ")
+    assert out.strip().endswith("; global: every repository's sessions see it")
+    row = await db.fetchrow("SELECT memory_type, tags, source_repo FROM memories WHERE"
+                            " content LIKE 'Use pnpm%'")  # fmt: skip
+    assert dict(row) == {"memory_type": "decision", "tags": ["js", "tooling"], "source_repo": None}
+    code, out, _ = await run("list", "--any-repo", "--url", served)
+    lines = {line.split()[2] for line in out.splitlines()}
+    assert lines == {"acme/api", "global"}
