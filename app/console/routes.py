@@ -371,10 +371,14 @@ async def key_create(
 ) -> Response:
     check_csrf(request, csrf_token)
     async with services_of(request, runtime) as services:
+        first_key = services.principal.key_id is None  # made in open mode: it ends it
         created = await services.keys.create(services.principal.tenant_id, name, role)
         keys = await services.keys.list(services.principal.tenant_id)
     # Shown once, on this answer only (no-store): it is never stored but as a hash.
-    return page(request, "keys.html", {"nav": "keys", "keys": keys, "created": created}, 201)
+    shown = {"nav": "keys", "keys": keys, "created": created, "first_key": first_key}
+    if first_key:
+        shown["open_mode"] = False  # no longer: the banner would say the opposite
+    return page(request, "keys.html", shown, 201)
 
 
 @router.post("/console/keys/{key_id:uuid}/revoke")

@@ -258,3 +258,35 @@ async def test_console_actions_by_role_in_a_real_browser(
         )
         is None
     )
+
+
+def first_key_journey(driver: Any, base: str) -> str:
+    """Open mode: the Keys page says the first key ends it and offers admin; once made, the
+    key is shown once with the way to sign in, and the open-mode banner is gone."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.select import Select
+
+    driver.get(f"{base}/console/keys")
+    assert "first key ends open mode" in driver.find_element(By.ID, "first-key").text
+    assert Select(driver.find_element(By.ID, "key-role")).first_selected_option.text == "admin"
+    driver.find_element(By.ID, "key-name").send_keys("owner")
+    follow(driver, driver.find_element(By.ID, "create"))
+    key: str = driver.find_element(By.ID, "new-key-value").text
+    ended = driver.find_element(By.ID, "open-mode-ended")
+    assert "Open mode has ended" in ended.text
+    assert not driver.find_elements(By.ID, "open-mode")  # the banner no longer says so
+    follow(driver, ended.find_element(By.LINK_TEXT, "sign in"))
+    assert "agent-memory keys create" in driver.find_element(By.ID, "get-a-key").text
+    driver.find_element(By.ID, "api_key").send_keys(key)
+    follow(driver, driver.find_element(By.ID, "sign-in"))
+    assert driver.find_element(By.ID, "role").text == "admin"
+    assert driver.find_elements(By.LINK_TEXT, "Keys")
+    return key
+
+
+async def test_the_first_key_is_safe_to_make_in_a_real_browser(
+    served: str, db: asyncpg.Connection, browser: Any
+) -> None:
+    key = await asyncio.to_thread(first_key_journey, browser, served)
+    assert key.startswith("am_")
+    assert await db.fetchval("SELECT role FROM api_keys") == "admin"
