@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
+
+import asyncpg
 
 from app.db.unit_of_work import UnitOfWork
 from app.domain.audit import AuditEntry, AuditQuery
@@ -142,3 +145,21 @@ class AuditRepository:
             )
         )
         return int(deleted)
+
+
+# An entry the operator's tools make on the server (`agent-memory keys`), over the
+# database owner's connection outside any request: the tenant named, no key behind it.
+_RECORD_OPERATOR = """
+INSERT INTO audit_log (tenant_id, actor_key, actor_role, action, memory_ids, before, after,
+                       detail)
+VALUES (:tenant_id, NULL, 'operator', :action, '{}', '{}'::jsonb, '{}'::jsonb,
+        :detail::jsonb)
+"""
+
+
+async def record_operator_entry(
+    conn: asyncpg.Connection, tenant_id: str, action: str, detail: dict[str, Any]
+) -> None:
+    """An audit entry in `tenant_id`'s trail for what the operator did on the server."""
+    values = {"tenant_id": tenant_id, "action": action, "detail": json.dumps(detail)}
+    await conn.execute(*named(_RECORD_OPERATOR, values))

@@ -12,6 +12,7 @@ from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import key_request
 from app.domain.keys import ROLES, ApiKey, display_prefix, generate_key, hash_key
 from app.domain.secrets import screen
+from app.repository.audit import record_operator_entry
 from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail
 
@@ -24,7 +25,8 @@ class NewKey:
 
 class KeyService:
     """Over the API, for one tenant's admin, each change is in the audit trail; the CLI on
-    the server (the database owner's access) works across tenants and records nothing."""
+    the server (the database owner's access) works across tenants, and each change is in
+    the key's tenant's trail as the operator's."""
 
     def __init__(
         self,
@@ -38,7 +40,7 @@ class KeyService:
     @classmethod
     def on_connection(cls, conn: asyncpg.Connection) -> KeyService:
         """Over a connection of the database's owner (the CLI on the server): every tenant,
-        nothing recorded."""
+        each change recorded as the operator's."""
 
         async def given() -> asyncpg.Connection:
             return conn
@@ -49,9 +51,11 @@ class KeyService:
         return KeyRepository(await self._connection())
 
     async def _record(self, action: str, key: ApiKey) -> None:
+        detail = {"key": str(key.id), "name": key.name, "role": key.role}
         if self._audit is not None:
-            detail = {"key": str(key.id), "name": key.name, "role": key.role}
             await self._audit.record(action, detail=detail, memory_ids=[])
+        else:
+            await record_operator_entry(await self._connection(), key.tenant_id, action, detail)
 
     async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
         tenant_id, name, role = key_request(tenant_id, name, role, ROLES)

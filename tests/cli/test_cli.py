@@ -306,3 +306,29 @@ async def test_every_write_says_where_it_was_filed_and_every_line_shows_it(
     code, out, _ = await run("list", "--any-repo", "--url", served)
     lines = {line.split()[2] for line in out.splitlines()}
     assert lines == {"acme/api", "global"}
+
+
+async def test_keys_made_on_the_server_are_in_the_tenants_audit_trail(
+    database_url: str, db: asyncpg.Connection
+) -> None:
+    """`agent-memory keys` works with the database owner's access, across tenants: each
+    key it makes or revokes is recorded in that key's tenant's trail, as the operator's."""
+    try:
+        code, _, err = await run(
+            "keys", "create", "--tenant", "acme", "--name", "ci bot", "--role", "agent",
+            DATABASE_URL=database_url,
+        )  # fmt: skip
+        assert code == 0, err
+        key_id = err.split(" key ", 1)[1].split()[0]
+        code, _, err = await run("keys", "revoke", key_id, DATABASE_URL=database_url)
+        assert code == 0, err
+        rows = await db.fetch(
+            "SELECT action, actor_role, actor_key, detail FROM audit_log"
+            " WHERE tenant_id = 'acme' ORDER BY at"
+        )
+        assert [(r["action"], r["actor_role"], r["actor_key"]) for r in rows] == [
+            ("key_create", "operator", None), ("key_revoke", "operator", None),
+        ]  # fmt: skip
+        assert json.loads(rows[0]["detail"]) == {"key": key_id, "name": "ci bot", "role": "agent"}
+    finally:
+        await db.execute("TRUNCATE api_keys, audit_log")

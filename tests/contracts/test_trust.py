@@ -536,11 +536,19 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
         uuid.UUID(tampered["id"]),
     )
     await api.get("/search", params={"q": "prod bucket"}, headers=admin)
-    actions = [e["action"] for e in (await api.get("/audit", headers=admin)).json()]
+    trail = (await api.get("/audit", headers=admin)).json()
+    actions = [e["action"] for e in trail if e["actor_role"] != "operator"]
     for action in ("prune", "undo", "import", "key_create", "key_revoke", "quarantine"):
         assert actions.count(action) == 1, (action, actions)
+    # The fixture's keys, made with the server's own access as `agent-memory keys` is: the
+    # operator's, each in its own tenant's trail.
+    made_here = [(e["action"], e["detail"]["name"]) for e in trail if e["actor_role"] == "operator"]
+    assert sorted(made_here) == [
+        ("key_create", f"a {role}") for role in ("admin", "agent", "reader")
+    ]
     # Each tenant's admin sees its own trail only; others may not read it.
-    assert (await api.get("/audit", headers=auth(keys["b-admin"]))).json() == []
+    other = (await api.get("/audit", headers=auth(keys["b-admin"]))).json()
+    assert {e["detail"]["name"] for e in other} == {"b admin", "b agent", "b reader"}
     assert (await api.get("/audit", headers=auth(keys["a-agent"]))).status_code == 403
 
 
