@@ -9,7 +9,8 @@ from uuid import UUID
 
 import asyncpg
 
-from app.db.unit_of_work import UnitOfWork
+from app.db.pool import on_citus
+from app.db.unit_of_work import UnitOfWork, set_local
 from app.domain.audit import AuditEntry, AuditQuery
 from app.domain.memory import Memory
 from app.repository.rows import returning_memories, to_memory
@@ -160,6 +161,13 @@ VALUES (:tenant_id, NULL, 'operator', :action, '{}', '{}'::jsonb, '{}'::jsonb,
 async def record_operator_entry(
     conn: asyncpg.Connection, tenant_id: str, action: str, detail: dict[str, Any]
 ) -> None:
-    """An audit entry in `tenant_id`'s trail for what the operator did on the server."""
+    """An audit entry in `tenant_id`'s trail for what the operator did on the server. Row
+    security is forced on audit_log (migration 0031), for its owner too unless a superuser:
+    the entry is written as the tenant's, in a transaction (a savepoint in the caller's)
+    that names it, and on Citus reaches the tenant's worker with that name."""
     values = {"tenant_id": tenant_id, "action": action, "detail": json.dumps(detail)}
-    await conn.execute(*named(_RECORD_OPERATOR, values))
+    async with conn.transaction():
+        if await on_citus(conn):
+            await conn.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+        await set_local(conn, {"app.tenant_id": tenant_id})
+        await conn.execute(*named(_RECORD_OPERATOR, values))

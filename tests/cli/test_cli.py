@@ -19,6 +19,7 @@ import pytest
 from app import __version__
 from app.db.embedded import EmbeddedPostgres
 from app.progress import Progress
+from app.repository.audit import record_operator_entry
 from app.services.keys import KeyService
 
 
@@ -330,5 +331,13 @@ async def test_keys_made_on_the_server_are_in_the_tenants_audit_trail(
             ("key_create", "operator", None), ("key_revoke", "operator", None),
         ]  # fmt: skip
         assert json.loads(rows[0]["detail"]) == {"key": key_id, "name": "ci bot", "role": "agent"}
+        # Written as the tenant's: it passes the trail's forced row security under a role
+        # that does not bypass it (a non-superuser owner's; here the service's own).
+        await db.execute("SET ROLE agent_memory_app")
+        try:
+            await record_operator_entry(db, "acme", "key_create", {"name": "under row security"})
+        finally:
+            await db.execute("RESET ROLE")
+        assert await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'acme'") == 3
     finally:
         await db.execute("TRUNCATE api_keys, audit_log")
