@@ -148,12 +148,17 @@ def wait_for_a_dying_postmaster(pgdata: Path, deadline: float) -> None:
     """A postmaster killed with -9 stays a zombie until its parent (often init) reaps it:
     its pid is still taken, so the wheel takes it for a running server and PostgreSQL
     refuses to start beside it. Wait until it is gone."""
+    lock = pgdata / "postmaster.pid"
     try:
-        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        pid = int(lock.read_text().split("\n", 1)[0])
     except (OSError, ValueError):
         return  # no server left
     told = False
-    while postmaster_state(pid) == "dying":
+    # A negative pid is a standalone backend's (initdb's bootstrap, single-user mode): one
+    # killed mid-way leaves its lock behind, which the wheel cannot read. Once that
+    # process is gone, the lock is stale, as PostgreSQL itself would judge it.
+    standalone = pid < 0
+    while postmaster_state(pid) == "dying" or (standalone and postmaster_alive(pid)):
         if not told:
             logger.warning(
                 "waiting for the embedded PostgreSQL left by a crash to finish exiting",
@@ -166,16 +171,20 @@ def wait_for_a_dying_postmaster(pgdata: Path, deadline: float) -> None:
                 f" end that process's parent, or restart the machine, then start again"
             )
         time.sleep(POLL_S)
+    if standalone:
+        lock.unlink(missing_ok=True)
 
 
 def postmaster_state(pid: int | None) -> str:
-    """ "alive", "dying" (killed, not yet reaped: a zombie) or "gone"."""
+    """ "alive", "dying" (killed, not yet reaped: a zombie) or "gone". A negative pid is
+    a standalone backend's (PostgreSQL writes one so, as initdb's bootstrap does): that
+    process's state, by its pid."""
     import psutil
 
-    if pid is None:
+    if pid is None or pid == 0:
         return "gone"
     try:
-        status = psutil.Process(pid).status()
+        status = psutil.Process(abs(pid)).status()
     except psutil.Error:
         return "gone"
     return "dying" if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD) else "alive"

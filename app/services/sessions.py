@@ -38,9 +38,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("agent_memory.sessions")
 
 CAPTURE_TIP = (
-    'Record a learning with POST /remember {"text": "...", "source_repo": "owner/name"}'
-    " (null for every repository; MCP: remember) as soon as you learn something worth"
-    " keeping."
+    'Record a learning with POST /remember {"text": "...", "source_repo": "owner/name" or null}'
+    " (MCP: remember) when you learn one."
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -257,4 +258,25 @@ def test_a_start_waits_for_a_killed_postmaster_its_parent_has_not_reaped(
         assert postmaster_pid(tmp_path) != dead.pid
     finally:
         logging.getLogger("app.db.embedded").removeHandler(told)
+        again.stop()
+
+
+def test_a_start_clears_the_lock_a_killed_standalone_backend_left(tmp_path: Path) -> None:
+    """initdb's bootstrap (a standalone backend) writes its pid negated in postmaster.pid;
+    killed mid-way it leaves that lock behind, which the wheel cannot read (seen in CI
+    after an initdb failed on a loaded machine). Once that process is gone, the start
+    clears the stale lock and comes up."""
+    server = EmbeddedPostgres(tmp_path)
+    server.start()
+    lock = (tmp_path / "pgdata" / "postmaster.pid").read_text()
+    server.stop()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # exited and reaped: its pid names no process
+    (tmp_path / "pgdata" / "postmaster.pid").write_text(f"-{gone.pid}\n" + lock.split("\n", 1)[1])
+    again = EmbeddedPostgres(tmp_path)
+    try:
+        again.start()
+        assert "(1 row)" in again._server.psql("SELECT 1;")
+        assert postmaster_pid(tmp_path) > 0
+    finally:
         again.stop()
