@@ -35,7 +35,6 @@ from app.domain.memory import Memory
 from app.domain.text import one_line
 
 UntrustedPolicy = Literal["wait", "mark", "hand-over"]
-UNTRUSTED_POLICIES: tuple[UntrustedPolicy, ...] = ("wait", "mark", "hand-over")
 DEFAULT_UNTRUSTED_POLICY: UntrustedPolicy = "wait"
 
 # Why a memory carries provenance (and may wait for a person).
