@@ -223,12 +223,17 @@ async def browse_page(
     source_repo: Text = None,
     memory_type: Text = None,
     archived: Flag = False,
+    quarantined: Flag = False,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    """By repository and type, newest first, a page at a time (keyset: stable under writes)."""
+    """By repository and type, newest first, a page at a time (keyset: stable under writes);
+    an admin may list the quarantined ones too (marked)."""
     repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
     kept = FilterDraft(
-        source_repo=repo, memory_type=[kind] if kind else None, include_archived=archived
+        source_repo=repo,
+        memory_type=[kind] if kind else None,
+        include_archived=archived,
+        include_quarantined=quarantined,
     )
     draft = ListDraft(kept, PAGE_SIZE, cursor)
     async with services_of(request, runtime) as services:
@@ -237,7 +242,13 @@ async def browse_page(
     return page(
         request,
         "browse.html",
-        {"nav": "browse", "form": form, "archived": archived, "listed": listed},
+        {
+            "nav": "browse",
+            "form": form,
+            "archived": archived,
+            "quarantined": quarantined,
+            "listed": listed,
+        },
     )
 
 
