@@ -61,6 +61,15 @@ templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"
 
 
+def shown_value(value: Any) -> Any:
+    """A value as a person reads it in the audit trail: a stored real (a float4's
+    1.100000023841858) rounded to what it holds."""
+    return float(f"{value:.6g}") if isinstance(value, float) else value
+
+
+templates.env.filters["shown"] = shown_value
+
+
 def static_files() -> StaticFiles:
     return StaticFiles(directory=HERE / "static")
 
@@ -449,11 +458,15 @@ async def audit_page(request: Request, runtime: RuntimeDep, memory_id: Text = No
     wanted = UUID(memory_id) if memory_id and is_uuid(memory_id) else None
     async with services_of(request, runtime) as services:
         trail = await services.audit.entries(AuditQuery(memory_id=wanted, limit=PAGE_SIZE * 4))
-    return page(
-        request,
-        "audit.html",
-        {"nav": "audit", "entries": trail, "undoable": UNDOABLE, "memory_id": memory_id or ""},
-    )
+        # Each entry's memories by their text (one read for the page), not 8 characters of
+        # an id that memories written in the same minute share.
+        named = {m for e in trail for m in e.memory_ids[:3]}
+        texts = {m.id: m.content for m in await services.memories.get_many(list(named))}
+    shown = {
+        "nav": "audit", "entries": trail, "undoable": UNDOABLE, "memory_id": memory_id or "",
+        "texts": texts,
+    }  # fmt: skip
+    return page(request, "audit.html", shown)
 
 
 @router.post("/console/audit/{entry_id:uuid}/undo")

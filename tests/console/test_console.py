@@ -253,3 +253,18 @@ async def test_badges_and_a_quarantined_page_offer_only_what_works(
         clean = (await http.get(f"/console/memories/{ids['global']}")).text
         assert 'id="edit-form"' in clean and 'id="pin"' in clean
         assert 'id="quarantine-reason"' not in clean
+
+
+async def test_the_audit_trail_names_memories_by_their_text_and_rounds_values(
+    served: str,
+) -> None:
+    """Memories written in the same minute share their ids' first 8 characters: the trail
+    shows each by its text. A relevance stored as a real reads 1.1, not 1.100000023841858."""
+    async with httpx.AsyncClient(base_url=served) as http:
+        body = {"content": "Feature flags live in config/flags.yaml", "source_repo": None}
+        memory_id = (await http.post("/memories", json=body)).json()["memory"]["id"]
+        answer = await http.post(f"/memories/{memory_id}/feedback", json={"outcome": "helpful"})
+        assert answer.status_code == 200, answer.text
+        trail = (await http.get("/console/audit")).text
+    assert "Feature flags live in config/flags.yaml" in trail
+    assert "1.0 → 1.1<" in trail and "1.100000023841858" not in trail
