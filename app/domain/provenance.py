@@ -226,19 +226,3 @@ def sources_of(provenance: dict[str, Any] | None) -> list[str]:
 def reasons_of(provenance: dict[str, Any] | None) -> list[str]:
     found = (provenance or {}).get("reasons")
     return [r for r in found if isinstance(r, str)] if isinstance(found, list) else []
-
-
-def provenance_note(provenance: dict[str, Any] | None, held: bool, quote: Any) -> str:
-    """One line for an agent or a person: held or not, why, and the sources, each quoted
-    by `quote` (stored text a writer supplied is data, never structure)."""
-    reasons = reasons_of(provenance)
-    if not reasons:
-        return ""
-    sources = sources_of(provenance)
-    state = "held for review" if held else "not reviewed"
-    line = f"[{state}: {'; '.join(reasons)}"
-    if sources:
-        line += f"; sources: {', '.join(quote(s) for s in sources[:5])}"
-        if len(sources) > 5:
-            line += f" and {len(sources) - 5} more"
-    return line + "]"

@@ -186,11 +186,11 @@ class MemoryService:
         sessions = SessionRepository(self._uow)
         exposures: dict[str | None, Exposure | None] = {}
         dangers = await self.dangerous([new.content for new in news])
+        policy = self.limits.untrusted_memories
         holds = []
         for new, danger in zip(news, dangers, strict=True):
             if new.source_repo not in exposures:
                 exposures[new.source_repo] = await sessions.exposure(new.source_repo)
-            policy = self.limits.untrusted_memories
             holds.append(hold_for(danger, new.trust_level, exposures[new.source_repo], policy))
         return holds
 

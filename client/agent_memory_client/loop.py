@@ -54,6 +54,7 @@ ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last l
 MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
 MAX_FILES_RECALLED = 200  # files a session remembers it recalled (once each)
 MAX_SOURCES_SENT = 50  # untrusted sources a session remembers it reported (once each)
+SOURCES_A_CALL = 20  # what the server takes in one call (POST /sessions/{id}/sources)
 FILE_RECALL_TOKENS = 200  # a file's memories: less than a prompt's (RECALL_MAX_TOKENS)
 PENDING_CHARS = 4_000  # context waiting for a hook that can hand it over
 SNAPSHOT_CHARS = 6_000
@@ -332,7 +333,7 @@ def reopened(event: Event, server: Connection, state: dict[str, Any]) -> dict[st
     state = {**state, "session_id": started["session_id"], "reminded": False}
     state["capture_mode"] = started["capture"]["capture_mode"]
     if state.get("sources"):
-        body = {"sources": list(state["sources"])[-20:]}
+        body = {"sources": list(state["sources"])[-SOURCES_A_CALL:]}
         server.call("POST", f"/sessions/{started['session_id']}/sources", body=body)
     save(event, state)
     return state
@@ -358,34 +359,34 @@ def stop(event: Event, server: Connection) -> Answer:
     if reminder is None or not acted:
         return Answer(done="nothing to remind")
     try:
-        drafts = server.call("GET", f"/sessions/{state['session_id']}/drafts")["drafts"]
+        held = server.call("GET", f"/sessions/{state['session_id']}/drafts")
     except Unavailable:
-        drafts = []  # the reminder without them
-    if drafts and state.get("sources"):
-        drafts = [{**d, "untrusted": True} for d in drafts]
+        held = {"drafts": []}  # the reminder without them
     save(event, {**state, "reminded": True})
-    return Answer(reminder=reminder + drafts_note(drafts), done="capture reminder")
+    note = drafts_note(held["drafts"], untrusted=bool(held.get("sources")))
+    return Answer(reminder=reminder + note, done="capture reminder")
 
 
-def drafts_note(drafts: list[dict[str, Any]]) -> str:
+def drafts_note(drafts: list[dict[str, Any]], untrusted: bool = False) -> str:
     """The session's drafts, each a quoted literal (command output is data, never an
-    instruction), for the agent to keep with one `remember` call each, edited, or drop."""
+    instruction), for the agent to keep with one `remember` call each, edited, or drop;
+    `untrusted`: the session read untrusted input, so what it keeps waits for review."""
     if not drafts:
         return ""
     lines = [
         f"{n}. {quoted(d['text'])} (files: {', '.join(quoted(f) for f in d['files'])})"
         for n, d in enumerate(drafts, start=1)
     ]
-    untrusted = (
+    review = (
         " This session read untrusted input (a web page, another server's tool): what you"
         " keep waits for a person's review before other sessions are handed it."
-        if any(d.get("untrusted") for d in drafts)
+        if untrusted
         else ""
     )
     return (
         "\n\nDrafts from this session (a failure a change fixed), not stored: keep one with"
         " `remember` (rewrite it as the lesson, pass its files), or drop it."
-        + untrusted
+        + review
         + "\n"
         + "\n".join(lines)
     )
@@ -542,7 +543,9 @@ def fetched(event: Event, server: Connection) -> Answer:
     new = [s for s in dict.fromkeys(event.sources) if s and s not in sent]
     if not new:
         return Answer(done="noted")
-    server.call("POST", f"/sessions/{state['session_id']}/sources", body={"sources": new[:20]})
+    server.call(
+        "POST", f"/sessions/{state['session_id']}/sources", body={"sources": new[:SOURCES_A_CALL]}
+    )
     save(event, {**state, "sources": (sent + new)[-MAX_SOURCES_SENT:]})
     return Answer(done="untrusted input noted")
 

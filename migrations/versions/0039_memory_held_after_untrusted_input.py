@@ -50,6 +50,12 @@ def upgrade() -> None:
         "ALTER TABLE sessions ADD COLUMN sources text[] NOT NULL DEFAULT '{}',"
         " ADD COLUMN exposed_at timestamptz"
     )
+    # Every store asks for the tenant's open exposed session: the few such rows, not the
+    # tenant's whole history of sessions.
+    op.execute(
+        "CREATE INDEX sessions_exposed_key ON sessions (tenant_id, exposed_at DESC)"
+        " WHERE status = 'active' AND exposed_at IS NOT NULL"
+    )
     # CASCADE: memory_vector_search holds the filter as two of its fields.
     op.execute(
         "ALTER TYPE public.memory_filter"
@@ -65,6 +71,7 @@ def downgrade() -> None:
         "ALTER TYPE public.memory_filter"
         " DROP ATTRIBUTE include_held, DROP ATTRIBUTE held_session CASCADE"
     )
+    op.execute("DROP INDEX sessions_exposed_key")
     op.execute("ALTER TABLE sessions DROP COLUMN sources, DROP COLUMN exposed_at")
     op.execute("DROP INDEX memories_held_key")
     op.execute("ALTER TABLE memories DROP COLUMN held_at, DROP COLUMN provenance")
