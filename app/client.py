@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
+from uuid import UUID
 
 import httpx
 
@@ -80,7 +82,11 @@ class Calls:
 
     @staticmethod
     def get(memory_id: str) -> Call:
-        return Call("GET", f"/memories/{memory_id}")
+        """By its id, or by the start of it (the server says when that is ambiguous)."""
+        try:
+            return Call("GET", f"/memories/{UUID(memory_id)}")
+        except ValueError:
+            return Call("GET", f"/memories/by-prefix/{quote(memory_id.strip(), safe='')}")
 
     @staticmethod
     def audit(**filters: Any) -> Call:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.routing import Route
 
@@ -33,7 +34,7 @@ from app.api.idempotency import IdempotencyMiddleware
 from app.api.mcp_http import AuthenticatedMcp
 from app.api.options import OptionsMiddleware
 from app.api.request_guard import RequestGuardMiddleware
-from app.api.rules import as_served
+from app.api.rules import as_served, published
 from app.config import Settings, get_settings, limits_of, origins_of
 from app.console import routes as console
 from app.domain.origins import allowed_hosts
@@ -97,19 +98,31 @@ DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessio
 
 def _serve_openapi_as_enforced(app: FastAPI, settings: Settings) -> None:
     """The OpenAPI document with the problem schema the error responses refer to, and each
-    configured limit at this server's value."""
+    configured limit at this server's value: in full at /openapi.full.json (every rule a
+    JSON Schema keyword, for contract testers), and at /openapi.json (and /docs) with the
+    long text pattern named in words (app/api/rules.py, `published`)."""
     original_openapi = app.openapi
+    documents: dict[str, dict[str, Any]] = {}
 
-    def openapi_with_problem() -> dict[str, Any]:
-        if app.openapi_schema is None:
+    def full() -> dict[str, Any]:
+        if "full" not in documents:
             schema = original_openapi()
             schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = (
                 Problem.model_json_schema(ref_template="#/components/schemas/{model}")
             )
-            as_served(schema, limits_of(settings))
-        return app.openapi_schema or original_openapi()
+            documents["full"] = as_served(schema, limits_of(settings))
+        return documents["full"]
 
-    app.openapi = openapi_with_problem  # type: ignore[method-assign]
+    def readable() -> dict[str, Any]:
+        if "published" not in documents:
+            documents["published"] = published(full())
+        return documents["published"]
+
+    async def full_document() -> JSONResponse:
+        return JSONResponse(full())
+
+    app.openapi = readable  # type: ignore[method-assign]
+    app.add_api_route("/openapi.full.json", full_document, include_in_schema=False)
 
 
 def _add_middleware(app: FastAPI, settings: Settings) -> None:

@@ -27,7 +27,7 @@ from app.config import Settings
 from app.domain.compact import CompactHit, age
 from app.logging import configure_logging
 from app.main import create_app
-from bench.floor import above_floor
+from bench.floor import kept
 from bench.locomo_retrieval import DEFAULT_DATA, load, questions_of
 from bench.support import fresh_database
 
@@ -40,16 +40,15 @@ MAX_LOSS = 0.01
 class Asked:
     conversation: str
     evidence: frozenset[str]
-    ranked: list[tuple[str, float]]  # dia_id, score
+    ranked: list[tuple[str, float, float]]  # dia_id, score, similarity
 
 
 def recall_and_rows(asked: list[Asked], ratio: float, minimum: float) -> tuple[float, int]:
     recall, rows = 0.0, 0
     for a in asked:
-        kept = above_floor([score for _, score in a.ranked], ratio, minimum)
-        shown = {dia for dia, _ in a.ranked[:kept]}
-        recall += len(a.evidence & shown) / len(a.evidence)
-        rows += kept
+        shown = kept([(score, similarity) for _, score, similarity in a.ranked], ratio, minimum)
+        recall += len(a.evidence & {a.ranked[i][0] for i in shown}) / len(a.evidence)
+        rows += len(shown)
     return recall / len(asked), rows
 
 
@@ -93,7 +92,9 @@ async def main() -> None:
                     ranked = []
                     for rank, result in enumerate(answer["results"], start=1):
                         memory: dict[str, Any] = result["memory"]
-                        ranked.append((memory["metadata"]["dia_id"], result["score"]))
+                        ranked.append(
+                            (memory["metadata"]["dia_id"], result["score"], result["similarity"])
+                        )
                         hit = CompactHit(
                             memory["id"],
                             memory["memory_type"],

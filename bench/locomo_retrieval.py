@@ -118,12 +118,12 @@ async def load(
 
 @contextlib.asynccontextmanager
 async def dev_split_service(
-    data: list[dict[str, Any]],
+    data: list[dict[str, Any]], reuse: bool = True
 ) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
     """The service in-process on the development split as stored by default (turns with
-    their context, the default model), kept between runs: for the experiments beside this
-    benchmark (bench.prf, bench.rm3)."""
-    async with fresh_database("agent_memory_bench_locomo", reuse=True) as url:
+    their context, the default model), kept between runs unless not `reuse`: for the
+    experiments beside this benchmark (bench.prf, bench.rm3, bench.absolute_floor)."""
+    async with fresh_database("agent_memory_bench_locomo", reuse=reuse) as url:
         app = create_app(Settings(database_url=url), database_url=url)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

@@ -83,6 +83,8 @@ async def list_audit(
     action: Annotated[str | None, Query(json_schema_extra=documented(choices=ACTIONS))] = None,
     limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_AUDIT_PAGE)))] = 100,
 ) -> list[AuditEntryOut]:
+    """Who changed what, newest first: edits, pins, supersedes, archives, prunes, keys,
+    approvals. Admins."""
     start, end = time_window(since, until, datetime.now(UTC))
     query = AuditQuery(start, end, actor_key, memory_id, action, limit)
     return [AuditEntryOut.model_validate(e) for e in await services.audit.entries(query)]
@@ -94,6 +96,7 @@ async def list_audit(
     summary="Undo an edit, pin, supersede, archive or prune (409 if the memory changed since)",
 )
 async def undo(entry_id: AuditId, services: ServicesDep) -> UndoOut:
+    """Undoes one audited change, unless the memory changed since (409). Admins."""
     entry, memories = await services.audit.undo(entry_id)
     return UndoOut(
         undo=AuditEntryOut.model_validate(entry), memories=[MemoryOut.of(m) for m in memories]

@@ -16,6 +16,8 @@ router = APIRouter(prefix="/admin/keys", tags=["admin"])
 
 @router.post("", response_model=NewKeyOut, status_code=201, summary="Create a key (shown once)")
 async def create_key(body: KeyIn, services: ServicesDep) -> NewKeyOut:
+    """Creates an API key and shows it once. In open mode the first key ends open mode: make it
+    an admin key. Admins."""
     created = await services.keys.create(services.principal.tenant_id, body.name, body.role)
     return NewKeyOut(**KeyOut.model_validate(created.record).model_dump(), key=created.key)
 
@@ -39,6 +41,8 @@ async def create_key(body: KeyIn, services: ServicesDep) -> NewKeyOut:
     ),
 )
 async def list_keys(services: ServicesDep) -> list[KeyOut]:
+    """This tenant's API keys: name, role, the key's first characters, when made and revoked;
+    never the key itself. Admins."""
     keys = await services.keys.list(services.principal.tenant_id)
     return [KeyOut.model_validate(k) for k in keys]
 
@@ -51,5 +55,6 @@ async def revoke_key(
         bool, Query(description="Needed to revoke the tenant's last active admin key")
     ] = False,
 ) -> RevokedKeyOut:
+    """Revokes a key at once; requests with it are refused from then on. Admins."""
     revoked = await services.keys.revoke(services.principal.tenant_id, key_id, force)
     return RevokedKeyOut(**KeyOut.model_validate(revoked.record).model_dump(), note=revoked.note)

@@ -25,6 +25,8 @@ router = APIRouter(tags=["learning"])
 async def learn_strategy(
     body: StrategyLearnIn, services: ServicesDep, response: Response
 ) -> StrategyLearnOut:
+    """Records what worked on the first attempt of a task as a strategy, or reinforces the one
+    already learned for that kind of task."""
     result = await services.learning.learn_strategy(body.draft())
     if result.status == "stored":
         response.status_code = status.HTTP_201_CREATED
@@ -44,6 +46,7 @@ async def get_strategy_hint(
     ],
     services: ServicesDep,
 ) -> HintOut:
+    """The learned strategies that bear on a task about to be planned, best first."""
     return render_hint(await services.learning.hint(task, source_repo))
 
 
@@ -53,6 +56,8 @@ async def get_strategy_hint(
     summary="Say whether a memory helped",
 )
 async def feedback(memory_id: MemoryId, body: FeedbackIn, services: ServicesDep) -> MemoryOut:
+    """Says whether a memory helped: its relevance moves up or down within bounds (feedback
+    on a memory of a higher trust than the caller's never sinks it below the trusted floor)."""
     return MemoryOut.of(await services.feedback.record(memory_id, body.outcome))
 
 
@@ -64,6 +69,8 @@ async def feedback(memory_id: MemoryId, body: FeedbackIn, services: ServicesDep)
     responses={200: {"model": RememberOut, "description": "Known learning: reinforced"}},
 )
 async def remember(body: RememberIn, services: ServicesDep, response: Response) -> RememberOut:
+    """Records a learning in a few words, its category inferred from them; the same learning
+    again reinforces the stored one."""
     result = await services.learning.remember(body.draft())
     if result.outcome.status == "reinforced":
         response.status_code = status.HTTP_200_OK
@@ -74,4 +81,6 @@ async def remember(body: RememberIn, services: ServicesDep, response: Response) 
     "/retry-context", response_model=RetryContextOut, summary="What changed since the last attempt"
 )
 async def build_retry_context(body: RetryContextIn, services: ServicesDep) -> RetryContextOut:
+    """For a retry: the task, the plan, the latest error and each changed file's diff since the
+    last attempt, instead of the whole context again, with the tokens that saves."""
     return RetryContextOut.model_validate(await services.learning.retry_context(body.draft()))

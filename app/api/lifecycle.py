@@ -21,6 +21,8 @@ VersionDep = Annotated[int | None, Depends(expected_version)]
 
 @router.post("/prune", response_model=PruneOut, summary="Archive what nobody uses")
 async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] = None) -> PruneOut:
+    """Archives the memories the forgetting curve has let go (unused, not pinned); `dry_run`
+    says what would go. Admins."""
     body = body or PruneIn()
     return render_prune(await services.lifecycle.prune(body.source_repo, body.dry_run))
 
@@ -31,6 +33,8 @@ async def prune(services: ServicesDep, body: Annotated[PruneIn | None, Body()] =
     summary="Archive a memory by hand (out of search, kept; admins)",
 )
 async def archive(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
+    """Takes a memory out of search and recall while keeping it (restore brings it back).
+    Admins."""
     return MemoryOut.of(await services.lifecycle.archive(memory_id))
 
 
@@ -42,6 +46,8 @@ async def archive(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
 async def confirm(
     memory_id: MemoryId, services: ServicesDep, body: Annotated[ConfirmIn | None, Body()] = None
 ) -> MemoryOut:
+    """Clears a memory's possibly-stale mark: a person or agent checked that it still holds at
+    the current code."""
     commit = body.git_commit if body else None
     return MemoryOut.of(await services.lifecycle.confirm(memory_id, commit))
 
@@ -83,6 +89,8 @@ async def approve(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
     ),
 )
 async def held(services: ServicesDep) -> list[MemoryOut]:
+    """The memories written after untrusted input (a web page, another MCP server), held until
+    a person approves them, with their sources. Admins."""
     return [MemoryOut.of(memory) for memory in await services.lifecycle.held()]
 
 
@@ -92,6 +100,7 @@ async def held(services: ServicesDep) -> list[MemoryOut]:
     summary="Restore an archived memory",
 )
 async def restore(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
+    """Brings an archived memory back into search and recall."""
     return MemoryOut.of(await services.lifecycle.restore(memory_id))
 
 
@@ -104,6 +113,8 @@ async def restore(memory_id: MemoryId, services: ServicesDep) -> MemoryOut:
 async def supersede(
     memory_id: MemoryId, body: ReplacementIn, services: ServicesDep, version: VersionDep
 ) -> SupersedeOut:
+    """Stores a replacement for a memory and marks the old one superseded by it (kept, out of
+    search; its history links both)."""
     old, outcome = await services.lifecycle.supersede(memory_id, body.draft(), version)
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
@@ -165,4 +176,7 @@ async def backfill(services: ServicesDep) -> dict[str, int]:
     ),
 )
 async def stats(services: ServicesDep, source_repo: SourceRepo = None) -> dict[str, Any]:
+    """The tenant's (or one repository's) counts by state, type, trust and repository, the
+    last 30 days, the store's health, the most used memories, and what the next prune would
+    archive."""
     return await services.stats.stats(source_repo)

@@ -17,5 +17,7 @@ router = APIRouter(tags=["learning"])
     summary="The few memories that bear on a prompt or an error, gated and budgeted",
 )
 async def recall(body: RecallIn, services: ServicesDep) -> RecallOut:
+    """The few memories that clear the recall gate for a prompt, an error or a file, within a
+    token budget, as compact text; what the agent's hooks hand over unasked."""
     recalled = await services.recall.recall(body.draft())
     return RecallOut(text=recalled.text, ids=recalled.ids)

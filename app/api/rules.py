@@ -53,6 +53,34 @@ def as_served(schema: Any, limits: Limits) -> Any:
     return schema
 
 
+# The text rule as a pattern is some 10,000 characters of Unicode classes: in the published
+# document (and /docs) a pattern that long is left out and the rule named in words; the
+# full document, /openapi.full.json, keeps it for contract testers and generators.
+PUBLISHED_PATTERN_CHARS = 300
+TEXT_RULE_IN_WORDS = (
+    "Visible text: no control, invisible or direction-changing characters, an emoji's"
+    " joiner only inside the emoji (docs/input-rules.md)."
+)
+
+
+def published(schema: Any) -> Any:
+    """A copy of the served document a person can read: each pattern longer than
+    PUBLISHED_PATTERN_CHARS replaced by the rule in words, in its schema's description."""
+    if isinstance(schema, list):
+        return [published(value) for value in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copy = {key: published(value) for key, value in schema.items()}
+    pattern = copy.get("pattern")
+    if isinstance(pattern, str) and len(pattern) > PUBLISHED_PATTERN_CHARS:
+        del copy["pattern"]
+        described = copy.get("description")
+        copy["description"] = (
+            f"{described} {TEXT_RULE_IN_WORDS}" if described else TEXT_RULE_IN_WORDS
+        )
+    return copy
+
+
 def documented(
     *,
     chars: str | int | None = None,
@@ -61,6 +89,7 @@ def documented(
     text: Literal["text", "line"] | None = None,
     required: bool = False,
     min_chars: int = 0,
+    lookahead: str = "",
     pattern: str | None = None,
     between: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
@@ -68,14 +97,17 @@ def documented(
     is a field of FIELD_CHARS / LIST_ITEMS, or of Limits: a configured limit, which the
     served document shows as configured (`x-limit`, filled by `as_served`).
     `text`: the characters a multi-line text or a one-line field may hold (`required`: not
-    blank; `min_chars`: at least that many, trimmed). With `items`, `chars`, `text`,
+    blank; `min_chars`: at least that many, trimmed; `lookahead`: the field's own rule as a
+    lookahead, the domain's). With `items`, `chars`, `text`,
     `pattern` and `choices` apply to each item.
     `between`: a number's inclusive range."""
     value: dict[str, Any] = {}
     if chars is not None:
         value.update(_limit("maxLength", chars, FIELD_CHARS))
     if text is not None:
-        pattern = text_pattern(one_line=text == "line", required=required, min_chars=min_chars)
+        pattern = text_pattern(
+            one_line=text == "line", required=required, min_chars=min_chars, lookahead=lookahead
+        )
     if pattern is not None:
         value["pattern"] = pattern
     if choices is not None:

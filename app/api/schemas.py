@@ -38,7 +38,7 @@ from app.domain.inputs import (
     forbid_content_change,
 )
 from app.domain.keys import ROLES
-from app.domain.learning import MIN_LEARNING_CHARS
+from app.domain.learning import LEARNING_WORDS, MIN_LEARNING_WORDS
 from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER
 from app.domain.provenance import MAX_SOURCE_CHARS, MAX_SOURCES, MAX_SOURCES_A_CALL
 from app.domain.recall import (
@@ -248,7 +248,8 @@ class RememberIn(WrittenIn):
     )
 
     text: str = Field(
-        json_schema_extra=text_rules("max_content_chars", min_chars=MIN_LEARNING_CHARS)
+        description=f"A rule someone can follow, in {MIN_LEARNING_WORDS} words or more.",
+        json_schema_extra=text_rules("max_content_chars", required=True, lookahead=LEARNING_WORDS),
     )
     category: str | None = None
     name: str | None = None

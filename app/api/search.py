@@ -48,4 +48,5 @@ async def search_post(
     format: Literal["full", "compact"] = "full",
     max_tokens: MaxTokens = None,
 ) -> Any:
+    """The same search as `GET /search`, for a query too long for a URL."""
     return await search_and_render(services, body, format, max_tokens)

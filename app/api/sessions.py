@@ -32,6 +32,9 @@ router = APIRouter(tags=["sessions"])
     "/sessions", response_model=SessionStartOut, status_code=201, summary="Start a session"
 )
 async def start(body: SessionIn, services: ServicesDep) -> SessionStartOut:
+    """Starts an agent's session in a repository: its id, the capture settings, and how many
+    memories about files changed since are now marked possibly stale (GET /snapshot hands
+    over what to know)."""
     started = await services.sessions.start(body.draft())
     return render_session_start(
         started.session, started.pruning, started.capture, started.marked_stale
@@ -44,6 +47,7 @@ async def recent(
     source_repo: SourceRepo = None,
     limit: Annotated[int, Query(json_schema_extra=documented(between=(1, MAX_SESSION_PAGE)))] = 20,
 ) -> list[SessionOut]:
+    """The tenant's recent sessions, newest first, optionally one repository's."""
     return [render_session(s) for s in await services.sessions.recent(source_repo, limit)]
 
 
@@ -51,6 +55,8 @@ async def recent(
 async def end_session(
     session_id: SessionId, body: SessionEndIn, services: ServicesDep
 ) -> SessionOut:
+    """Ends a session with its outcome (completed, failed, abandoned), its summary and the
+    key changes; its drafts go with it."""
     return render_session(await services.sessions.end(session_id, body.draft()))
 
 
@@ -61,6 +67,8 @@ async def end_session(
     summary="Draft a learning the hooks saw (never a memory; gone when the session ends)",
 )
 async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep) -> DraftsHeldOut:
+    """Keeps a learning the hooks noticed as a draft for the agent to confirm; never a memory
+    by itself."""
     return DraftsHeldOut(held=await services.sessions.add_draft(session_id, body.draft()))
 
 
@@ -70,6 +78,7 @@ async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep)
     summary="A session's drafts, oldest first",
 )
 async def drafts(session_id: SessionId, services: ServicesDep) -> DraftsOut:
+    """A session's drafts, oldest first, with the untrusted sources the session read."""
     found, sources = await services.sessions.drafts(session_id)
     return DraftsOut(drafts=[DraftOut(**d) for d in found], sources=sources)
 
@@ -91,6 +100,7 @@ async def add_sources(
 
 @router.delete("/sessions/{session_id:uuid}", status_code=204, summary="Delete a session (admins)")
 async def delete_session(session_id: SessionId, services: ServicesDep) -> Response:
+    """Deletes a session and its drafts (its memories stay). Admins."""
     await services.sessions.delete(session_id)
     return Response(status_code=204)
 
@@ -116,6 +126,8 @@ async def snapshot(
     ] = None,
     max_tokens: MaxTokens = None,
 ) -> PlainTextResponse | dict[str, Any]:
+    """What an agent should know at the start of a session in a repository, recency-graded,
+    within a size budget."""
     built = await services.sessions.snapshot(source_repo, max_chars, max_tokens)
     if format == "json":
         return render_json(built)

@@ -16,7 +16,19 @@ from uuid import UUID
 from app.client import MemoryClient, default_api_key, default_url
 from app.config import Settings
 
-HELP = argparse.ArgumentDefaultsHelpFormatter
+
+class HELP(argparse.HelpFormatter):
+    """The one help format: a default printed once, and only when it is a value. A help
+    text that says its own default ("default: the git repository here") is left as it is;
+    an unset option (None), a flag (False) and a secret (the API key, read from the
+    environment when the command runs) print none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        if shown and "default" not in text and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
 
 
 class CommandError(Exception):
@@ -41,7 +53,7 @@ class Parents:
         self.data_dir = argparse.ArgumentParser(add_help=False)
         self.data_dir.add_argument(
             "--data-dir",
-            help="where the embedded database lives (default AGENT_MEMORY_DATA_DIR or the"
+            help="where the embedded database lives (default: AGENT_MEMORY_DATA_DIR or the"
             " user data directory); unused when DATABASE_URL is set",
         )
         self.client = argparse.ArgumentParser(add_help=False)
@@ -50,21 +62,22 @@ class Parents:
         )
         self.client.add_argument(
             "--api-key",
-            default=default_api_key(),
-            help="the key to send (AGENT_MEMORY_API_KEY); none in open mode",
+            help="the key to send (default: AGENT_MEMORY_API_KEY; none in open mode)",
         )
         self.shown = argparse.ArgumentParser(add_help=False)
         self.shown.add_argument("--json", action="store_true", help="print the API's JSON answer")
-        self.filters = argparse.ArgumentParser(add_help=False)
-        self.filters.add_argument(
+        # Which repository a command reads: one rule for search, list and export.
+        self.scope = argparse.ArgumentParser(add_help=False)
+        self.scope.add_argument(
             "--source-repo",
             dest="source_repo",
-            help="this repository's and the global ones (default: the git repository here,"
-            " as owner/name from its origin remote; AGENT_MEMORY_REPO overrides)",
+            help="this repository's (default: the git repository here, as owner/name from"
+            " its origin remote; AGENT_MEMORY_REPO overrides)",
         )
-        self.filters.add_argument(
+        self.scope.add_argument(
             "--any-repo", action="store_true", help="every repository's, not the one here"
         )
+        self.filters = argparse.ArgumentParser(add_help=False, parents=[self.scope])
         self.filters.add_argument("--type", help="only memories of this memory_type")
         self.time_window = argparse.ArgumentParser(add_help=False)
         self.time_window.add_argument(
@@ -106,11 +119,36 @@ def written_here(args: argparse.Namespace) -> dict[str, str | None]:
 
 def client_of(args: argparse.Namespace) -> MemoryClient:
     """The one way to a running server (the URL, the key, the errors: app/client.py)."""
-    return MemoryClient(args.url, args.api_key)
+    return MemoryClient(args.url, api_key_of(args))
+
+
+def api_key_of(args: argparse.Namespace) -> str | None:
+    """--api-key, else AGENT_MEMORY_API_KEY: read when the command runs, so that no help
+    text or parser default ever holds the key."""
+    key: str | None = args.api_key or default_api_key()
+    return key
 
 
 def memory_id(text: str) -> str:
     return _uuid(text, "memory")
+
+
+def memory_ref(text: str) -> str:
+    """A memory's id, or the start of one as a listing shows it (the server resolves it)."""
+    from app.domain.errors import InvalidInputError
+    from app.domain.id_prefix import MIN_PREFIX_DIGITS, id_prefix
+
+    try:
+        return str(UUID(text))
+    except ValueError:
+        pass
+    try:
+        return id_prefix(text).text
+    except InvalidInputError:
+        raise CommandError(
+            f"'{text[:40]}' is not a memory id nor the start of one ({MIN_PREFIX_DIGITS} or"
+            " more of its hex digits, as `list` shows them)"
+        ) from None
 
 
 def session_id(text: str) -> str:

@@ -12,8 +12,10 @@ from app.cli.common import (
     Adder,
     CommandError,
     Parents,
+    api_key_of,
     client_of,
     memory_id,
+    memory_ref,
     repository_here,
     say,
     session_id,
@@ -28,7 +30,7 @@ from app.domain.text import cut, one_line
 def register(command: Adder, parents: Parents) -> None:
     client, shown, filters = parents.client, parents.shown, parents.filters
     remember = command("remember", "record a learning in a running server", [client])
-    remember.add_argument("text", help="the learning, at least 20 characters")
+    remember.add_argument("text", help="the learning: a rule in 3 words or more")
     remember.add_argument(
         "--source-repo",
         dest="source_repo",
@@ -64,7 +66,7 @@ def register(command: Adder, parents: Parents) -> None:
     listing = command("list", "the newest memories", [client, filters, window, shown])
     listing.set_defaults(func=cmd_list, max_limit=MAX_LIST_LIMIT)
     show = command("show", "one memory, whole", [client, shown])
-    show.add_argument("memory_id", help="the memory's id")
+    show.add_argument("memory_id", help="the memory's id, or enough of its start to be one")
     show.set_defaults(func=cmd_show)
 
     review = command(
@@ -158,7 +160,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
     """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
     from agent_memory_client.hooks import run_hook
 
-    out, note = run_hook("claude-code", args.event, sys.stdin.read(), args.url, args.api_key)
+    out, note = run_hook("claude-code", args.event, sys.stdin.read(), args.url, api_key_of(args))
     if out:
         print(out)
     say(note)
@@ -178,23 +180,39 @@ def cmd_search(args: argparse.Namespace) -> int:
     limit = _limit(args)
     repo = repository_here(args)
     with client_of(args) as memory:
-        types = [args.type] if args.type else None
-        answer = memory.search(
-            args.query,
-            source_repo=repo,
-            memory_type=types,
-            limit=limit,
-            since=args.since,
-            until=args.until,
-        )
+
+        def searched(source_repo: str | None) -> dict[str, Any]:
+            answer: dict[str, Any] = memory.search(
+                args.query,
+                source_repo=source_repo,
+                memory_type=[args.type] if args.type else None,
+                limit=limit,
+                since=args.since,
+                until=args.until,
+            )
+            return answer
+
+        answer = searched(repo)
+        empty_here = not answer["results"] and repo is not None and not args.json
+        elsewhere = searched(None)["results"] if empty_here else None
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
     for hit in answer["results"]:
         print_memory_line(hit["memory"], hit["score"])
     if not answer["results"]:
-        say(f"no memories match in {searched_where(repo)}")
+        # Weaker matches left out: "no good match", since some memories came near.
+        nothing = "no good match" if answer.get("below_floor") else "no memories match"
+        say(f"{nothing} in {searched_where(repo)}{held_elsewhere(elsewhere or [], limit)}")
     return 0
+
+
+def held_elsewhere(found: list[Any], limit: int) -> str:
+    """What the same question finds in the other repositories, said after "nothing here"."""
+    if not found:
+        return ""
+    more = "+" if len(found) >= limit else ""
+    return f"; {len(found)}{more} in other repositories: --any-repo shows them"
 
 
 def searched_where(repo: str | None) -> str:
@@ -206,26 +224,34 @@ def searched_where(repo: str | None) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     limit = _limit(args)
+    repo = repository_here(args)
     with client_of(args) as memory:
-        page = memory.list(
-            source_repo=repository_here(args),
-            memory_type=args.type,
-            limit=limit,
-            since=args.since,
-            until=args.until,
-        )
+
+        def listed(source_repo: str | None) -> dict[str, Any]:
+            page: dict[str, Any] = memory.list(
+                source_repo=source_repo,
+                memory_type=args.type,
+                limit=limit,
+                since=args.since,
+                until=args.until,
+            )
+            return page
+
+        page = listed(repo)
+        empty_here = not page["memories"] and repo is not None and not args.json
+        elsewhere = listed(None)["memories"] if empty_here else None
     if args.json:
         print(json.dumps(page, indent=2, ensure_ascii=False))
         return 0
     for item in page["memories"]:
         print_memory_line(item)
     if not page["memories"]:
-        say(f"no memories in {searched_where(repository_here(args))}")
+        say(f"no memories in {searched_where(repo)}{held_elsewhere(elsewhere or [], limit)}")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    wanted = memory_id(args.memory_id)
+    wanted = memory_ref(args.memory_id)
     with client_of(args) as memory:
         item = memory.get(wanted)
     if args.json:

@@ -14,13 +14,13 @@ from app.cli.common import (
     Adder,
     CommandError,
     Parents,
+    api_key_of,
     local_database,
     require_schema,
     run_async,
     say,
     settings_of,
 )
-from app.client import default_api_key
 from app.config import Settings
 
 logger = logging.getLogger("agent_memory.cli")
@@ -47,7 +47,7 @@ def register(command: Adder, parents: Parents) -> None:
         help="bridge to this running server's /mcp (AGENT_MEMORY_URL) instead of serving"
         " from this process",
     )
-    mcp.add_argument("--api-key", default=default_api_key(), help="the key (AGENT_MEMORY_API_KEY)")
+    mcp.add_argument("--api-key", help="the key (default: AGENT_MEMORY_API_KEY)")
     mcp.add_argument(
         "--verbose", action="store_true", help="log each request on stderr (quiet by default)"
     )
@@ -173,7 +173,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from agent_memory_client.bridge import bridge
 
         return bridge(
-            sys.stdin.buffer, sys.stdout.buffer, os.getcwd(), args.url, args.api_key,
+            sys.stdin.buffer, sys.stdout.buffer, os.getcwd(), args.url, api_key_of(args),
             max_line_bytes=Settings().max_body_bytes,
         )  # fmt: skip
 

@@ -12,16 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from app.cli.common import Adder, CommandError, Parents, client_of, say
+from app.cli.common import Adder, CommandError, Parents, client_of, repository_here, say
 
 IMPORT_CHUNK_BYTES = 256 * 1024
 
 
 def register(command: Adder, parents: Parents) -> None:
     export = command(
-        "export", "write memories as JSON lines", [parents.client, parents.time_window]
+        "export",
+        "write memories as JSON lines: the repository here's, as `list` reads it, or every"
+        " repository's (--any-repo)",
+        [parents.client, parents.scope, parents.time_window],
     )
-    export.add_argument("--source-repo", dest="source_repo", help="only this repository's")
     export.add_argument(
         "--embeddings",
         action="store_true",
@@ -75,8 +77,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     progress: Progress | None = None
     header: dict[str, Any] = {}
+    repo = repository_here(args)
     with _replaced_when_done(args.output) as out, client_of(args) as memory:
-        for line in memory.export(args.source_repo, args.embeddings, args.since, args.until):
+        for line in memory.export(repo, args.embeddings, args.since, args.until):
             out.write(line.encode() + b"\n")
             if progress is None:  # the header says how many follow: memories, then sessions
                 header = json.loads(line)
@@ -88,9 +91,20 @@ def cmd_export(args: argparse.Namespace) -> int:
         progress.close()
         where = "stdout" if args.output == "-" else args.output
         memories, sessions = header.get("count") or 0, header.get("sessions") or 0
-        say(f"exported {plural(memories, 'memory', 'memories')} and"
-            f" {plural(sessions, 'session', 'sessions')} to {where}")  # fmt: skip
+        counted = plural(memories, "memory", "memories")
+        counted += f" and {plural(sessions, 'session', 'sessions')}"
+        say(f"exported {counted} of {exported_from(repo)} to {where}")
     return 0
+
+
+def exported_from(repo: str | None) -> str:
+    """What an export read: said, since the default depends on the folder it runs in."""
+    if repo is None:
+        return "every repository"
+    return (
+        f"{json.dumps(repo, ensure_ascii=False)} (not the global memories nor other"
+        " repositories: --any-repo exports them all)"
+    )
 
 
 def plural(n: int, one: str, many: str) -> str:

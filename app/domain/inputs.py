@@ -15,7 +15,7 @@ from uuid import UUID
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
-from app.domain.learning import MIN_LEARNING_CHARS
+from app.domain.learning import TOO_SHORT, too_short
 from app.domain.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MEMORY_TYPE,
@@ -207,11 +207,8 @@ class Learning:
 
 def learning(draft: RememberDraft, limits: Limits) -> Learning:
     text = clean_text(draft.text, "text", max_chars=limits.max_content_chars)
-    if len(text) < MIN_LEARNING_CHARS:
-        raise InvalidInputError(
-            "Learning too short (need at least 20 characters). Please provide more detail.",
-            field="text",
-        )
+    if too_short(text):
+        raise InvalidInputError(TOO_SHORT, field="text")
     confidence = draft.confidence or "low"
     if confidence not in CONFIDENCES:
         raise InvalidInputError(

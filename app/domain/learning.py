@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import re
 
-MIN_LEARNING_CHARS = 20
+# A learning is a rule someone can follow: an action, what it acts on, and what sets it
+# apart ("Use pnpm, not npm": 4 words, 17 characters). Three words tell that from what the
+# capture should refuse ("done", "fixed it", "ok thanks"); the 20 characters it used to ask
+# for refused real rules ("Run make itest", "No tabs in YAML"): docs/input-rules.md.
+MIN_LEARNING_WORDS = 3
+# The rule as a lookahead from the text's start (a word: a run of letters or digits), so
+# that the OpenAPI document states the same rule (app/api/schemas.py).
+LEARNING_WORDS = rf"(?=[\W_]*(?:[^\W_]+[\W_]+){{{MIN_LEARNING_WORDS - 1}}}[^\W_])"
+_ENOUGH_WORDS = re.compile(LEARNING_WORDS)
+TOO_SHORT = (
+    f"a learning is a rule someone can follow, in {MIN_LEARNING_WORDS} words or more"
+    ' ("Use pnpm, not npm")'
+)
 TITLE_CHARS = 60
 
 _ANTI_PATTERN = re.compile(
@@ -14,6 +26,10 @@ _PATTERN = re.compile(r"\b(?:always|prefer|use|should)\b|\bbest practice\b", re.
 
 # The category a learning is filed under, and the memory type that goes with it.
 CATEGORY_TYPES = {"anti-patterns": "anti_pattern", "patterns": "pattern", "heuristics": "heuristic"}
+
+
+def too_short(text: str) -> bool:
+    return _ENOUGH_WORDS.match(text) is None
 
 
 def infer_category(text: str) -> str:

@@ -61,17 +61,20 @@ _JOINER_PATTERN = (
 _PRESENTATION_PATTERN = rf"(?<=[{EMOJI}{EXTENDED_PICTOGRAPHIC}])[\ufe0e\ufe0f]"
 
 
-def text_pattern(*, one_line: bool, required: bool = False, min_chars: int = 0) -> str:
+def text_pattern(
+    *, one_line: bool, required: bool = False, min_chars: int = 0, lookahead: str = ""
+) -> str:
     """The same rules as a regular expression, for the OpenAPI document (over characters,
     which a surrogate is not): visible characters, a zero-width joiner only between
     pictographs, a presentation selector only after an emoji. `required`: not blank;
-    `min_chars`: at least that many once trimmed."""
+    `min_chars`: at least that many once trimmed; `lookahead`: a rule of the field's own,
+    as a lookahead from the start (the domain matches the same one)."""
     breaks = _LINE_BREAK_CLASS if one_line else ""
     visible = f"[^{_CONTROL_CLASS}{_INVISIBLE_CLASS}{breaks}]"
     text = rf"(?:{visible}|{_JOINER_PATTERN}|{_PRESENTATION_PATTERN})*" + PATTERN_END
     if min_chars > 1:
-        return rf"^(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*{PATTERN_END})" + text
-    return (r"^(?=[\s\S]*\S)" if required or min_chars else "^") + text
+        return rf"^{lookahead}(?=\s*\S[\s\S]{{{min_chars - 2},}}\S\s*{PATTERN_END})" + text
+    return "^" + lookahead + (r"(?=[\s\S]*\S)" if required or min_chars else "") + text
 
 
 def _invisible_at(value: str) -> int | None:

@@ -11,6 +11,7 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.duplicates import NEAREST, Neighbour
 from app.domain.filters import MemoryFilter
+from app.domain.id_prefix import IdPrefix
 from app.domain.memory import Memory, NewMemory
 from app.domain.provenance import Hold
 from app.repository.filters import served_sql
@@ -330,6 +331,20 @@ class MemoryRepository:
         )
         return to_memory(row) if row else None
 
+    async def starting_with(self, prefix: IdPrefix, most: int) -> list[Memory]:
+        """The memories whose ids fall in the prefix's range (a primary-key range read), at
+        most `most`, in id order."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(
+            *named(
+                f"SELECT {MEMORY_COLUMNS} FROM memories m"
+                " WHERE m.tenant_id = :tenant_id AND m.id BETWEEN :low AND :high"
+                " ORDER BY m.id LIMIT :most",
+                {"tenant_id": self.tenant_id, "most": most, "low": prefix.low, "high": prefix.high},
+            )
+        )
+        return [to_memory(row) for row in rows]
+
     async def get_many(self, memory_ids: Sequence[UUID]) -> list[Memory]:
         """In the order asked for; unknown ids left out."""
         conn = await self._uow.connection()
@@ -359,6 +374,12 @@ class MemoryRepository:
         )
         return bool(deleted)
 
+    async def stored_types(self, most: int) -> list[str]:
+        """The memory types the tenant's rows carry (any state), at most `most`, in order."""
+        conn = await self._uow.connection()
+        rows = await conn.fetch(*named(_STORED_TYPES, {"tenant_id": self.tenant_id, "most": most}))
+        return [row["memory_type"] for row in rows]
+
     async def list(
         self, filters: MemoryFilter, limit: int, after: tuple[datetime, UUID] | None
     ) -> list[Memory]:
@@ -382,6 +403,22 @@ class MemoryRepository:
             f" ORDER BY m.created_at DESC, m.id DESC LIMIT {bind(limit, 'row_limit')}"
         )
         return [to_memory(row) for row in await conn.fetch(*named(sql, values))]
+
+
+# The types the tenant has stored, in order: a skip along memories_type_key, one index
+# probe per type, never a read of every row. At most :most of them.
+_STORED_TYPES = """
+WITH RECURSIVE stored(memory_type) AS (
+    (SELECT m.memory_type FROM memories m WHERE m.tenant_id = :tenant_id
+     ORDER BY m.memory_type LIMIT 1)
+    UNION ALL
+    SELECT (SELECT m.memory_type FROM memories m
+            WHERE m.tenant_id = :tenant_id AND m.memory_type > s.memory_type
+            ORDER BY m.memory_type LIMIT 1)
+    FROM stored s
+    WHERE s.memory_type IS NOT NULL
+)
+SELECT memory_type FROM stored WHERE memory_type IS NOT NULL LIMIT :most"""
 
 
 # Two assignments by who gives the feedback: one who may write the memory's trust counts a

@@ -89,7 +89,8 @@ class SearchParams:
     strength_days: float
     track_access: bool
     # The relevance floor (bench/floor.py replays it offline): a result scoring below
-    # max(floor_min, floor_ratio * best) is left out before accesses are counted.
+    # floor_ratio * the best score, or whose similarity is below floor_min, is left out
+    # before accesses are counted.
     # 0 and 0: no floor.
     floor_ratio: float = 0.0
     floor_min: float = 0.0
@@ -406,10 +407,12 @@ def _fuse() -> list[str]:
     SELECT * FROM checked WHERE intact AND unmarked ORDER BY score DESC, id LIMIT :limit
 )""",
         """ranked AS (
-    -- The relevance floor, before anything below it is counted as accessed.
+    -- The relevance floor, before anything below it is counted as accessed: a result
+    -- scoring below floor_ratio of the best, or matching the query below floor_min
+    -- (its similarity, whatever its age: "nothing here is about this").
     SELECT l.* FROM limited l
-    WHERE l.score >= greatest(:floor_min::float8,
-                              :floor_ratio::float8 * (SELECT max(score) FROM limited))
+    WHERE l.score >= :floor_ratio::float8 * (SELECT max(score) FROM limited)
+      AND l.similarity >= :floor_min::float8
 )""",
     ]
 

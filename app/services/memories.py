@@ -14,6 +14,8 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.duplicates import Verdict, judge
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.filters import MemoryFilter
+from app.domain.id_prefix import id_prefix
 from app.domain.inputs import (
     ListDraft,
     MemoryDraft,
@@ -31,6 +33,7 @@ from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository, UpsertResult
 from app.repository.sessions import SessionRepository
 from app.services.audit import AuditTrail
+from app.services.filters import require_known_types
 from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
@@ -46,6 +49,10 @@ SCREEN_INLINE_CHARS = 20_000
 RULE_INLINE_CHARS = 2_000
 # Supersede links followed each way for a memory's history.
 MAX_LINEAGE = 20
+
+
+# How many of the ids an ambiguous prefix stands for a refusal names.
+AMBIGUOUS_SHOWN = 5
 
 
 class MemoryService:
@@ -283,6 +290,22 @@ class MemoryService:
             )
         return memory
 
+    async def by_prefix(self, text: str, include_quarantined: bool = False) -> Memory:
+        """The one memory whose id starts with `text`; refused, with the ids it could be,
+        when it is more than one."""
+        prefix = id_prefix(text)
+        found = await self._repo.starting_with(prefix, most=AMBIGUOUS_SHOWN + 1)
+        if len(found) > 1:
+            ids = ", ".join(str(m.id) for m in found[:AMBIGUOUS_SHOWN])
+            more = " and more" if len(found) > AMBIGUOUS_SHOWN else ""
+            raise ConflictError(
+                f"{len(found) if not more else 'several'} memories start with {prefix.text!r}:"
+                f" {ids}{more}; give more of the id"
+            )
+        if not found:
+            raise NotFoundError(f"no memory's id starts with {prefix.text!r}")
+        return await self.get(found[0].id, include_quarantined)
+
     async def get_many(self, memory_ids: Sequence[UUID]) -> list[Memory]:
         """In the order asked for; unknown and quarantined ones left out."""
         self.actor.require("read")
@@ -303,10 +326,14 @@ class MemoryService:
         detail = {"content_hash": before.content_hash, "memory_type": before.memory_type}
         await AuditTrail(self._uow, self.actor).record("delete", [before], (), detail)
 
+    async def require_known_types(self, memory_filter: MemoryFilter) -> None:
+        await require_known_types(self._uow, memory_filter)
+
     async def list_page(self, draft: ListDraft) -> MemoryPage:
         """Newest first; `next_cursor` continues after the last one (None: no more)."""
         query = list_query(draft, self.limits)
         self.actor.require("admin" if query.filter.include_quarantined else "read")
+        await self.require_known_types(query.filter)
         memories = await self._repo.list(query.filter, query.limit + 1, query.after)
         page, more = memories[: query.limit], len(memories) > query.limit
         next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if more else None

@@ -21,11 +21,14 @@ from app.repository.memories import MemoryRepository
 from app.repository.search import SearchOutcome, SearchRepository
 from app.repository.search_statement import SearchParams, SearchStatement
 from app.services.audit import AuditTrail
+from app.services.filters import require_known_types
 from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.search")
 
 RECENT_NOTE = "empty query: the most recent memories, newest first (no ranking)"
+# Every match fell below the relevance floor: said, so that "nothing" reads as an answer.
+NO_GOOD_MATCH = "no good match: no memory matches this query well"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,9 @@ class SearchService:
 
     async def search(self, draft: SearchDraft) -> SearchResponse:
         self._actor.require("read")
-        return await self.run(search_query(draft, self._limits))
+        query = search_query(draft, self._limits)
+        await require_known_types(self._uow, query.filter)
+        return await self.run(query)
 
     async def about_file(self, draft: SearchDraft, path: str) -> list[Memory]:
         """The memories in the draft's scope (its repository and the global ones) whose
@@ -153,7 +158,8 @@ class SearchService:
                 f"the query's first {self._limits.max_query_terms} distinct words were"
                 f" searched; {query.dropped_terms} more were left out"
             )
-        return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below)
+        note = NO_GOOD_MATCH if below and not hits else None
+        return SearchResponse(hits, alpha, round(took_ms, 3), degraded, truncated, below, note)
 
     def _log(self, query: SearchQuery, outcome: SearchOutcome, alpha: float, took: float) -> None:
         logger.info(

@@ -94,6 +94,7 @@ class TransferService:
         self._memories.actor.require("read")
         with_quarantined = self._memories.actor.can("admin")
         query = export_query(draft, self._memories.limits, with_quarantined)
+        await self._memories.require_known_types(query.filter)
         embedder = self._memories.embedder
         header = ExportHeader(
             tenant_id=self._repo.tenant_id,

@@ -58,3 +58,26 @@ async def test_a_request_without_a_key_says_where_one_goes(
     assert "Authorization: Bearer" in detail and "AGENT_MEMORY_API_KEY" in detail
     assert "agent-memory keys create" in detail
     assert (await api.get("/memories", headers={"Authorization": f"Bearer {a_key}"})).is_success
+
+
+async def test_a_filter_on_a_type_no_memory_has_is_refused_naming_the_types(
+    api: httpx.AsyncClient,
+) -> None:
+    """Types are open (any snake_case name), so a typo used to answer "no memories". Now a
+    type that is neither known nor stored is refused at every door that filters, naming
+    the known types and the tenant's own; a known type with no memory yet is no error."""
+    stored = {"content": "Rotate the staging certificates every quarter", "source_repo": None}
+    answer = await api.post("/memories", json=stored | {"memory_type": "runbook"})
+    assert answer.status_code == 201, answer.text
+    for asked in (
+        api.get("/memories", params={"memory_type": "bogus"}),
+        api.get("/search", params={"q": "certificates", "memory_type": "bogus"}),
+    ):
+        error = refusal(await asked)
+        assert error["field"] == "memory_type"
+        assert error["message"].startswith("memory_type 'bogus': no memory has this type;")
+        assert "decision, error_pattern" in error["message"]
+        assert error["message"].endswith(", runbook")
+    own = await api.get("/memories", params={"memory_type": "runbook"})
+    assert [m["memory_type"] for m in own.json()["memories"]] == ["runbook"]
+    assert (await api.get("/memories", params={"memory_type": "decision"})).json()["memories"] == []

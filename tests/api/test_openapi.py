@@ -44,7 +44,33 @@ async def test_every_operation_has_a_summary_and_an_example(api: httpx.AsyncClie
         summary = operation.get("summary", "")
         # FastAPI's fallback is the function's name in Title Case; ours are sentences.
         assert summary and not summary.istitle(), (method, path, summary)
+        assert operation.get("description"), (method, path)
         assert examples_of(spec, operation), (method, path)
+
+
+async def test_the_published_document_names_the_text_rule_and_the_full_one_states_it(
+    api: httpx.AsyncClient,
+) -> None:
+    """/openapi.json (and /docs) is for people: the text rule's 10,000-character pattern is
+    named in words there. /openapi.full.json, which the contract test runs on, keeps it."""
+    published = await api.get("/openapi.json")
+    full = await api.get("/openapi.full.json")
+    assert published.status_code == full.status_code == 200
+    assert len(full.content) > 4 * len(published.content)
+
+    def patterns(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            own = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+            return own + [p for value in node.values() for p in patterns(value)]
+        if isinstance(node, list):
+            return [p for value in node for p in patterns(value)]
+        return []
+
+    assert max(len(p) for p in patterns(published.json())) <= 300
+    assert max(len(p) for p in patterns(full.json())) > 10_000
+    content = published.json()["components"]["schemas"]["MemoryIn"]["properties"]["content"]
+    assert "Visible text: no control, invisible or direction-changing" in content["description"]
+    assert set(published.json()["paths"]) == set(full.json()["paths"])
 
 
 async def test_every_request_example_is_accepted(api: httpx.AsyncClient) -> None:

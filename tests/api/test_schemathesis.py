@@ -65,7 +65,7 @@ async def fuzz(base: str, key: str, role: str) -> None:
         "--config-file",
         str(CONFIG),
         "run",
-        f"{base}/openapi.json",
+        f"{base}/openapi.full.json",
         "-H",
         f"Authorization: Bearer {key}",
         "--phases",

@@ -39,11 +39,16 @@ async def run(*args: str, **env: str) -> tuple[int, str, str]:
 
 
 async def test_version_and_help_show_defaults() -> None:
+    """Each option's default is printed once, and only when it is a value; the key in the
+    environment is never printed."""
     code, out, _ = await run("--version")
     assert (code, out.strip()) == (0, f"agent-memory {__version__}")
-    code, out, _ = await run("search", "--help")
+    code, out, _ = await run("search", "--help", AGENT_MEMORY_API_KEY="am_secret_in_the_env")
     assert code == 0
     assert "(default: 10)" in out and "AGENT_MEMORY_API_KEY" in out
+    assert "am_secret" not in out and "default: None" not in out and "default: False" not in out
+    options = " ".join(out.split()).split(" --")
+    assert [o for o in options if o.count("default") > 1] == []
 
 
 async def test_search_list_and_show_against_a_server_with_keys(
@@ -152,11 +157,11 @@ async def test_export_replaces_the_file_only_when_complete(
     backup.write_text("old\n")
     async with httpx.AsyncClient(base_url=served) as http:
         await http.post("/sessions", json={"source_repo": "acme/api"})
-    code, _, err = await run("export", "-o", str(backup), "--url", served)
+    code, _, err = await run("export", "--any-repo", "-o", str(backup), "--url", served)
     assert code == 0, err
     lines = backup.read_text().splitlines()
     assert json.loads(lines[0])["count"] == 1 and len(lines) == 3
-    assert f"exported 1 memory and 1 session to {backup}" in err
+    assert f"exported 1 memory and 1 session of every repository to {backup}" in err
 
 
 async def test_search_list_and_export_take_a_time_window(
@@ -178,7 +183,9 @@ async def test_search_list_and_export_take_a_time_window(
         shown = [m.get("memory", m) for m in answer.get("results", answer.get("memories"))]
         assert [m["content"] for m in shown] == ["Vendor the npm cache in CI"], command
     exported = tmp_path / "recent.jsonl"
-    code, _, err = await run("export", "--until", "7d", "-o", str(exported), "--url", served)
+    code, _, err = await run(
+        "export", "--until", "7d", "--any-repo", "-o", str(exported), "--url", served
+    )
     assert code == 0, err
     assert json.loads(exported.read_text().splitlines()[0])["count"] == 1
 
@@ -211,6 +218,37 @@ async def test_search_says_which_memories_it_read(served: str, tmp_path: Path) -
     )
 
 
+async def test_export_reads_the_repository_here_as_list_does_and_says_so(
+    served: str, tmp_path: Path
+) -> None:
+    """`export` reads what `list` reads by default, the repository here, and says which
+    (and that --any-repo exports the rest), so that a backup's scope is never a surprise."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    async with httpx.AsyncClient(base_url=served) as http:
+        for repo in ("notes", None, "acme/api"):
+            body = {"content": f"Filed under {repo} for the export scope", "source_repo": repo}
+            assert (await http.post("/memories", json=body)).status_code == 201
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "export", "-o", "out.jsonl", "--url", served,
+        cwd=folder, env={**os.environ, "LOG_FORMAT": "json"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err
+    [header, line] = (folder / "out.jsonl").read_text().splitlines()
+    assert json.loads(header)["source_repo"] == "notes"
+    assert json.loads(line)["content"] == "Filed under notes for the export scope"
+    assert (
+        err.decode()
+        .strip()
+        .endswith(
+            'exported 1 memory and 0 sessions of "notes" (not the global memories nor other'
+            " repositories: --any-repo exports them all) to out.jsonl"
+        )
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
@@ -218,7 +256,11 @@ async def test_search_says_which_memories_it_read(served: str, tmp_path: Path) -
         (("export", "-o", "/no/such/dir/x.jsonl"), "agent-memory export: no such folder"),
         (("list", "--limit", "0"), "agent-memory list: --limit must be 1 to 200, not 0"),
         (("search", "x", "--limit", "101"), "agent-memory search: --limit must be 1 to 100"),
-        (("show", "not-a-uuid"), "agent-memory show: 'not-a-uuid' is not a valid memory id"),
+        (
+            ("show", "not-a-uuid"),
+            "agent-memory show: 'not-a-uuid' is not a memory id nor the start",
+        ),
+        (("show", "0193c"), "(6 or more of its hex digits, as `list` shows them)"),
         (("list", "--url", "ftp://localhost:8080"), "must start with http:// or https://"),
     ],
 )
@@ -341,3 +383,31 @@ async def test_keys_made_on_the_server_are_in_the_tenants_audit_trail(
         assert await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'acme'") == 3
     finally:
         await db.execute("TRUNCATE api_keys, audit_log")
+
+
+async def test_show_takes_the_start_of_an_id_and_says_when_it_is_ambiguous(
+    served: str, db: asyncpg.Connection
+) -> None:
+    """UUIDv7 ids written together share their start: `show` takes as much of an id as
+    tells it apart, and when a prefix fits several it names them and asks for more."""
+    async with httpx.AsyncClient(base_url=served) as api:
+        batch = [
+            {"content": f"Deploys to {env} go through the release train", "source_repo": None}
+            for env in ("staging", "production")
+        ]
+        answer = await api.post("/memories/batch", json={"memories": batch})
+        assert answer.status_code == 200, answer.text
+    first, second = sorted(r["memory"]["id"] for r in answer.json()["results"])
+    digits = [a == b for a, b in zip(first.replace("-", ""), second.replace("-", ""), strict=True)]
+    shared = digits.index(False)  # hex digits the two ids have in common
+    assert shared >= 6
+    code, _, err = await run("show", first.replace("-", "")[:shared], "--url", served)
+    assert code == 1
+    assert f"2 memories start with '{first.replace('-', '')[:shared]}': {first}, {second}" in err
+    assert err.strip().endswith("give more of the id")
+    # As a listing shows it, dashes and all: the shortest start that is first's alone.
+    unique = next(first[:k] for k in range(37) if len(first[:k].replace("-", "")) > shared)
+    code, out, err = await run("show", unique.upper(), "--url", served)
+    assert code == 0, err
+    assert out.startswith("Deploys to ")
+    assert f"id: {first}" in out

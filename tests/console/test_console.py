@@ -198,6 +198,7 @@ async def test_pages_show_history_stats_sessions_and_strategies(
                   "source_repo": "r"},
         )  # fmt: skip
         assert learned.status_code == 201, learned.text
+        await api.post("/memories", json={"content": "Squash before merging", "source_repo": None})
         found = await api.get("/search", params={"q": "deploy Fridays", "source_repo": "r"})
         assert found.json()["results"]  # an access counted: "most used" shows it
     async with httpx.AsyncClient(base_url=served) as http:
@@ -209,6 +210,17 @@ async def test_pages_show_history_stats_sessions_and_strategies(
         assert 'id="embedding-model">local:all-MiniLM-L6-v2<' in stats
         most_used = stats.split('id="most-used"')[1].split("</table>")[0]
         assert "Never deploy on Fridays" in most_used
+        # Each repository (the global memories too) links to its own stats; the last 30
+        # days are charted; the totals are explained, and what they count is a link.
+        by_repository = stats.split('id="by-repository"')[1].split("</table>")[0]
+        assert '<a href="/console/stats?source_repo=r">r</a>' in by_repository
+        assert '<span class="state">global</span>' in by_repository
+        assert stats.count("<rect ") == 60 and "4 stored,\n    1 session." in stats
+        assert 'id="totals-explained"' in stats
+        assert 'href="/console/browse?quarantined=true" id="quarantined-link"' in stats
+        one = (await http.get("/console/stats", params={"source_repo": "r"})).text
+        assert 'id="by-repository"' not in one
+        assert 'href="/console/browse?archived=true&amp;source_repo=r"' in one
         sessions = (await http.get("/console/sessions", params={"source_repo": "r"})).text
         assert "Moved deploys to Tuesdays" in sessions
         assert "# Memory snapshot: &#34;r&#34;" in sessions
@@ -268,3 +280,19 @@ async def test_the_audit_trail_names_memories_by_their_text_and_rounds_values(
         trail = (await http.get("/console/audit")).text
     assert "Feature flags live in config/flags.yaml" in trail
     assert "1.0 → 1.1<" in trail and "1.100000023841858" not in trail
+
+
+async def test_search_ranks_only_a_query_and_says_when_nothing_matches_well(served: str) -> None:
+    """Open mode. An empty query lists the newest, without score columns that would all
+    read 0.000; a query nothing answers says "no good match" and how to see the weaker."""
+    async with httpx.AsyncClient(base_url=served) as http:
+        body = {"content": "Vacuum the events table nightly", "source_repo": "acme/api"}
+        assert (await http.post("/memories", json=body)).status_code == 201
+        newest = (await http.get("/")).text
+        assert "The newest memories (1): type a query to rank them" in newest
+        assert ">Score</th>" not in newest and "0.000" not in newest
+        nothing = (await http.get("/", params={"q": "pnpm"})).text
+        assert "no good match: no memory matches this query well" in nothing
+        assert "No good match: 1 weaker match(es) left out" in nothing
+        weaker = (await http.get("/", params={"q": "pnpm", "weak": "true"})).text
+        assert ">Score</th>" in weaker and "Vacuum the events table nightly" in weaker

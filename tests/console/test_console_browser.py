@@ -117,6 +117,7 @@ def admin_journey(driver: Any, base: str, admin_key: str) -> None:
 
     driver.get(f"{base}/console/stats")
     assert driver.find_element(By.ID, "counts").text.startswith("2")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#recent-days rect")) == 60
     shot(driver, "stats")
     driver.get(f"{base}/console/sessions")
     assert "Moved the staging secrets" in driver.find_element(By.ID, "sessions").text

@@ -119,7 +119,7 @@ async def test_client_remember_and_bad_input_is_a_tool_error(mcp_url: str) -> No
         )
         short = await client.call_tool("remember", {"text": "too short", "source_repo": None})
         assert short.is_error
-        assert "Learning too short" in text_of(short)
+        assert "in 3 words or more" in text_of(short)
 
 
 async def test_search_keeps_what_was_stored_since(mcp_url: str, db: asyncpg.Connection) -> None:

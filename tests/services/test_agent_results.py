@@ -4,7 +4,9 @@ lists the newest."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 
 import asyncpg
 import httpx
@@ -118,6 +120,40 @@ async def test_results_far_below_the_best_are_left_out_unless_asked_for(
     monkeypatch.setattr(app.state.runtime.settings, "relevance_floor_min", 0.99)
     nothing = (await api.get("/search", params={"q": "blue-green deploy script"})).json()
     assert (nothing["results"], nothing["below_floor"]) == ([], 2)
+
+
+async def test_a_query_nothing_answers_comes_back_empty_at_every_door(served: str) -> None:
+    """The issue's case: with only Postgres and deploy notes stored, "pnpm" used to bring
+    back the nearest at a score of 0.04. The absolute floor (RELEVANCE_FLOOR_MIN, on the
+    similarity) leaves it out, and the answer says there was no good match: over HTTP, over
+    MCP, and on the command line. A question the notes do answer still finds them."""
+    notes = [
+        "Pin the Postgres major version in the CI images",
+        "Deploys go out with the blue-green script after the smoke tests",
+        "Vacuum the events table nightly; autovacuum falls behind on it",
+    ]
+    async with httpx.AsyncClient(base_url=served) as http:
+        for note in notes:
+            await http.post("/memories", json={"content": note, "source_repo": "acme/api"})
+        scope = {"source_repo": "acme/api"}
+        answer = (await http.get("/search", params={"q": "pnpm"} | scope)).json()
+        assert answer["results"] == [] and answer["below_floor"] >= 1
+        assert answer["note"] == "no good match: no memory matches this query well"
+        weaker = (await http.get("/search", params={"q": "pnpm", "floor": False} | scope)).json()
+        assert len(weaker["results"]) == answer["below_floor"]
+        found = (await http.get("/search", params={"q": "postgres version in CI"} | scope)).json()
+        assert found["results"][0]["memory"]["content"] == notes[0]
+    async with Client(f"{served}/mcp") as client:
+        result = await client.call_tool("search_memories", {"query": "pnpm"} | scope)
+        [text] = [c.text for c in result.content if isinstance(c, TextContent)]
+        assert text.startswith("0 result(s);") and "no good match" in text
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", "search", "pnpm", "--source-repo", "acme/api",
+        "--url", served, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert (process.returncode, out) == (0, b"")
+    assert err.decode().startswith('no good match in "acme/api" and the global memories')
 
 
 async def test_an_empty_query_lists_the_newest_and_says_so(api: httpx.AsyncClient) -> None:

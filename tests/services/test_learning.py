@@ -243,7 +243,7 @@ async def test_remember_rejects_short_text_and_bad_confidence_storing_nothing(
     short = await api.post("/remember", json={"text": "   too short       ", "source_repo": None})
     assert short.status_code == 422
     assert short.json()["detail"] == (
-        "Learning too short (need at least 20 characters). Please provide more detail."
+        'a learning is a rule someone can follow, in 3 words or more ("Use pnpm, not npm")'
     )
     bad = await api.post(
         "/remember",
@@ -256,6 +256,10 @@ async def test_remember_rejects_short_text_and_bad_confidence_storing_nothing(
     assert bad.status_code == 422
     assert bad.json()["detail"] == "invalid confidence 'sure'. Must be one of: high, medium, low"
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
+    # A short rule is a rule: three words are enough, whatever their length.
+    for rule in ("Use pnpm, not npm", "Run make itest"):
+        stored = await api.post("/remember", json={"text": rule, "source_repo": "acme/web"})
+        assert stored.status_code == 201, stored.text
 
 
 async def test_remember_keeps_an_explicit_category_name_and_reasoning(

@@ -290,6 +290,45 @@ async def test_stats_against_a_known_fixture(
     assert stats["next_prune"]["would_archive"] == 1
 
 
+async def test_stats_count_each_state_each_repository_and_the_last_days(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """The totals add up (a quarantined memory is counted as such, not lost between active
+    and archived), each repository is listed with the global memories as null, and the
+    last 30 UTC days say what was stored and how many sessions started."""
+    today = await store(api, "stored today in the api", source_repo="acme/api")
+    await age(db, await store(api, "stored two days ago", source_repo="acme/api"), 2)
+    await age(db, await store(api, "stored forty days ago", source_repo="acme/api"), 40)
+    await store(api, "stored today in the web app", source_repo="acme/web")
+    await store(api, "a global convention stored today")
+    await db.execute(
+        "UPDATE memories SET quarantined_at = now() WHERE id = $1", uuid.UUID(today["id"])
+    )
+    await api.post("/sessions", json={"source_repo": "acme/api"})
+
+    stats = (await api.get("/stats")).json()
+    assert (stats["total"], stats["active"], stats["quarantined"], stats["archived"]) == (
+        5,
+        4,
+        1,
+        0,
+    )
+    assert stats["repositories"] == 3
+    assert stats["by_repository"] == [
+        {"source_repo": "acme/api", "total": 3, "active": 2},
+        {"source_repo": None, "total": 1, "active": 1},
+        {"source_repo": "acme/web", "total": 1, "active": 1},
+    ]
+    days = stats["recent_days"]
+    assert len(days) == 30 and days == sorted(days, key=lambda d: d["day"])
+    assert (days[-1]["stored"], days[-1]["sessions"]) == (3, 1)
+    assert days[-3]["stored"] == 1
+    assert sum(d["stored"] for d in days) == 4  # the one stored 40 days ago is older
+    one = (await api.get("/stats", params={"source_repo": "acme/web"})).json()
+    assert one["by_repository"] == [{"source_repo": "acme/web", "total": 1, "active": 1}]
+    assert sum(d["sessions"] for d in one["recent_days"]) == 0
+
+
 async def test_metrics_are_prometheus_text(api: httpx.AsyncClient) -> None:
     await store(api, "counted memory")
     await api.get("/search", params={"q": "counted"})

@@ -138,7 +138,7 @@ async def test_round_trip_between_two_servers_loses_nothing(
         "UPDATE memories SET archived_at = now() WHERE content = 'Prefer keyset paging over OFFSET'"
     )
     exported = tmp_path / "memories.jsonl"
-    assert await asyncio.to_thread(cli, "export", "--url", served, "--embeddings",
+    assert await asyncio.to_thread(cli, "export", "--any-repo", "--url", served, "--embeddings",
                                    "-o", str(exported)) == 0  # fmt: skip
     lines = exported.read_text().splitlines()
     header = json.loads(lines[0])
@@ -198,7 +198,7 @@ async def test_import_reembeds_vectors_of_another_model_or_none(
     await populate(served)
     for flags in (["--embeddings"], []):
         exported = tmp_path / "memories.jsonl"
-        assert await asyncio.to_thread(cli, "export", "--url", served, *flags,
+        assert await asyncio.to_thread(cli, "export", "--any-repo", "--url", served, *flags,
                                        "-o", str(exported)) == 0  # fmt: skip
         async with httpx.AsyncClient(base_url=there, timeout=60) as http:
             report = await http.post(
