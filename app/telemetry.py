@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, get_args
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from app.domain.memory import StoreOutcome
+
+# The phases of the store path (app/services/memories.py), in the order a store runs them:
+# the secret screen, the exact-duplicate check, provenance, the wait for the embedding,
+# the near-duplicate query, the insert or reinforcement.
+StorePhase = Literal["screen", "known", "provenance", "embed_wait", "near_duplicates", "write"]
+STORE_PHASES: tuple[StorePhase, ...] = get_args(StorePhase)
 
 
 class Telemetry:
@@ -41,6 +52,14 @@ class Telemetry:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5),
             registry=self.registry,
         )
+        # Where a write's time goes (bench.store_phases reads it): seconds summed per phase
+        # of the store path, the waits included (a phase's await counts while it waits).
+        self.store_phase_seconds = Counter(
+            "agent_memory_store_phase_seconds",
+            "Seconds the store path spent in each phase, summed over memories and requests",
+            ["phase"],
+            registry=self.registry,
+        )
         self.embedded_texts = Counter(
             "agent_memory_embedded_texts", "Texts embedded", registry=self.registry
         )
@@ -64,6 +83,15 @@ class Telemetry:
         self.pool_max = Gauge(
             "agent_memory_db_pool_max_connections", "Pool capacity", registry=self.registry
         )
+
+    @contextmanager
+    def phase(self, name: StorePhase) -> Iterator[None]:
+        """Time a phase of the store path."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.store_phase_seconds.labels(name).inc(time.perf_counter() - started)
 
     def stored(self, outcome: StoreOutcome) -> None:
         self.store_outcomes.labels(outcome.status).inc()

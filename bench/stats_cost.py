@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import time
 from typing import Any
 
@@ -22,7 +21,7 @@ import asyncpg
 from app.repository.lifecycle import PruneRules
 from app.repository.sql import named
 from app.repository.stats import _STATS
-from bench.support import fresh_database
+from bench.support import as_of, fresh_database
 
 ROUNDS = 20
 
@@ -43,15 +42,7 @@ FROM generate_series(1, $1) AS n
 def statement_of(revision: str, one_repository: bool) -> str:
     """The `_STATS` text of a revision's app/repository/stats.py (one text, or one for the
     whole tenant and one for a repository)."""
-    source = subprocess.run(
-        ["git", "show", f"{revision}:app/repository/stats.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    namespace: dict[str, Any] = {"__name__": "bench_stats_revision"}
-    exec(compile(source, f"{revision}:stats.py", "exec"), namespace)
-    statement = namespace["_STATS"]
+    statement = as_of(revision, "app/repository/stats.py", "_STATS")
     return str(statement[one_repository] if isinstance(statement, dict) else statement)
 
 

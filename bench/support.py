@@ -6,9 +6,13 @@ import asyncio
 import contextlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import types
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -58,3 +62,15 @@ async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
         # A throwaway cluster is a few hundred MB; only BENCH_DATA_DIR is kept between runs.
         if scratch_dir is not None:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+def as_of(revision: str, path: str, name: str) -> Any:
+    """`name` as another revision's module at `path` defines it (its own imports resolve to
+    this tree's modules): for a benchmark that runs two revisions' statements side by side."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+    module = types.ModuleType(f"bench_as_of_{revision}_{path.replace('/', '_')}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up there
+    exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
+    return getattr(module, name)

@@ -9,9 +9,11 @@ import re
 # capture should refuse ("done", "fixed it", "ok thanks"); the 20 characters it used to ask
 # for refused real rules ("Run make itest", "No tabs in YAML"): docs/input-rules.md.
 MIN_LEARNING_WORDS = 3
-# The rule as a lookahead from the text's start (a word: a run of letters or digits), so
-# that the OpenAPI document states the same rule (app/api/schemas.py).
-LEARNING_WORDS = rf"(?=[\W_]*(?:[^\W_]+[\W_]+){{{MIN_LEARNING_WORDS - 1}}}[^\W_])"
+# The rule as a lookahead from the text's start, which the OpenAPI document states too
+# (app/api/schemas.py). A word is a run of non-space characters: `\s` means the same in
+# Python and in JSON Schema's ECMA regexes on every character the text rule lets through,
+# where `\w` is ASCII-only in ECMA and would count "Ĩ1Ħ" as two words there.
+LEARNING_WORDS = rf"(?=\s*(?:\S+\s+){{{MIN_LEARNING_WORDS - 1}}}\S)"
 _ENOUGH_WORDS = re.compile(LEARNING_WORDS)
 TOO_SHORT = (
     f"a learning is a rule someone can follow, in {MIN_LEARNING_WORDS} words or more"

@@ -127,7 +127,9 @@ def _nearest(distributed: bool, global_: bool) -> str:
     """Read through the HNSW index on the cheap filters, then checked whole (the integrity
     check hashes each row: only the few found pay for it). A repository's rows by equality,
     the global ones by IS NULL: either an index condition, where IS NOT DISTINCT FROM is not."""
-    vector = ":embedding::vector" if distributed else VECTOR_IF_FITS
+    # A subquery, so that the vector is made once (an InitPlan): as an expression the sort
+    # over a repository's rows called memory_vector_if_fits() for each row (5 ms for 200).
+    vector = ":embedding::vector" if distributed else f"(SELECT {VECTOR_IF_FITS})"
     repo = "m.source_repo IS NULL" if global_ else "m.source_repo = :source_repo"
     return f"""
 SELECT m.id, m.content, m.memory_type, m.similarity FROM (

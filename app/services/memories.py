@@ -113,9 +113,10 @@ class MemoryService:
             return [screen_memory(m, policy, f"memories.{i}.") for i, m in enumerate(items)]
 
         try:
-            if sum(memory_text_size(m) for m in items) > SCREEN_INLINE_CHARS:
-                return await asyncio.to_thread(screen_all)
-            return screen_all()
+            with self._telemetry.phase("screen"):
+                if sum(memory_text_size(m) for m in items) > SCREEN_INLINE_CHARS:
+                    return await asyncio.to_thread(screen_all)
+                return screen_all()
         except InvalidInputError:
             self._telemetry.rejected()
             raise
@@ -159,9 +160,11 @@ class MemoryService:
         if not screened:
             items = await self.screened(items)
         writable = self.actor.writable_trust
-        reinforced = await self._repo.reinforce_embedded(items, writable)
+        with self._telemetry.phase("known"):
+            reinforced = await self._repo.reinforce_embedded(items, writable)
         fresh = [i for i, memory in enumerate(reinforced) if memory is None]
-        holds = await self._holds([items[i] for i in fresh])
+        with self._telemetry.phase("provenance"):
+            holds = await self._holds([items[i] for i in fresh])
         if fresh:
             # The model's work should hold no pool slot: under load it queues, and held
             # slots would starve searches. Possible while nothing is written yet.
@@ -229,7 +232,8 @@ class MemoryService:
         pending = embed(chunks[0])
         try:
             for k, chunk in enumerate(chunks):
-                vectors = await pending
+                with self._telemetry.phase("embed_wait"):
+                    vectors = await pending
                 if k + 1 < len(chunks):
                     pending = embed(chunks[k + 1])
                 results += await self._merge_or_upsert(
@@ -252,13 +256,17 @@ class MemoryService:
         for (new, hold), vector in pairs:
             verdict = Verdict()
             if vector is not None:
-                verdict = judge(new.content, new.memory_type, await self._repo.nearest(new, vector))
+                with self._telemetry.phase("near_duplicates"):
+                    nearest = await self._repo.nearest(new, vector)
+                verdict = judge(new.content, new.memory_type, nearest)
             if verdict.merge_into is not None:
-                merged = await self._repo.reinforce_near(verdict.merge_into, new, writable)
+                with self._telemetry.phase("write"):
+                    merged = await self._repo.reinforce_near(verdict.merge_into, new, writable)
                 if merged is not None:
                     results.append(UpsertResult(merged, inserted=False, merged=True))
                     continue
-            (result,) = await self._repo.upsert_many([(new, vector, hold)], writable)
+            with self._telemetry.phase("write"):
+                (result,) = await self._repo.upsert_many([(new, vector, hold)], writable)
             if result is not None and result.inserted and verdict.may_supersede is not None:
                 result = dataclasses.replace(result, may_supersede=verdict.may_supersede)
             results.append(result)

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.domain.memory import embedding_text
 from app.embeddings.base import Embedder
 from app.logging import JsonFormatter
+from app.telemetry import STORE_PHASES
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -348,6 +349,14 @@ async def test_metrics_are_prometheus_text(api: httpx.AsyncClient) -> None:
         assert name in families, name
     routes = {s.labels.get("route") for s in families["agent_memory_http_requests"].samples}
     assert {"/memories", "/search", "/prune"} <= routes
+    # Where the store's time went, by phase (bench.store_phases reads these).
+    phases = {
+        s.labels["phase"]: s.value
+        for s in families["agent_memory_store_phase_seconds"].samples
+        if s.name.endswith("_total")
+    }
+    assert set(phases) == set(STORE_PHASES)
+    assert all(seconds > 0 for seconds in phases.values()), phases
 
 
 async def test_structured_logs_for_store_search_and_prune(

@@ -1,0 +1,64 @@
+"""What the near-duplicate check at write costs: this tree's query beside another
+revision's, in turn, for the same vectors (stored memories' own, each in its repository).
+
+It runs on the database `bench.store_phases` loaded (the model's vectors, 50 repositories),
+so run that first with the same BENCH_DATA_DIR.
+
+    BENCH_DATA_DIR=/tmp/am-phases .venv/bin/python -m bench.nearest_cost [--against HEAD]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from app.config import Settings
+from app.db.pool import search_settings
+from app.repository.memories import _nearest
+from app.repository.sql import named
+from bench.support import as_of, fresh_database
+
+QUERIES = 200
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", default="HEAD", help="the revision to compare with")
+    args = parser.parse_args()
+    before = as_of(args.against, "app/repository/memories.py", "_nearest")
+    async with fresh_database("agent_memory_bench_phases", reuse=True) as url:
+        conn = await asyncpg.connect(url)
+        await register_vector(conn)
+        rows = await conn.fetch(
+            "SELECT embedding, source_repo FROM memories WHERE embedding IS NOT NULL"
+            " AND source_repo IS NOT NULL ORDER BY random() LIMIT $1",
+            QUERIES,
+        )
+        model = await conn.fetchval("SELECT name FROM embedding_model")
+        await conn.execute("SELECT set_config('app.tenant_id', 'default', false)")
+        # The service's connection settings (app/db/pool.py): the planner reads ef_search.
+        settings = search_settings(Settings().hnsw_ef_search, Settings().vector_exact_factor)
+        await conn.execute("; ".join(f"SET {k} = '{v}'" for k, v in settings.items()))
+        took: dict[str, list[float]] = {args.against: [], "this tree": []}
+        for row in rows:
+            values = {"tenant_id": "default", "embedding": row["embedding"], "nearest": 3,
+                      "embedding_model": model, "source_repo": row["source_repo"]}  # fmt: skip
+            for name, build in ((args.against, before), ("this tree", _nearest)):
+                started = time.perf_counter()
+                await conn.fetch(*named(build(False, False), values))
+                took[name].append((time.perf_counter() - started) * 1000)
+        await conn.close()
+    for name, times in took.items():
+        print(
+            f"{name}: median {statistics.median(times):.2f} ms,"
+            f" p90 {statistics.quantiles(times, n=10)[-1]:.2f} ms ({len(times)} queries)"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
