@@ -13,8 +13,11 @@ from app.domain.memory import StoreOutcome
 
 # The phases of the store path (app/services/memories.py), in the order a store runs them:
 # the secret screen, the exact-duplicate check, provenance, the wait for the embedding,
-# the near-duplicate query, the insert or reinforcement.
-StorePhase = Literal["screen", "known", "provenance", "embed_wait", "near_duplicates", "write"]
+# taking a connection again (given back while the model ran), the near-duplicate query,
+# the insert or reinforcement.
+StorePhase = Literal[
+    "screen", "known", "provenance", "embed_wait", "reconnect", "near_duplicates", "write"
+]
 STORE_PHASES: tuple[StorePhase, ...] = get_args(StorePhase)
 
 

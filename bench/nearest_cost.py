@@ -18,7 +18,7 @@ import asyncpg
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
-from app.db.pool import search_settings
+from app.db.pool import prepare_session
 from app.repository.memories import _nearest
 from app.repository.sql import named
 from bench.support import as_of, fresh_database
@@ -40,10 +40,12 @@ async def main() -> None:
             QUERIES,
         )
         model = await conn.fetchval("SELECT name FROM embedding_model")
+        # As the service's connections are: its settings, its role (row-level security).
+        settings = Settings()
+        await prepare_session(
+            conn, settings.hnsw_ef_search, vector_exact_factor=settings.vector_exact_factor
+        )
         await conn.execute("SELECT set_config('app.tenant_id', 'default', false)")
-        # The service's connection settings (app/db/pool.py): the planner reads ef_search.
-        settings = search_settings(Settings().hnsw_ef_search, Settings().vector_exact_factor)
-        await conn.execute("; ".join(f"SET {k} = '{v}'" for k, v in settings.items()))
         took: dict[str, list[float]] = {args.against: [], "this tree": []}
         for row in rows:
             values = {"tenant_id": "default", "embedding": row["embedding"], "nearest": 3,

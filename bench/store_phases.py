@@ -4,9 +4,10 @@ the model alone on the same texts in the same run.
 
 A store of N memories is timed by the server in phases (app/services/memories.py): the
 secret screen, the exact-duplicate check (`known`), provenance (`provenance`), the wait
-for the embedding (`embed_wait`; the model runs while the previous chunk is written), the
+for the embedding (`embed_wait`; the model runs while the previous chunk is written),
+taking a connection again (`reconnect`: it was given back while the model ran), the
 near-duplicate query (`near_duplicates`), and the insert or reinforcement (`write`). "The
-rest" is the request's time outside them: parsing, the pool, the commit, the answer.
+rest" is the request's time outside them: parsing, the commit, the answer.
 
     .venv/bin/python -m bench.store_phases [--size 10000] [--singles 200] [--batches 20]
 """

@@ -234,6 +234,8 @@ class MemoryService:
             for k, chunk in enumerate(chunks):
                 with self._telemetry.phase("embed_wait"):
                     vectors = await pending
+                with self._telemetry.phase("reconnect"):  # none to take when it is held
+                    await self._uow.connection()
                 if k + 1 < len(chunks):
                     pending = embed(chunks[k + 1])
                 results += await self._merge_or_upsert(

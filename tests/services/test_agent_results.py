@@ -139,7 +139,7 @@ async def test_a_query_nothing_answers_comes_back_empty_at_every_door(served: st
         answer = (await http.get("/search", params={"q": "pnpm"} | scope)).json()
         assert answer["results"] == [] and answer["below_floor"] >= 1
         assert answer["note"] == "no good match: no memory matches this query well"
-        weaker = (await http.get("/search", params={"q": "pnpm", "floor": False} | scope)).json()
+        weaker = (await http.get("/search", params={"q": "pnpm", "floor": "false"} | scope)).json()
         assert len(weaker["results"]) == answer["below_floor"]
         found = (await http.get("/search", params={"q": "postgres version in CI"} | scope)).json()
         assert found["results"][0]["memory"]["content"] == notes[0]
