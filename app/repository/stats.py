@@ -1,4 +1,5 @@
-"""/stats in one round trip: one pass over the scope for every count, one for the top accessed."""
+"""/stats in one round trip: one pass over the scope for every count, a range of the recent
+rows for the days charted, one look at the access counts for the most used."""
 
 from __future__ import annotations
 
