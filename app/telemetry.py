@@ -63,6 +63,8 @@ class Telemetry:
             ["phase"],
             registry=self.registry,
         )
+        # Each phase's child, looked up once: phase() runs several times per memory stored.
+        self._phases = {name: self.store_phase_seconds.labels(name) for name in STORE_PHASES}
         self.embedded_texts = Counter(
             "agent_memory_embedded_texts", "Texts embedded", registry=self.registry
         )
@@ -94,7 +96,7 @@ class Telemetry:
         try:
             yield
         finally:
-            self.store_phase_seconds.labels(name).inc(time.perf_counter() - started)
+            self._phases[name].inc(time.perf_counter() - started)
 
     def stored(self, outcome: StoreOutcome) -> None:
         self.store_outcomes.labels(outcome.status).inc()

@@ -64,6 +64,16 @@ def choose(asked: list[Asked], ratio: float) -> float:
     return max(m for m in MINIMUMS if base - measure(asked, ratio, m)[0] <= MAX_LOSS)
 
 
+def scored(asked: list[Asked], ratio: float, minimum: float) -> str:
+    """A table row's cells: the minimum, and its effect on `asked` against none."""
+    before, empty_before, rows_before = measure(asked, ratio, 0.0)
+    after, empty_after, rows_after = measure(asked, ratio, minimum)
+    return (
+        f"{minimum} | {before:.3f} | {after:.3f} | {empty_before:.1%} -> {empty_after:.1%}"
+        f" | {rows_before:.2f} -> {rows_after:.2f}"
+    )
+
+
 async def searched(client: httpx.AsyncClient, question: str, repo: str) -> list[tuple[str, Scored]]:
     body = {"q": question, "source_repo": repo, "limit": 10, "floor": False}
     answer = (await client.post("/search", json=body | {"track_access": False})).json()
@@ -128,21 +138,8 @@ async def main() -> None:
     for held_out in conversations:
         train = [a for a in asked if a.conversation != held_out]
         test = [a for a in asked if a.conversation == held_out]
-        minimum = choose(train, ratio)
-        before, empty_before, rows_before = measure(test, ratio, 0.0)
-        after, empty_after, rows_after = measure(test, ratio, minimum)
-        print(
-            f"| {held_out} | {minimum} | {before:.3f} | {after:.3f} |"
-            f" {empty_before:.1%} -> {empty_after:.1%} | {rows_before:.2f} -> {rows_after:.2f} |"
-        )
-    minimum = choose(asked, ratio)
-    before, empty_before, rows_before = measure(asked, ratio, 0.0)
-    after, empty_after, rows_after = measure(asked, ratio, minimum)
-    print(
-        f"\nchosen on all five: minimum {minimum}: R@10 {before:.3f} -> {after:.3f};"
-        f" unanswerable answered empty {empty_before:.1%} -> {empty_after:.1%};"
-        f" results per unanswerable search {rows_before:.2f} -> {rows_after:.2f}"
-    )
+        print(f"| {held_out} | {scored(test, ratio, choose(train, ratio))} |")
+    print(f"| chosen on all five | {scored(asked, ratio, choose(asked, ratio))} |")
     best_relevant = [a.relevant[0][1][1] for a in asked if a.relevant]
     best_unanswerable = [a.unanswerable[0][1] for a in asked if a.unanswerable]
     for name, scores in (("relevant", best_relevant), ("unanswerable", best_unanswerable)):

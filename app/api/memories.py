@@ -10,9 +10,10 @@ from app.api.deps import ServicesDep
 from app.api.examples import MemoryId
 from app.api.queries import ListQueryIn
 from app.api.responses import BatchOut, MemoryPage
+from app.api.rules import documented
 from app.api.schemas import BatchIn, MemoryIn
 from app.api.versions import etag
-from app.domain.id_prefix import ID_PREFIX_PATTERN
+from app.domain.id_prefix import ID_PREFIX_PATTERN, MAX_PREFIX_CHARS
 from app.domain.memory import Memory
 from app.shapes import MemoryOut, StoreOut, render_store
 
@@ -84,7 +85,12 @@ async def get_memory(
 )
 async def get_memory_by_prefix(
     prefix: Annotated[
-        str, Path(max_length=36, pattern=ID_PREFIX_PATTERN, examples=["0193c0de-5a1e"])
+        str,
+        Path(
+            # The domain's rule, documented; id_prefix() applies it, with its own words.
+            json_schema_extra=documented(chars=MAX_PREFIX_CHARS, pattern=ID_PREFIX_PATTERN),
+            examples=["0193c0de-5a1e"],
+        ),
     ],
     services: ServicesDep,
     response: Response,

@@ -177,24 +177,7 @@ def print_memory_line(memory: dict[str, Any], score: float | None = None) -> Non
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    limit = _limit(args)
-    repo = repository_here(args)
-    with client_of(args) as memory:
-
-        def searched(source_repo: str | None) -> dict[str, Any]:
-            answer: dict[str, Any] = memory.search(
-                args.query,
-                source_repo=source_repo,
-                memory_type=[args.type] if args.type else None,
-                limit=limit,
-                since=args.since,
-                until=args.until,
-            )
-            return answer
-
-        answer = searched(repo)
-        empty_here = not answer["results"] and repo is not None and not args.json
-        elsewhere = searched(None)["results"] if empty_here else None
+    answer, repo, elsewhere = _read_here(args, "results")
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
@@ -203,12 +186,49 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not answer["results"]:
         # Weaker matches left out: "no good match", since some memories came near.
         nothing = "no good match" if answer.get("below_floor") else "no memories match"
-        say(f"{nothing} in {searched_where(repo)}{held_elsewhere(elsewhere or [], limit)}")
+        say(f"{nothing} in {searched_where(repo)}{found_elsewhere(elsewhere, args.limit)}")
     return 0
 
 
-def held_elsewhere(found: list[Any], limit: int) -> str:
-    """What the same question finds in the other repositories, said after "nothing here"."""
+def cmd_list(args: argparse.Namespace) -> int:
+    page, repo, elsewhere = _read_here(args, "memories")
+    if args.json:
+        print(json.dumps(page, indent=2, ensure_ascii=False))
+        return 0
+    for item in page["memories"]:
+        print_memory_line(item)
+    if not page["memories"]:
+        say(f"no memories in {searched_where(repo)}{found_elsewhere(elsewhere, args.limit)}")
+    return 0
+
+
+def _read_here(
+    args: argparse.Namespace, found: str
+) -> tuple[dict[str, Any], str | None, list[Any]]:
+    """A search's or a list's answer for the repository here (repository_here), and, when
+    it holds nothing and is not every repository's, what the same request finds in all."""
+    filters = {"limit": _limit(args), "since": args.since, "until": args.until}
+    repo = repository_here(args)
+    with client_of(args) as memory:
+
+        def read(source_repo: str | None) -> dict[str, Any]:
+            if args.command == "search":
+                types = [args.type] if args.type else None
+                answer: dict[str, Any] = memory.search(
+                    args.query, source_repo=source_repo, memory_type=types, **filters
+                )
+            else:
+                answer = memory.list(source_repo=source_repo, memory_type=args.type, **filters)
+            return answer
+
+        here = read(repo)
+        if here[found] or repo is None or args.json:
+            return here, repo, []
+        return here, repo, read(None)[found]
+
+
+def found_elsewhere(found: list[Any], limit: int) -> str:
+    """What the same request finds in the other repositories, said after "nothing here"."""
     if not found:
         return ""
     more = "+" if len(found) >= limit else ""
@@ -220,34 +240,6 @@ def searched_where(repo: str | None) -> str:
     if repo is None:
         return "every repository"
     return f"{json.dumps(repo, ensure_ascii=False)} and the global memories (--any-repo: all)"
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    limit = _limit(args)
-    repo = repository_here(args)
-    with client_of(args) as memory:
-
-        def listed(source_repo: str | None) -> dict[str, Any]:
-            page: dict[str, Any] = memory.list(
-                source_repo=source_repo,
-                memory_type=args.type,
-                limit=limit,
-                since=args.since,
-                until=args.until,
-            )
-            return page
-
-        page = listed(repo)
-        empty_here = not page["memories"] and repo is not None and not args.json
-        elsewhere = listed(None)["memories"] if empty_here else None
-    if args.json:
-        print(json.dumps(page, indent=2, ensure_ascii=False))
-        return 0
-    for item in page["memories"]:
-        print_memory_line(item)
-    if not page["memories"]:
-        say(f"no memories in {searched_where(repo)}{held_elsewhere(elsewhere or [], limit)}")
-    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:

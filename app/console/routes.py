@@ -61,6 +61,10 @@ templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"
 
 
+# The memories an audit entry names on its row (the rest are counted: "+2").
+MEMORIES_AN_ENTRY_SHOWS = 3
+
+
 def shown_value(value: Any) -> Any:
     """A value as a person reads it in the audit trail: a stored real (a float4's
     1.100000023841858) rounded to what it holds."""
@@ -460,11 +464,11 @@ async def audit_page(request: Request, runtime: RuntimeDep, memory_id: Text = No
         trail = await services.audit.entries(AuditQuery(memory_id=wanted, limit=PAGE_SIZE * 4))
         # Each entry's memories by their text (one read for the page), not 8 characters of
         # an id that memories written in the same minute share.
-        named = {m for e in trail for m in e.memory_ids[:3]}
+        named = {m for e in trail for m in e.memory_ids[:MEMORIES_AN_ENTRY_SHOWS]}
         texts = {m.id: m.content for m in await services.memories.get_many(list(named))}
     shown = {
         "nav": "audit", "entries": trail, "undoable": UNDOABLE, "memory_id": memory_id or "",
-        "texts": texts,
+        "texts": texts, "memories_shown": MEMORIES_AN_ENTRY_SHOWS,
     }  # fmt: skip
     return page(request, "audit.html", shown)
 

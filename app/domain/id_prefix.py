@@ -13,6 +13,8 @@ from app.domain.errors import InvalidInputError
 
 # Shorter than this matches thousands of ids at once: refused before any read.
 MIN_PREFIX_DIGITS = 6
+# A whole id as a listing prints it (32 hex digits and 4 dashes): no prefix is longer.
+MAX_PREFIX_CHARS = 36
 # Hex digits, any case, dashes anywhere (as a listing prints an id, or not).
 ID_PREFIX_PATTERN = rf"^-*(?:[0-9a-fA-F]-*){{{MIN_PREFIX_DIGITS},32}}$"
 _PREFIX = re.compile(ID_PREFIX_PATTERN)
@@ -27,7 +29,7 @@ class IdPrefix:
 
 def id_prefix(text: str) -> IdPrefix:
     """The ids starting with `text` (hex digits, dashes where a UUID has them, any case)."""
-    if not _PREFIX.match(text.strip()):
+    if len(text.strip()) > MAX_PREFIX_CHARS or not _PREFIX.match(text.strip()):
         raise InvalidInputError(
             f"an id or its first {MIN_PREFIX_DIGITS} or more hex digits, as listed"
             " (0193c0de-5a1e, say)",

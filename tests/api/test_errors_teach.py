@@ -81,3 +81,12 @@ async def test_a_filter_on_a_type_no_memory_has_is_refused_naming_the_types(
     own = await api.get("/memories", params={"memory_type": "runbook"})
     assert [m["memory_type"] for m in own.json()["memories"]] == ["runbook"]
     assert (await api.get("/memories", params={"memory_type": "decision"})).json()["memories"] == []
+
+
+async def test_the_start_of_an_id_says_how_much_to_send(api: httpx.AsyncClient) -> None:
+    """The prefix rule is the domain's, said in its words at the door (not a pattern)."""
+    for sent in ("0193c", "not-hex-at-all", "0193c0de-" + "-" * 30):
+        error = refusal(await api.get(f"/memories/by-prefix/{sent}"))
+        assert error["field"] == "prefix", sent
+        assert error["message"].startswith("an id or its first 6 or more hex digits"), sent
+    assert (await api.get("/memories/by-prefix/0193c0de")).status_code == 404
