@@ -1,4 +1,4 @@
-"""What the near-duplicate check costs a store (one HNSW query per new memory): stores into
+"""What the near-duplicate check costs a store (its nearest-neighbour query): stores into
 a repository of N memories, with the check and without it (its query answering nothing),
 interleaved in one run on one database.
 
@@ -34,10 +34,10 @@ async def main() -> None:
     import random
 
     rng = random.Random(3)
-    real_nearest = MemoryRepository.nearest
+    real_nearest = MemoryRepository.nearest_each
 
-    async def no_neighbours(self: Any, new: Any, embedding: Any) -> list[Any]:
-        return []
+    async def no_neighbours(self: Any, news: Any) -> list[Any]:
+        return [[] for _ in news]
 
     times: dict[str, list[float]] = {"with the check": [], "without": []}
     async with fresh_database("agent_memory_bench_dedup") as url:
@@ -51,7 +51,7 @@ async def main() -> None:
                     (await c.post("/memories/batch", json={"memories": items})).raise_for_status()
                 for i in range(args.stores):
                     for label in times:
-                        MemoryRepository.nearest = (  # type: ignore[method-assign]
+                        MemoryRepository.nearest_each = (  # type: ignore[method-assign]
                             real_nearest if label == "with the check" else no_neighbours
                         )
                         text, kind = memory_text(rng)

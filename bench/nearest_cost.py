@@ -15,11 +15,12 @@ import statistics
 import time
 
 import asyncpg
+from pgvector import Vector
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
 from app.db.pool import prepare_session
-from app.repository.memories import _nearest
+from app.repository.memories import _nearest_each
 from app.repository.sql import named
 from bench.support import as_of, fresh_database
 
@@ -28,7 +29,9 @@ QUERIES = 200
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", default="HEAD", help="the revision to compare with")
+    parser.add_argument(
+        "--against", default="8eef394", help="a revision with one statement a memory"
+    )
     args = parser.parse_args()
     before = as_of(args.against, "app/repository/memories.py", "_nearest")
     async with fresh_database("agent_memory_bench_phases", reuse=True) as url:
@@ -46,19 +49,30 @@ async def main() -> None:
             conn, settings.hnsw_ef_search, vector_exact_factor=settings.vector_exact_factor
         )
         await conn.execute("SELECT set_config('app.tenant_id', 'default', false)")
-        took: dict[str, list[float]] = {args.against: [], "this tree": []}
+        one, chunk = "this tree, one memory", "this tree, a chunk of 64 (per memory)"
+        took: dict[str, list[float]] = {args.against: [], one: [], chunk: []}
         for row in rows:
             values = {"tenant_id": "default", "embedding": row["embedding"], "nearest": 3,
                       "embedding_model": model, "source_repo": row["source_repo"]}  # fmt: skip
-            for name, build in ((args.against, before), ("this tree", _nearest)):
-                started = time.perf_counter()
-                await conn.fetch(*named(build(False, False), values))
-                took[name].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            await conn.fetch(*named(before(False, False), values))
+            took[args.against].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            await conn.fetch(*named(_nearest_each(False, False, True), values))
+            took[one].append((time.perf_counter() - started) * 1000)
+        for i in range(0, len(rows) - 63, 64):
+            part = rows[i : i + 64]
+            each = {"tenant_id": "default", "nearest": 3, "embedding_model": model,
+                    "embeddings": [Vector(r["embedding"].to_list()) for r in part],
+                    "source_repos": [r["source_repo"] for r in part]}  # fmt: skip
+            started = time.perf_counter()
+            await conn.fetch(*named(_nearest_each(False, False, False), each))
+            took[chunk].append((time.perf_counter() - started) * 1000 / len(part))
         await conn.close()
     for name, times in took.items():
         print(
             f"{name}: median {statistics.median(times):.2f} ms,"
-            f" p90 {statistics.quantiles(times, n=10)[-1]:.2f} ms ({len(times)} queries)"
+            f" p90 {statistics.quantiles(times, n=10)[-1]:.2f} ms ({len(times)} statements)"
         )
 
 

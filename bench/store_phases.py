@@ -1,6 +1,8 @@
 """Where a write's time goes: each phase of the store path, from the server's own timings
 (`agent_memory_store_phase_seconds` in /metrics), for single stores and for batches, beside
-the model alone on the same texts in the same run.
+the model alone on the same texts: each request follows the model embedding its texts
+alone, in the store's chunks, so that the machine's noise slows both sides of each pair.
+Then imports of files without vectors (POST /memories/import), paired the same way.
 
 A store of N memories is timed by the server in phases (app/services/memories.py): the
 secret screen, the exact-duplicate check (`known`), provenance (`provenance`), the wait
@@ -10,25 +12,29 @@ near-duplicate query (`near_duplicates`), and the insert or reinforcement (`writ
 rest" is the request's time outside them: parsing, the commit, the answer.
 
     .venv/bin/python -m bench.store_phases [--size 10000] [--singles 200] [--batches 20]
+        [--chunks 64,16,64,16]   # the embedding chunk, in turn
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
-import statistics
 import time
+from dataclasses import dataclass
 
 import asyncpg
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.config import Settings
+from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
 from app.main import create_app
-from app.services.memories import EMBED_CHUNK
+from app.services import memories
+from app.services.transfer import IMPORT_CHUNK
 from app.telemetry import STORE_PHASES
 from bench.latency import bulk_load, pct
 from bench.support import fresh_database
@@ -58,57 +64,108 @@ def texts_for(label: str, count: int) -> list[tuple[str, str]]:
             enumerate(memory_text(rng) for _ in range(count))]  # fmt: skip
 
 
+@dataclass
+class Run:
+    took: list[float]  # each request's milliseconds
+    alone: list[float]  # the model alone on the same texts, just before: milliseconds
+    phases: dict[str, float]  # the server's phase seconds over the requests
+    memories: int
+
+    @property
+    def share(self) -> float:
+        """What the model alone would take, over what the store took: 1 is the model's
+        speed. Each request is paired with the model on its own texts, run just before it,
+        so that a noisy machine slows both sides of each pair alike."""
+        return sum(self.alone) / sum(self.took)
+
+
 async def timed_writes(
-    client: httpx.AsyncClient, label: str, count: int, batch: int
-) -> tuple[list[float], dict[str, float], float]:
-    """`count` new memories, one request per `batch` of them: each request's milliseconds,
-    the server's phase seconds over them, and the whole run's seconds."""
+    client: httpx.AsyncClient, model: Embedder, label: str, count: int, batch: int
+) -> Run:
+    """`count` new memories, one request per `batch` of them, each after the model alone
+    embedded its texts in the store path's chunks."""
     before = await server_timings(client)
-    took = []
-    began = time.perf_counter()
+    took, alone = [], []
     items = [
         {"content": t, "memory_type": k, "source_repo": REPO} for t, k in texts_for(label, count)
     ]
     for i in range(0, count, batch):
+        part = items[i : i + batch]
+        started = time.perf_counter()
+        for k in range(0, len(part), memories.EMBED_CHUNK):
+            await model.embed([item["content"] for item in part[k : k + memories.EMBED_CHUNK]])
+        alone.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         if batch == 1:
-            answer = await client.post("/memories", json=items[i])
+            answer = await client.post("/memories", json=part[0])
         else:
-            answer = await client.post("/memories/batch", json={"memories": items[i : i + batch]})
+            answer = await client.post("/memories/batch", json={"memories": part})
         answer.raise_for_status()
         took.append((time.perf_counter() - started) * 1000)
-    elapsed = time.perf_counter() - began
     after = await server_timings(client)
-    return took, {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}, elapsed
+    phases = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+    return Run(took, alone, phases, count)
 
 
-async def model_alone(texts: list[str]) -> float:
-    """Texts/s of the local model in this process, in the store path's parts."""
-    embedder = build_embedder(Settings(embedding_provider="local"))
-    await embedder.embed(texts[:EMBED_CHUNK])  # warm-up
-    began = time.perf_counter()
-    for i in range(0, len(texts), EMBED_CHUNK):
-        await embedder.embed(texts[i : i + EMBED_CHUNK])
-    return len(texts) / (time.perf_counter() - began)
+async def import_run(
+    client: httpx.AsyncClient, model: Embedder, label: str, files: int, lines: int
+) -> Run:
+    """`files` imports of `lines` new memories each, without vectors (what another model's
+    export, or a hand-made file, needs embedded), each after the model alone on its texts."""
+    took, alone = [], []
+    header = json.dumps({"format": "agent-memory/export", "version": 1})
+    for k in range(files):
+        texts = texts_for(f"{label} {k}", lines)
+        body = "\n".join(
+            [header] + [json.dumps({"content": t, "memory_type": kind, "source_repo": REPO})
+                        for t, kind in texts]
+        )  # fmt: skip
+        started = time.perf_counter()
+        for i in range(0, lines, IMPORT_CHUNK):
+            await model.embed([t for t, _ in texts[i : i + IMPORT_CHUNK]])
+        alone.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        answer = await client.post(
+            "/memories/import", content=body.encode(),
+            headers={"Content-Type": "application/x-ndjson"},
+        )  # fmt: skip
+        answer.raise_for_status()
+        took.append((time.perf_counter() - started) * 1000)
+    return Run(took, alone, {}, files * lines)
 
 
-def report(name: str, took: list[float], phases: dict[str, float], memories: int) -> None:
+async def batch_run(
+    client: httpx.AsyncClient, model: Embedder, label: str, batches: int, chunk: int
+) -> Run:
+    """`batches` batches of 100 new memories, embedded `chunk` at a time."""
+    kept, memories.EMBED_CHUNK = memories.EMBED_CHUNK, chunk
+    try:
+        return await timed_writes(client, model, label, batches * 100, 100)
+    finally:
+        memories.EMBED_CHUNK = kept
+
+
+def report(name: str, run: Run) -> None:
     """One column of the phase table: milliseconds per memory."""
-    requests = len(took)
+    took, count = run.took, run.memories
     total = sum(took)
-    print(f"\n{name}: {memories} memories in {requests} requests;"
-          f" a request p50 {pct(took, 50):.1f} ms, p99 {pct(took, 99):.1f} ms")  # fmt: skip
+    print(f"\n{name}: {count} memories in {len(took)} requests;"
+          f" a request p50 {pct(took, 50):.1f} ms, p99 {pct(took, 99):.1f} ms;"
+          f" the model alone on the same texts p50 {pct(run.alone, 50):.1f} ms")  # fmt: skip
     print("| phase | ms per memory | share |")
     print("|---|---|---|")
     timed = 0.0
     for phase in STORE_PHASES:
-        ms = phases.get(phase, 0.0) * 1000
+        ms = run.phases.get(phase, 0.0) * 1000
         timed += ms
-        print(f"| {phase} | {ms / memories:.2f} | {ms / total:.0%} |")
+        print(f"| {phase} | {ms / count:.2f} | {ms / total:.0%} |")
     rest = total - timed
-    print(f"| the rest | {rest / memories:.2f} | {rest / total:.0%} |")
-    model = phases.get("model", 0.0) * 1000
-    print(f"(the model's own time: {model / memories:.2f} ms a memory, {model / total:.0%})")
+    print(f"| the rest | {rest / count:.2f} | {rest / total:.0%} |")
+    model = run.phases.get("model", 0.0) * 1000
+    print(
+        f"(the model's own time in the store: {model / count:.2f} ms a memory, {model / total:.0%})"
+    )
+    print(f"at {run.share:.0%} of the model alone: {count * 1000 / total:.0f} memories/s")
 
 
 async def main() -> None:
@@ -117,7 +174,13 @@ async def main() -> None:
     parser.add_argument("--size", type=int, default=10_000, help="memories stored first")
     parser.add_argument("--singles", type=int, default=200)
     parser.add_argument("--batches", type=int, default=20, help="of 100 memories each")
+    parser.add_argument("--imports", type=int, default=4, help="of 500 lines each")
     parser.add_argument("--reuse", action="store_true", help="keep the loaded database")
+    parser.add_argument(
+        "--chunks",
+        default=str(memories.EMBED_CHUNK),
+        help="embedding chunk sizes to run the batches with, in turn (64,16,64,16)",
+    )
     args = parser.parse_args()
     async with fresh_database("agent_memory_bench_phases", reuse=args.reuse) as url:
         conn = await asyncpg.connect(url)
@@ -134,18 +197,20 @@ async def main() -> None:
                 transport=transport, base_url="http://localhost", timeout=300
             ) as client:
                 label = f"run {time.time_ns()}"
-                singles = await timed_writes(client, f"{label} s", args.singles, 1)
-                batches = await timed_writes(client, f"{label} b", args.batches * 100, 100)
-        texts = [t for t, _ in texts_for(f"{label} m", args.batches * 100)]
-        alone = await model_alone(texts)
-    print(f"{args.size:,} memories stored first; the model alone: {alone:.0f} texts/s")
-    report("single stores", singles[0], singles[1], args.singles)
-    report("batches of 100", batches[0], batches[1], args.batches * 100)
-    rate = args.batches * 100 / batches[2]
-    print(
-        f"\nbatch ingest: {rate:.0f} memories/s, {rate / alone:.0%} of the model alone;"
-        f" single store p50 {statistics.median(singles[0]):.1f} ms"
-    )
+                model = build_embedder(Settings(embedding_provider="local"))
+                await model.embed(["warm-up"] * memories.EMBED_CHUNK)
+                singles = await timed_writes(client, model, f"{label} s", args.singles, 1)
+                chunks = [int(size) for size in args.chunks.split(",")]
+                runs = [(size, await batch_run(client, model, f"{label} b{k}", args.batches, size))
+                        for k, size in enumerate(chunks)]  # fmt: skip
+                imports = await import_run(client, model, f"{label} i", args.imports, 500)
+    print(f"{args.size:,} memories stored first")
+    report("single stores", singles)
+    for size, run in runs:
+        report(f"batches of 100, chunks of {size}", run)
+    print(f"\nimports of 500 lines without vectors: a file p50 {pct(imports.took, 50):.0f} ms,"
+          f" the model alone on its texts p50 {pct(imports.alone, 50):.0f} ms;"
+          f" at {imports.share:.0%} of the model alone")  # fmt: skip
 
 
 if __name__ == "__main__":

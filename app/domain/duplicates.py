@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+import numpy as np
+
 MERGE_SIMILARITY = 0.90
 MERGE_OVERLAP = 0.7
 # As close in meaning, but with another count of negations or other numbers, or the same frame
@@ -76,6 +78,44 @@ def opposed(a: str, b: str) -> bool:
     other numbers, or the same in another order ("writer 2, memory 1" / "writer 1, memory
     2"): the same words may say otherwise."""
     return negations(a) != negations(b) or NUMBER.findall(a) != NUMBER.findall(b)
+
+
+def unit(vector: Sequence[float]) -> np.ndarray:
+    """The vector scaled to length 1 (zero stays zero), for cosines by dot product."""
+    array = np.asarray(vector, dtype=np.float64)
+    norm = np.linalg.norm(array)
+    return array / norm if norm else array
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A memory of the batch being stored, written as a new row: its unit vector."""
+
+    id: UUID
+    content: str
+    memory_type: str
+    source_repo: str | None
+    unit: np.ndarray
+
+
+def nearest_with(
+    stored: Sequence[Neighbour], unit_vector: np.ndarray, source_repo: str | None,
+    written: Sequence[Written],
+) -> list[Neighbour]:  # fmt: skip
+    """The NEAREST of a new memory's stored neighbours (best first) and of what its batch
+    wrote before it in the same repository, which the store's query could not see yet
+    (cosine of the vectors as they are stored, as pgvector computes it)."""
+    earlier = [w for w in written if w.source_repo == source_repo]
+    if not earlier:
+        return list(stored)
+    cosines = np.stack([w.unit for w in earlier]) @ unit_vector
+    seen = {near.id for near in stored}
+    merged = list(stored) + [
+        Neighbour(w.id, w.content, w.memory_type, float(cosine))
+        for w, cosine in zip(earlier, cosines, strict=True)
+        if w.id not in seen
+    ]
+    return sorted(merged, key=lambda near: -near.similarity)[:NEAREST]
 
 
 def judge(content: str, memory_type: str, neighbours: Sequence[Neighbour]) -> Verdict:

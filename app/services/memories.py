@@ -6,13 +6,14 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.duplicates import Verdict, judge
+from app.domain.duplicates import Verdict, Written, judge, nearest_with, unit
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.filters import MemoryFilter
 from app.domain.id_prefix import id_prefix
@@ -37,9 +38,10 @@ from app.services.filters import require_known_types
 from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
+T = TypeVar("T")
 
 # A large batch is embedded this many texts at a time, each part while the one before it
-# is written, so that the model's cores and the database's work overlap.
+# is written (embedded_ahead), so that the model's cores and the database's work overlap.
 EMBED_CHUNK = 64
 # Text screened for secrets on the event loop; more goes to a worker thread (~1 ms per
 # 1,000 characters).
@@ -138,6 +140,39 @@ class MemoryService:
         self._telemetry.embedding_seconds(time.perf_counter() - started, len(texts))
         return vectors
 
+    async def embedded_ahead(
+        self, chunks: AsyncIterable[Sequence[T]], text: Callable[[T], str | None]
+    ) -> AsyncGenerator[tuple[Sequence[T], list[list[float] | None]], None]:
+        """Each chunk with a vector for each item (None where `text` gives none, or the
+        provider failed), the next chunk's embedding under way while the caller writes this
+        one, so that the model's cores and the database's work overlap. Close it with
+        contextlib.aclosing: an embedding still running is cancelled."""
+        pending: tuple[Sequence[T], asyncio.Task[list[list[float] | None]]] | None = None
+
+        def embed(chunk: Sequence[T]) -> asyncio.Task[list[list[float] | None]]:
+            return asyncio.ensure_future(self._vectors_of([text(item) for item in chunk]))
+
+        try:
+            async for chunk in chunks:
+                started = embed(chunk)
+                if pending is not None:
+                    with self._telemetry.phase("embed_wait"):
+                        vectors = await pending[1]
+                    yield pending[0], vectors
+                pending = (chunk, started)
+            if pending is not None:
+                with self._telemetry.phase("embed_wait"):
+                    vectors = await pending[1]
+                yield pending[0], vectors
+        finally:
+            if pending is not None:
+                pending[1].cancel()  # after a failed write; a no-op once it is done
+
+    async def _vectors_of(self, texts: Sequence[str | None]) -> list[list[float] | None]:
+        wanted = [text for text in texts if text is not None]
+        made = iter(await self.vectors_for(wanted))
+        return [next(made) if text is not None else None for text in texts]
+
     async def reembed(self, memory: Memory) -> Memory:
         """After an edit of what the embedding reads (the category): a fresh vector, or
         pending (for the backfill) when the provider fails."""
@@ -219,30 +254,19 @@ class MemoryService:
     async def _embed_and_upsert(
         self, news: Sequence[tuple[NewMemory, Hold | None]], writable: Sequence[str]
     ) -> list[UpsertResult | None]:
-        chunks = [news[i : i + EMBED_CHUNK] for i in range(0, len(news), EMBED_CHUNK)]
-
-        def embed(
-            chunk: Sequence[tuple[NewMemory, Hold | None]],
-        ) -> asyncio.Task[list[list[float] | None]]:
-            return asyncio.ensure_future(self.vectors_for([m.embedding_text() for m, _ in chunk]))
+        async def chunks() -> AsyncIterator[Sequence[tuple[NewMemory, Hold | None]]]:
+            for i in range(0, len(news), EMBED_CHUNK):
+                yield news[i : i + EMBED_CHUNK]
 
         results: list[UpsertResult | None] = []
-        if not chunks:
-            return results
-        pending = embed(chunks[0])
-        try:
-            for k, chunk in enumerate(chunks):
-                with self._telemetry.phase("embed_wait"):
-                    vectors = await pending
+        embedded = self.embedded_ahead(chunks(), lambda item: item[0].embedding_text())
+        async with aclosing(embedded):
+            async for chunk, vectors in embedded:
                 with self._telemetry.phase("reconnect"):  # none to take when it is held
                     await self._uow.connection()
-                if k + 1 < len(chunks):
-                    pending = embed(chunks[k + 1])
                 results += await self._merge_or_upsert(
                     list(zip(chunk, vectors, strict=True)), writable
                 )
-        finally:
-            pending.cancel()  # after a failed write; a no-op once the last part is done
         return results
 
     async def _merge_or_upsert(
@@ -253,14 +277,22 @@ class MemoryService:
         """Each new memory against its nearest live ones (app/domain/duplicates.py): a
         near-duplicate reinforces the memory it repeats, a likely contradiction is stored and
         names the memory it may supersede, anything else is stored (or, the same text,
-        reinforced)."""
+        reinforced). The stored ones are read for the whole chunk in one statement; each
+        memory is also compared with those the chunk wrote before it."""
+        compared = [(new, vector) for (new, _), vector in pairs if vector is not None]
+        with self._telemetry.phase("near_duplicates"):
+            found = iter(await self._repo.nearest_each(compared))
+        written: list[Written] = []
         results: list[UpsertResult | None] = []
         for (new, hold), vector in pairs:
             verdict = Verdict()
-            if vector is not None:
+            # None: no vector, or not comparable with the stored ones (another model's).
+            stored = next(found) if vector is not None else None
+            direction = unit(vector) if vector is not None and stored is not None else None
+            if stored is not None and direction is not None:
                 with self._telemetry.phase("near_duplicates"):
-                    nearest = await self._repo.nearest(new, vector)
-                verdict = judge(new.content, new.memory_type, nearest)
+                    nearest = nearest_with(stored, direction, new.source_repo, written)
+                    verdict = judge(new.content, new.memory_type, nearest)
             if verdict.merge_into is not None:
                 with self._telemetry.phase("write"):
                     merged = await self._repo.reinforce_near(verdict.merge_into, new, writable)
@@ -269,8 +301,15 @@ class MemoryService:
                     continue
             with self._telemetry.phase("write"):
                 (result,) = await self._repo.upsert_many([(new, vector, hold)], writable)
-            if result is not None and result.inserted and verdict.may_supersede is not None:
-                result = dataclasses.replace(result, may_supersede=verdict.may_supersede)
+            if result is not None and result.inserted:
+                if direction is not None:
+                    memory = result.memory
+                    written.append(
+                        Written(memory.id, memory.content, memory.memory_type,
+                                memory.source_repo, direction)
+                    )  # fmt: skip
+                if verdict.may_supersede is not None:
+                    result = dataclasses.replace(result, may_supersede=verdict.may_supersede)
             results.append(result)
         return results
 

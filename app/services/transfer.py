@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -31,7 +32,8 @@ from app.repository.transfer import SessionTransferRepository, TransferRepositor
 from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
 
-# Lines embedded (when needed) and written together.
+# Lines embedded (when needed) and written together; the next chunk is embedded while one
+# is written.
 IMPORT_CHUNK = 64
 
 
@@ -123,29 +125,14 @@ class TransferService:
         report = ImportReport()
         here: dict[UUID, UUID] = {}  # the file's id -> the id in this tenant
         links: list[tuple[UUID, UUID]] = []  # (id here, the file's id of its successor)
-        chunk: list[ImportedMemory] = []
         sessions: list[Session] = []
-        async for number, draft in source.memories():
-            if isinstance(draft, SessionLine):
-                try:
-                    policy = self._memories.limits.secrets_policy
-                    session = screen_fields(imported_session(draft), policy)
-                except InvalidInputError as exc:
-                    raise at_line(number, exc) from exc
-                sessions.append(session)
-                continue
-            try:
-                item = imported_memory(draft, self._memories.limits, kept)
-                (screened,) = await self._memories.screened([item.new])
-                (danger,) = await self._memories.dangerous([screened.content])
-                state = held_if_dangerous(item.state, danger)
-                chunk.append(dataclasses.replace(item, new=screened, state=state))
-            except InvalidInputError as exc:
-                raise at_line(number, exc) from exc
-            if len(chunk) == IMPORT_CHUNK:
-                await self._write(chunk, report, here, links)
-                chunk = []
-        await self._write(chunk, report, here, links)
+        embedded = self._memories.embedded_ahead(
+            self._chunks(source, kept, sessions),
+            lambda item: item.new.embedding_text() if item.embedding is None else None,
+        )
+        async with aclosing(embedded):
+            async for chunk, vectors in embedded:
+                await self._write(chunk, vectors, report, here, links)
         resolved = [(memory, here.get(successor, successor)) for memory, successor in links]
         report.linked = await self._repo.link(resolved)
         report.unresolved_links = len(links) - report.linked
@@ -154,20 +141,44 @@ class TransferService:
         await self._audit.record("import", detail=dataclasses.asdict(report), memory_ids=[])
         return report
 
+    async def _chunks(
+        self, source: ImportSource, kept: int | None, sessions: list[Session]
+    ) -> AsyncIterator[list[ImportedMemory]]:
+        """The file's memories, screened, IMPORT_CHUNK at a time; its sessions, screened,
+        into `sessions`. A bad line raises, named by its number."""
+        policy = self._memories.limits.secrets_policy
+        chunk: list[ImportedMemory] = []
+        async for number, draft in source.memories():
+            try:
+                if isinstance(draft, SessionLine):
+                    sessions.append(screen_fields(imported_session(draft), policy))
+                    continue
+                item = imported_memory(draft, self._memories.limits, kept)
+                (screened,) = await self._memories.screened([item.new])
+                (danger,) = await self._memories.dangerous([screened.content])
+            except InvalidInputError as exc:
+                raise at_line(number, exc) from exc
+            state = held_if_dangerous(item.state, danger)
+            chunk.append(dataclasses.replace(item, new=screened, state=state))
+            if len(chunk) == IMPORT_CHUNK:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
     async def _write(
         self,
         chunk: Sequence[ImportedMemory],
+        vectors: Sequence[list[float] | None],
         report: ImportReport,
         here: dict[UUID, UUID],
         links: list[tuple[UUID, UUID]],
     ) -> None:
-        missing = [item for item in chunk if item.embedding is None]
-        made = iter(await self._memories.vectors_for([i.new.embedding_text() for i in missing]))
-        report.reembedded += len(missing)
+        report.reembedded += sum(item.embedding is None for item in chunk)
         # The file's ids are kept where this tenant has no memory with them yet.
         taken = await self._repo.taken([i.source_id for i in chunk if i.source_id])
-        for item in chunk:
-            vector = item.embedding if item.embedding is not None else next(made)
+        for item, made in zip(chunk, vectors, strict=True):
+            vector = item.embedding if item.embedding is not None else made
             wanted = item.source_id if item.source_id not in taken else None
             imported = await self._repo.insert(item, vector, wanted)
             memory_id = imported.id

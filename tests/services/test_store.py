@@ -420,3 +420,83 @@ async def test_different_memories_stay_apart(api: httpx.AsyncClient) -> None:
     other = await store(api, content="Use ruff for formatting", source_repo="acme/api")
     assert other.status_code == 201
     assert (other.json()["merged"], other.json()["may_supersede"]) == (False, None)
+
+
+async def test_a_batch_merges_near_duplicates_of_itself_and_of_an_earlier_batch(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    # The chunk's stored neighbours are read in one statement before any of it is written:
+    # a near-duplicate of a memory earlier in the same chunk is found by the service, one of
+    # an earlier chunk or batch by the statement.
+    def note(i: int) -> dict[str, Any]:
+        return {"content": f"Note {i}: the {i}th queue drains after {i} retries",
+                "source_repo": "acme/api", "memory_type": "learning"}  # fmt: skip
+
+    first = await api.post("/memories/batch", json={"memories": [note(i) for i in range(3)]})
+    pinned = "Always pin the Postgres major version in CI images"
+    memories = [note(i) for i in range(3, 100)]
+    memories[2] = {"content": pinned, "source_repo": "acme/api", "memory_type": "decision"}
+    near = {"content": pinned.lower() + ".", "source_repo": "acme/api", "memory_type": "decision"}
+    memories[10] = near  # in the same chunk as its twin
+    memories[80] = near | {"content": "always pin the postgres major version in ci images!"}
+    memories[90] = near | {"source_repo": "acme/web"}  # another repository's memory
+    memories[95] = note(1) | {"content": "note 1: the 1th queue drains after 1 retries."}
+    paging = {"content": "Prefer keyset paging over OFFSET on large tables",
+              "source_repo": None, "memory_type": "code_pattern"}  # fmt: skip
+    memories[20], memories[30] = paging, paging | {"content": "prefer keyset paging over offset"
+                                                   " on large tables."}  # fmt: skip
+    response = await api.post("/memories/batch", json={"memories": memories})
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    twin = results[2]["memory"]["id"]
+    assert results[2]["status"] == "stored"
+    for i in (10, 80):
+        assert (results[i]["status"], results[i]["merged"], results[i]["memory"]["id"]) == (
+            "reinforced", True, twin,
+        )  # fmt: skip
+    assert results[90]["status"] == "stored" and results[90]["memory"]["id"] != twin
+    assert (results[30]["merged"], results[30]["memory"]["id"]) == (
+        True, results[20]["memory"]["id"],
+    )  # fmt: skip
+    earlier = first.json()["results"][1]["memory"]["id"]
+    assert (results[95]["merged"], results[95]["memory"]["id"]) == (True, earlier)
+    assert await db.fetchval("SELECT observation_count FROM memories WHERE id = $1", twin) == 3
+    assert await db.fetchval("SELECT count(*) FROM memories") == 3 + len(memories) - 4
+
+
+async def test_a_contradiction_inside_a_batch_names_the_memory_before_it(
+    api: httpx.AsyncClient,
+) -> None:
+    response = await api.post(
+        "/memories/batch",
+        json={
+            "memories": [
+                {"content": "The vendor API rate limit is 100 rps", "source_repo": "acme/api"},
+                {"content": "The vendor API rate limit is 200 rps", "source_repo": "acme/api"},
+            ]
+        },
+    )
+    old, new = response.json()["results"]
+    assert new["status"] == "stored" and new["may_supersede"] == old["memory"]["id"]
+
+
+async def test_a_secret_in_item_37_refuses_the_whole_batch_before_the_model_sees_any(
+    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = app.state.runtime.embedder
+    embedded: list[str] = []
+    real_embed = embedder.embed
+
+    async def counting(texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
+        embedded.extend(texts)
+        vectors: list[list[float]] = await real_embed(texts, **kwargs)
+        return vectors
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    memories = [{"content": f"Batch note {i} on retries", "source_repo": None} for i in range(100)]
+    memories[37]["content"] = "the deploy token is ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
+    response = await api.post("/memories/batch", json={"memories": memories})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "memories.37.content"
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
+    assert embedded == []  # a remote model would have been sent the other 99

@@ -277,3 +277,27 @@ async def test_import_takes_an_admin_key_and_export_a_reader_key(
     assert exported.status_code == 200
     assert json.loads(exported.text.splitlines()[0])["count"] == 0
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_an_import_embedded_while_written_keeps_each_vector_with_its_text(
+    api: httpx.AsyncClient, db: asyncpg.Connection, embedder: Embedder
+) -> None:
+    # Each chunk of lines is embedded while the chunk before it is written.
+    lines = [{"content": f"Imported note {i}: cache {i % 5} warmed in {i} s"} for i in range(150)]
+    report = await api.post("/memories/import", content=export_file(*lines), headers=NDJSON_BODY)
+    assert report.status_code == 200, report.text
+    assert (report.json()["stored"], report.json()["reembedded"]) == (150, 150)
+    for i in (0, 63, 64, 128, 149):
+        row = await db.fetchrow(
+            "SELECT content, name, category, context, embedding FROM memories WHERE content = $1",
+            lines[i]["content"],
+        )
+        text = embedding_text(row["content"], row["name"], row["category"], row["context"])
+        assert row["embedding"].to_list() == pytest.approx(await embedder.embed_one(text), abs=1e-5)
+    # A bad line in the last chunk, after two were written: nothing of the file is kept.
+    await db.execute("DELETE FROM memories")
+    lines[140] = {"content": f"the token is {GITHUB_TOKEN}"}
+    refused = await api.post("/memories/import", content=export_file(*lines), headers=NDJSON_BODY)
+    assert refused.status_code == 422
+    assert [e["field"] for e in refused.json()["errors"]] == ["lines.142.content"]
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
