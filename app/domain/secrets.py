@@ -18,7 +18,7 @@ import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from detect_secrets.filters import heuristic
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
@@ -31,6 +31,7 @@ from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.keyword import DENYLIST as KEYWORDS
 from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.mailchimp import MailchimpDetector
 from detect_secrets.plugins.npm import NpmDetector
@@ -185,6 +186,13 @@ _GUESSING_PLUGINS: tuple[type[BasePlugin], ...] = (
     UrlPasswordDetector,
     DockerAuthDetector,
 )
+# A word every pattern of a guessing plugin holds (case aside), read first: a line without
+# one is passed over by one search instead of the plugin's every pattern (the keyword
+# detector's took 0.3 of a text's 0.55 ms, and 94% of bench.synthetic's memories name no
+# credential's word).
+_GUESS_HINTS: dict[type[BasePlugin], re.Pattern[str]] = {
+    KeywordDetector: re.compile("|".join(KEYWORDS), re.IGNORECASE),
+}
 # A quoted string this random (bits per character, base64 alphabet), 20 characters or more.
 ENTROPY_LIMIT = 4.5
 _MIN_RANDOM_CHARS = 20
@@ -319,11 +327,40 @@ def _guess_holds(plugin: BasePlugin, value: str, line: str) -> bool:
 _CAPTURES_SECRET = (BasicAuthDetector, AwsSecretKeyDetector)
 
 
+def _own_patterns(plugin: BasePlugin) -> bool:
+    """Whether a format plugin's matches are its patterns' own (each pattern's whole match
+    is the secret), so that reading them is all it does."""
+    return isinstance(plugin, RegexBasedDetector) and not isinstance(
+        plugin, (*_CAPTURES_SECRET, PrivateKeyDetector)
+    )
+
+
+@cache
+def _format_hint() -> re.Pattern[str]:
+    """Every pattern of the format plugins that read only their patterns, as one: a line
+    it does not match, none of them matches (each alternative keeps its own flags), and it
+    is passed over by one search instead of 48."""
+    formats, _, _ = _plugins()
+    flags = ((re.IGNORECASE, "i"), (re.DOTALL, "s"), (re.MULTILINE, "m"), (re.VERBOSE, "x"))
+    alternatives = []
+    for plugin in formats:
+        if not _own_patterns(plugin):
+            continue
+        for regex in cast(RegexBasedDetector, plugin).denylist:
+            scoped = "".join(letter for flag, letter in flags if regex.flags & flag)
+            # In verbose mode a comment runs to the end of the line: end the pattern's line.
+            ending = "\n" if "x" in scoped else ""
+            alternatives.append(
+                f"(?{scoped}:{regex.pattern}{ending})" if scoped else f"(?:{regex.pattern})"
+            )
+    return re.compile("|".join(alternatives))
+
+
 def _format_matches(plugin: BasePlugin, line: str) -> Iterator[str]:
-    if not isinstance(plugin, RegexBasedDetector) or isinstance(plugin, _CAPTURES_SECRET):
+    if not _own_patterns(plugin):
         yield from plugin.analyze_string(line)
         return
-    for regex in plugin.denylist:
+    for regex in cast(RegexBasedDetector, plugin).denylist:
         for match in regex.finditer(line):
             yield match.group(0)
 
@@ -333,12 +370,13 @@ def _formats_in(text: str) -> Iterator[Finding]:
     credential is checked for once it is put back together."""
     formats, _, _ = _plugins()
     lines = text.splitlines()
+    hinted = [line for line in lines if _format_hint().search(line)]
     for plugin in formats:
         if isinstance(plugin, PrivateKeyDetector):
             for value in plugin.analyze_string(text):
                 yield Finding(plugin.secret_type, value)
             continue
-        for line in lines:
+        for line in hinted if _own_patterns(plugin) else lines:
             for value in _format_matches(plugin, line):
                 if isinstance(plugin, BasicAuthDetector) and _placeholder(value):
                     continue  # postgresql://user:pass@host in a how-to
@@ -409,6 +447,9 @@ def find_secrets(text: str) -> list[Finding]:
         found.setdefault(finding.value, finding)
     for line in text.splitlines():
         for plugin in guesses:
+            hint = _GUESS_HINTS.get(type(plugin))
+            if hint is not None and not hint.search(line):
+                continue
             for value in plugin.analyze_string(line):
                 if _guess_holds(plugin, value, line):
                     found.setdefault(value, Finding(plugin.secret_type, value))
