@@ -83,19 +83,25 @@ async def test_same_content_reinforces_merging_tags_and_keeping_confidence(
     assert body["memory"]["confidence"] == "high"
 
 
-async def test_reinforcing_an_embedded_memory_costs_no_model_call(
-    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def embedded(app: FastAPI, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the server's model is asked to embed, in order."""
     embedder = app.state.runtime.embedder
-    embedded: list[str] = []
+    texts: list[str] = []
     real_embed = embedder.embed
 
-    async def counting(texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
-        embedded.extend(texts)
-        vectors: list[list[float]] = await real_embed(texts, **kwargs)
+    async def counting(given: Sequence[str], **kwargs: Any) -> list[list[float]]:
+        texts.extend(given)
+        vectors: list[list[float]] = await real_embed(given, **kwargs)
         return vectors
 
     monkeypatch.setattr(embedder, "embed", counting)
+    return texts
+
+
+async def test_reinforcing_an_embedded_memory_costs_no_model_call(
+    api: httpx.AsyncClient, db: asyncpg.Connection, embedded: list[str]
+) -> None:
     await store(api, content="Pin the lockfile in CI", source_repo="acme/ci")
     assert len(embedded) == 1
     again = await api.post(
@@ -481,18 +487,8 @@ async def test_a_contradiction_inside_a_batch_names_the_memory_before_it(
 
 
 async def test_a_secret_in_item_37_refuses_the_whole_batch_before_the_model_sees_any(
-    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
+    api: httpx.AsyncClient, db: asyncpg.Connection, embedded: list[str]
 ) -> None:
-    embedder = app.state.runtime.embedder
-    embedded: list[str] = []
-    real_embed = embedder.embed
-
-    async def counting(texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
-        embedded.extend(texts)
-        vectors: list[list[float]] = await real_embed(texts, **kwargs)
-        return vectors
-
-    monkeypatch.setattr(embedder, "embed", counting)
     memories = [{"content": f"Batch note {i} on retries", "source_repo": None} for i in range(100)]
     memories[37]["content"] = "the deploy token is ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
     response = await api.post("/memories/batch", json={"memories": memories})
