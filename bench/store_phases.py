@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
+import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.config import Settings
@@ -64,12 +68,41 @@ def texts_for(label: str, count: int) -> list[tuple[str, str]]:
             enumerate(memory_text(rng) for _ in range(count))]  # fmt: skip
 
 
+class Cpu:
+    """CPU seconds spent so far by this process (the server's model threads and the
+    benchmark's included) and by the PostgreSQL server the URL names (all its processes)."""
+
+    def __init__(self, url: str) -> None:
+        socket_dir = parse_qs(urlsplit(url).query).get("host", [""])[0]
+        self._server = next(
+            (p for p in psutil.process_iter(["name", "cmdline"])
+             if p.info["name"] == "postgres" and socket_dir
+             and any(socket_dir in part for part in p.info["cmdline"] or [])),
+            None,
+        )  # fmt: skip
+
+    def now(self) -> tuple[float, float]:
+        mine = psutil.Process().cpu_times()
+        database = 0.0
+        if self._server is not None:
+            for process in [self._server, *self._server.children()]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    times = process.cpu_times()
+                    database += times.user + times.system
+        return mine.user + mine.system, database
+
+
 @dataclass
 class Run:
     took: list[float]  # each request's milliseconds
     alone: list[float]  # the model alone on the same texts, just before: milliseconds
     phases: dict[str, float]  # the server's phase seconds over the requests
     memories: int
+    # CPU seconds: this process while the model ran alone; this process and the database
+    # while the requests ran
+    cpu_alone: float = 0.0
+    cpu_store: float = 0.0
+    cpu_database: float = 0.0
 
     @property
     def share(self) -> float:
@@ -78,41 +111,56 @@ class Run:
         so that a noisy machine slows both sides of each pair alike."""
         return sum(self.alone) / sum(self.took)
 
+    @contextlib.contextmanager
+    def timed(self, cpu: Cpu, *, alone: bool) -> Iterator[None]:
+        """One side of a pair: the model alone, or the request; its time and CPU."""
+        began, (mine, database) = time.perf_counter(), cpu.now()
+        yield
+        ms = (time.perf_counter() - began) * 1000
+        spent_mine, spent_database = (after - before for after, before in
+                                      zip(cpu.now(), (mine, database), strict=True))  # fmt: skip
+        if alone:
+            self.alone.append(ms)
+            self.cpu_alone += spent_mine
+        else:
+            self.took.append(ms)
+            self.cpu_store += spent_mine
+            self.cpu_database += spent_database
+
 
 async def timed_writes(
-    client: httpx.AsyncClient, model: Embedder, label: str, count: int, batch: int
+    client: httpx.AsyncClient, model: Embedder, cpu: Cpu, label: str, count: int, batch: int
 ) -> Run:
     """`count` new memories, one request per `batch` of them, each after the model alone
     embedded its texts in the store path's chunks."""
     before = await server_timings(client)
-    took, alone = [], []
+    run = Run([], [], {}, count)
     items = [
         {"content": t, "memory_type": k, "source_repo": REPO} for t, k in texts_for(label, count)
     ]
     for i in range(0, count, batch):
         part = items[i : i + batch]
-        started = time.perf_counter()
-        for k in range(0, len(part), memories.EMBED_CHUNK):
-            await model.embed([item["content"] for item in part[k : k + memories.EMBED_CHUNK]])
-        alone.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        if batch == 1:
-            answer = await client.post("/memories", json=part[0])
-        else:
-            answer = await client.post("/memories/batch", json={"memories": part})
+        with run.timed(cpu, alone=True):
+            for k in range(0, len(part), memories.EMBED_CHUNK):
+                chunk = part[k : k + memories.EMBED_CHUNK]
+                await model.embed([item["content"] for item in chunk])
+        with run.timed(cpu, alone=False):
+            if batch == 1:
+                answer = await client.post("/memories", json=part[0])
+            else:
+                answer = await client.post("/memories/batch", json={"memories": part})
         answer.raise_for_status()
-        took.append((time.perf_counter() - started) * 1000)
     after = await server_timings(client)
-    phases = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
-    return Run(took, alone, phases, count)
+    run.phases = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+    return run
 
 
 async def import_run(
-    client: httpx.AsyncClient, model: Embedder, label: str, files: int, lines: int
+    client: httpx.AsyncClient, model: Embedder, cpu: Cpu, label: str, files: int, lines: int
 ) -> Run:
     """`files` imports of `lines` new memories each, without vectors (what another model's
     export, or a hand-made file, needs embedded), each after the model alone on its texts."""
-    took, alone = [], []
+    run = Run([], [], {}, files * lines)
     header = json.dumps({"format": "agent-memory/export", "version": 1})
     for k in range(files):
         texts = texts_for(f"{label} {k}", lines)
@@ -120,27 +168,25 @@ async def import_run(
             [header] + [json.dumps({"content": t, "memory_type": kind, "source_repo": REPO})
                         for t, kind in texts]
         )  # fmt: skip
-        started = time.perf_counter()
-        for i in range(0, lines, IMPORT_CHUNK):
-            await model.embed([t for t, _ in texts[i : i + IMPORT_CHUNK]])
-        alone.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        answer = await client.post(
-            "/memories/import", content=body.encode(),
-            headers={"Content-Type": "application/x-ndjson"},
-        )  # fmt: skip
+        with run.timed(cpu, alone=True):
+            for i in range(0, lines, IMPORT_CHUNK):
+                await model.embed([t for t, _ in texts[i : i + IMPORT_CHUNK]])
+        with run.timed(cpu, alone=False):
+            answer = await client.post(
+                "/memories/import", content=body.encode(),
+                headers={"Content-Type": "application/x-ndjson"},
+            )  # fmt: skip
         answer.raise_for_status()
-        took.append((time.perf_counter() - started) * 1000)
-    return Run(took, alone, {}, files * lines)
+    return run
 
 
 async def batch_run(
-    client: httpx.AsyncClient, model: Embedder, label: str, batches: int, chunk: int
+    client: httpx.AsyncClient, model: Embedder, cpu: Cpu, label: str, batches: int, chunk: int
 ) -> Run:
     """`batches` batches of 100 new memories, embedded `chunk` at a time."""
     kept, memories.EMBED_CHUNK = memories.EMBED_CHUNK, chunk
     try:
-        return await timed_writes(client, model, label, batches * 100, 100)
+        return await timed_writes(client, model, cpu, label, batches * 100, 100)
     finally:
         memories.EMBED_CHUNK = kept
 
@@ -166,6 +212,18 @@ def report(name: str, run: Run) -> None:
         f"(the model's own time in the store: {model / count:.2f} ms a memory, {model / total:.0%})"
     )
     print(f"at {run.share:.0%} of the model alone: {count * 1000 / total:.0f} memories/s")
+    print(cpu_line(run))
+
+
+def cpu_line(run: Run) -> str:
+    """CPU a memory: what the model alone spent, and what the store spent beside it."""
+    alone, mine, database = (1000 * seconds / run.memories for seconds in
+                             (run.cpu_alone, run.cpu_store, run.cpu_database))  # fmt: skip
+    return (
+        f"CPU a memory: the model alone {alone:.1f} ms; the store {mine + database:.1f} ms"
+        f" ({mine:.1f} in this process, the model's threads included; {database:.1f} in"
+        f" PostgreSQL): {alone / (mine + database):.0%} of it is the model's"
+    )
 
 
 async def main() -> None:
@@ -199,11 +257,16 @@ async def main() -> None:
                 label = f"run {time.time_ns()}"
                 model = build_embedder(Settings(embedding_provider="local"))
                 await model.embed(["warm-up"] * memories.EMBED_CHUNK)
-                singles = await timed_writes(client, model, f"{label} s", args.singles, 1)
+                cpu = Cpu(url)
+                singles = await timed_writes(client, model, cpu, f"{label} s", args.singles, 1)
                 chunks = [int(size) for size in args.chunks.split(",")]
-                runs = [(size, await batch_run(client, model, f"{label} b{k}", args.batches, size))
-                        for k, size in enumerate(chunks)]  # fmt: skip
-                imports = await import_run(client, model, f"{label} i", args.imports, 500)
+                runs = []
+                for k, size in enumerate(chunks):
+                    batches = await batch_run(
+                        client, model, cpu, f"{label} b{k}", args.batches, size
+                    )
+                    runs.append((size, batches))
+                imports = await import_run(client, model, cpu, f"{label} i", args.imports, 500)
     print(f"{args.size:,} memories stored first")
     report("single stores", singles)
     for size, run in runs:
@@ -211,6 +274,7 @@ async def main() -> None:
     print(f"\nimports of 500 lines without vectors: a file p50 {pct(imports.took, 50):.0f} ms,"
           f" the model alone on its texts p50 {pct(imports.alone, 50):.0f} ms;"
           f" at {imports.share:.0%} of the model alone")  # fmt: skip
+    print(cpu_line(imports))
 
 
 if __name__ == "__main__":

@@ -138,17 +138,29 @@ WHERE {SERVABLE}"""
 _REINFORCE_ID = _reinforce("m.id = :memory_id")
 
 
+# The near-duplicate check asks the graph for NEAREST where a search asks for 200: with a
+# repository's share of the rows it finds them in its first round, and so wins over an
+# exact read at a smaller scope. At 100,000 memories, a 2,000-row repository: read exactly
+# 8.5 ms, through the graph 5.3 (bench.nearest_cost); a 200-row one through the graph, 55.
+# Its bound is the search's for a graph this many times smaller (sqrt(factor x rows / 20):
+# 1,581 rows at 100,000 memories, where the search's is 7,071).
+NEAREST_GRAPH_DIVISOR = 20
+
+
 # The live memories nearest each new one's vector, in its own repository (or, for a global
-# one, among the global ones), for a chunk of new memories in one statement (one for those
-# of repositories, one for the global ones: as two branches of one statement, it took 1.3
-# ms to plan where each alone takes 0.8). Each vector as the store writes it: none when the
-# stored vectors are another model's (`fits` false). On Citus the statement runs on the
-# tenant's worker, where a function reading the model table cannot, and re-embedding is for
-# one PostgreSQL (search_statement.py does the same). Each new memory is read through the
-# HNSW index on the cheap filters, then checked whole (the integrity check hashes each row:
-# only the few found pay for it). A repository's rows by equality, the global ones by IS
-# NULL: either an index condition, where IS NOT DISTINCT FROM is not. The memories of the
-# chunk itself are not stored yet: the service compares them (app/domain/duplicates.py).
+# one, among the global ones), for the memories of one repository in a chunk, in one
+# statement. A scope small beside the graph is read whole by exact distance, a larger one
+# through the HNSW graph: the search's rule and bound (memory_vector_exact_bound(), sized by
+# a count of at most bound + 1 of the scope's rows through memories_scope_count_key). The
+# planner alone walked the graph for a new repository's few rows at 100,000 memories, with
+# the repository given as a value or not (55-60 ms a store, where reading them takes 2).
+# Each vector as the store writes it: none when the stored vectors are another model's
+# (`fits` false). On Citus the statement runs on the tenant's worker, where a function
+# reading the model table cannot, and re-embedding is for one PostgreSQL (search_statement.py
+# does the same). The few found are then checked whole (the integrity check hashes each
+# row). A repository's rows by equality, the global ones by IS NULL: either an index
+# condition, where IS NOT DISTINCT FROM is not. The memories of the chunk itself are not
+# stored yet: the service compares them (app/domain/duplicates.py).
 def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
     # OFFSET 0 keeps the subquery whole, so that each vector is made once, not once per
     # row the sort reads (as an expression, memory_vector_if_fits() cost 5 ms for 200).
@@ -158,15 +170,40 @@ def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
     # One memory (a single store) without unnest: with an array of unknown length the
     # planner never takes the generic plan, and planning each call cost 0.65 ms of 2.
     new = (
-        f"SELECT 1::bigint AS ord, :source_repo::text AS source_repo,"
-        f" {vector(':embedding::vector')} AS vector"
+        f"SELECT 1::bigint AS ord, {vector(':embedding::vector')} AS vector"
         if one
-        else f"""SELECT n.ord, n.source_repo, {vector("n.embedding")} AS vector
-    FROM unnest(:embeddings::vector[], :source_repos::text[])
-         WITH ORDINALITY AS n(embedding, source_repo, ord)"""
+        else f"""SELECT n.ord, {vector("n.embedding")} AS vector
+    FROM unnest(:embeddings::vector[]) WITH ORDINALITY AS n(embedding, ord)"""
     )
-    repo = "m.source_repo IS NULL" if global_ else "m.source_repo = new.source_repo"
+    repo = "m.source_repo IS NULL" if global_ else "m.source_repo = :source_repo"
+    scope = f"m.tenant_id = :tenant_id AND {repo}"
+
+    def nearest(exact: bool) -> str:
+        # "+ 0": the same order, in a form the HNSW index cannot serve.
+        distance = f"(m.embedding <=> new.vector){' + 0' if exact else ''}"
+        return f"""(
+            SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
+                   1 - (m.embedding <=> new.vector) AS similarity
+            FROM memories m
+            WHERE {"" if exact else "NOT "}(SELECT exact FROM sized)
+              AND {scope} AND m.embedding IS NOT NULL AND memory_is_live(m)
+            ORDER BY {distance}
+            LIMIT :nearest
+        )"""
+
     return f"""
+WITH bound AS MATERIALIZED (
+    SELECT memory_vector_exact_bound(
+               (memory_home_rows(memory_home(:tenant_id)) / {NEAREST_GRAPH_DIVISOR})::real) AS most
+),
+sized AS MATERIALIZED (
+    SELECT count(*) <= (SELECT most FROM bound) AS exact
+    FROM (
+        SELECT FROM memories m
+        WHERE {scope} AND m.superseded_by IS NULL AND m.archived_at IS NULL
+        LIMIT (SELECT most FROM bound) + 1
+    ) scope_rows
+)
 SELECT new.ord, new.vector IS NOT NULL AS fits, m.id, m.content, m.memory_type, m.similarity
 FROM (
     {new}
@@ -174,13 +211,9 @@ FROM (
 ) new
 LEFT JOIN LATERAL (
     SELECT m.id, m.content, m.memory_type, m.similarity FROM (
-        SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
-               1 - (m.embedding <=> new.vector) AS similarity
-        FROM memories m
-        WHERE m.tenant_id = :tenant_id AND {repo} AND m.embedding IS NOT NULL
-          AND memory_is_live(m)
-        ORDER BY m.embedding <=> new.vector
-        LIMIT :nearest
+        {nearest(exact=True)}
+        UNION ALL
+        {nearest(exact=False)}
     ) m
     WHERE {INTACT}
 ) m ON true
@@ -286,28 +319,27 @@ class MemoryRepository:
         self, news: Sequence[tuple[NewMemory, Sequence[float]]]
     ) -> list[list[Neighbour] | None]:
         """For each new memory, the live memories of its repository nearest it, best first;
-        None where its vector cannot be compared with the stored ones (another model's)."""
+        None where its vector cannot be compared with the stored ones (another model's).
+        One statement for each repository the memories name (a batch's are mostly one)."""
         conn = await self._uow.connection()
         distributed = self._uow.distributed
         found: list[list[Neighbour] | None] = [None] * len(news)
-        for global_ in (False, True):
-            where = [i for i, (new, _) in enumerate(news) if (new.source_repo is None) == global_]
-            if not where:
-                continue
+        by_repo: dict[str | None, list[int]] = {}
+        for i, (new, _) in enumerate(news):
+            by_repo.setdefault(new.source_repo, []).append(i)
+        for repo, where in by_repo.items():
             one = len(where) == 1
-            values = (
-                {"embedding": news[where[0]][1], "source_repo": news[where[0]][0].source_repo}
-                if one
-                else {
-                    # Vector objects: a list of lists would be read as a 2-dimensional array.
-                    "embeddings": [Vector(list(news[i][1])) for i in where],
-                    "source_repos": [news[i][0].source_repo for i in where],
-                }
-            )
-            values |= {"tenant_id": self.tenant_id, "nearest": NEAREST}
+            values: dict[str, Any] = {"tenant_id": self.tenant_id, "nearest": NEAREST}
+            if one:
+                values["embedding"] = news[where[0]][1]
+            else:
+                # Vector objects: a list of lists would be read as a 2-dimensional array.
+                values["embeddings"] = [Vector(list(news[i][1])) for i in where]
+            if repo is not None:
+                values["source_repo"] = repo
             if not distributed:
                 values["embedding_model"] = self._uow.embedding_model
-            statement = _nearest_each(distributed, global_, one)
+            statement = _nearest_each(distributed, repo is None, one)
             for r in await conn.fetch(*named(statement, values)):
                 at = where[r["ord"] - 1]
                 neighbours = found[at]

@@ -1,0 +1,73 @@
+"""The near-duplicate check at write reads a repository small beside the graph whole, by
+exact distance, and a larger one through the graph: the search's rule
+(memory_vector_exact_bound()) at its own scale, whatever the planner would make of the
+repository."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from pgvector import Vector
+
+from app.repository.memories import NEAREST_GRAPH_DIVISOR, _nearest_each
+from app.repository.sql import named
+from tests.repository.test_vector_candidates import exact_top, factor_for_bound, hnsw_scans, unit
+
+TENANT = "nearest-scope-test"
+REPO = "acme/small"
+
+
+@pytest.fixture
+async def repository(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[float]]]:
+    rng = random.Random(11)
+    rows = {f"repository memory {i}": unit(rng) for i in range(40)}
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, source_repo, content, content_hash, embedding)"
+        " VALUES ($1, $2, $3, memory_content_hash($3), $4)",
+        [(TENANT, REPO, content, vector) for content, vector in rows.items()],
+    )
+    await db.execute("ANALYZE memories")  # the bound reads the graph's size from ANALYZE
+    yield rows
+    await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+async def nearest(
+    db: asyncpg.Connection, queries: list[list[float]], bound: int
+) -> list[list[str]]:
+    """The statement the store sends for these new memories of REPO (one, or a chunk)."""
+    one = len(queries) == 1
+    # No model named: the vectors compare (memory_vector_fits()).
+    values = {"tenant_id": TENANT, "source_repo": REPO, "nearest": 3, "embedding_model": None}
+    if one:
+        values["embedding"] = queries[0]
+    else:
+        values["embeddings"] = [Vector(q) for q in queries]
+    async with db.transaction():
+        # The check's bound is the search's for a graph NEAREST_GRAPH_DIVISOR times smaller.
+        factor = await factor_for_bound(db, bound) * NEAREST_GRAPH_DIVISOR
+        await db.execute(f"SET LOCAL app.vector_exact_factor = {factor}")
+        # On a table this small the planner would sort anyway; with sorting priced out it
+        # walks the graph wherever the statement lets it.
+        await db.execute("SET LOCAL enable_sort = off")
+        rows = await db.fetch(*named(_nearest_each(False, False, one), values))
+    found: list[list[str]] = [[] for _ in queries]
+    for r in rows:
+        found[r["ord"] - 1].append(r["content"])
+    return found
+
+
+@pytest.mark.parametrize("chunk", [1, 5])
+async def test_a_repository_within_the_bound_is_read_whole_and_a_larger_one_walks_the_graph(
+    db: asyncpg.Connection, repository: dict[str, list[float]], chunk: int
+) -> None:
+    queries = [unit(random.Random(20 + i)) for i in range(chunk)]
+    expected = [exact_top(repository, q)[:3] for q in queries]
+    before = await hnsw_scans(db)
+    assert await nearest(db, queries, bound=40) == expected  # 40 rows within 40
+    assert await hnsw_scans(db) == before  # the graph was not read
+    # 40 rows over a bound of 39: the graph, which on so few rows is exact too.
+    assert await nearest(db, queries, bound=39) == expected
+    assert await hnsw_scans(db) > before
