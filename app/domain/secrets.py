@@ -339,7 +339,7 @@ def _own_patterns(plugin: BasePlugin) -> bool:
 def _format_hint() -> re.Pattern[str]:
     """Every pattern of the format plugins that read only their patterns, as one: a line
     it does not match, none of them matches (each alternative keeps its own flags), and it
-    is passed over by one search instead of 48."""
+    is passed over by one search instead of 50."""
     formats, _, _ = _plugins()
     flags = ((re.IGNORECASE, "i"), (re.DOTALL, "s"), (re.MULTILINE, "m"), (re.VERBOSE, "x"))
     alternatives = []
