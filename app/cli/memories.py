@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from app.cli.common import (
@@ -177,28 +178,34 @@ def print_memory_line(memory: dict[str, Any], score: float | None = None) -> Non
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    answer, repo, elsewhere = _read_here(args, "results")
-    if args.json:
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
-        return 0
-    for hit in answer["results"]:
-        print_memory_line(hit["memory"], hit["score"])
-    if not answer["results"]:
+    def nothing(answer: dict[str, Any]) -> str:
         # Weaker matches left out: "no good match", since some memories came near.
-        nothing = "no good match" if answer.get("below_floor") else "no memories match"
-        say(f"{nothing} in {searched_where(repo)}{found_elsewhere(elsewhere, args.limit)}")
-    return 0
+        return "no good match" if answer.get("below_floor") else "no memories match"
+
+    return _show(args, "results", lambda hit: print_memory_line(hit["memory"], hit["score"]),
+                 nothing)  # fmt: skip
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    page, repo, elsewhere = _read_here(args, "memories")
+    return _show(args, "memories", print_memory_line, lambda _: "no memories")
+
+
+def _show(
+    args: argparse.Namespace,
+    key: str,
+    line: Callable[[dict[str, Any]], None],
+    nothing: Callable[[dict[str, Any]], str],
+) -> int:
+    """What a search or a list read here (JSON, or a line each), and when it is nothing,
+    where it looked and what the other repositories hold."""
+    answer, repo, elsewhere = _read_here(args, key)
     if args.json:
-        print(json.dumps(page, indent=2, ensure_ascii=False))
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
         return 0
-    for item in page["memories"]:
-        print_memory_line(item)
-    if not page["memories"]:
-        say(f"no memories in {searched_where(repo)}{found_elsewhere(elsewhere, args.limit)}")
+    for item in answer[key]:
+        line(item)
+    if not answer[key]:
+        say(f"{nothing(answer)} in {searched_where(repo)}{found_elsewhere(elsewhere, args.limit)}")
     return 0
 
 

@@ -330,8 +330,14 @@ _CAPTURES_SECRET = (BasicAuthDetector, AwsSecretKeyDetector)
 def _own_patterns(plugin: BasePlugin) -> bool:
     """Whether a format plugin's matches are its patterns' own (each pattern's whole match
     is the secret), so that reading them is all it does."""
-    return isinstance(plugin, RegexBasedDetector) and not isinstance(
-        plugin, (*_CAPTURES_SECRET, PrivateKeyDetector)
+    return _reads_own_patterns(type(plugin))
+
+
+@cache
+def _reads_own_patterns(kind: type[BasePlugin]) -> bool:
+    # By class, once: asked for each plugin of every line screened.
+    return issubclass(kind, RegexBasedDetector) and not issubclass(
+        kind, (*_CAPTURES_SECRET, PrivateKeyDetector)
     )
 
 

@@ -14,7 +14,13 @@ from pgvector import Vector
 
 from app.repository.memories import NEAREST_GRAPH_DIVISOR, _nearest_each
 from app.repository.sql import named
-from tests.repository.test_vector_candidates import exact_top, factor_for_bound, hnsw_scans, unit
+from tests.repository.test_vector_candidates import (
+    exact_top,
+    factor_for_bound,
+    hnsw_scans,
+    insert_units,
+    unit,
+)
 
 TENANT = "nearest-scope-test"
 REPO = "acme/small"
@@ -22,15 +28,7 @@ REPO = "acme/small"
 
 @pytest.fixture
 async def repository(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[float]]]:
-    rng = random.Random(11)
-    rows = {f"repository memory {i}": unit(rng) for i in range(40)}
-    await db.executemany(
-        "INSERT INTO memories (tenant_id, source_repo, content, content_hash, embedding)"
-        " VALUES ($1, $2, $3, memory_content_hash($3), $4)",
-        [(TENANT, REPO, content, vector) for content, vector in rows.items()],
-    )
-    await db.execute("ANALYZE memories")  # the bound reads the graph's size from ANALYZE
-    yield rows
+    yield await insert_units(db, TENANT, REPO, "repository memory", seed=11)
     await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
 
 

@@ -26,18 +26,25 @@ def unit(rng: random.Random) -> list[float]:
     return [x / norm for x in vector]
 
 
+async def insert_units(
+    db: asyncpg.Connection, tenant: str, repo: str | None, names: str, seed: int
+) -> dict[str, list[float]]:
+    """40 memories of `tenant` and `repo` with random unit vectors, by content, ANALYZEd:
+    the bound reads the graph's size from ANALYZE's count."""
+    rng = random.Random(seed)
+    rows = {f"{names} {i}": unit(rng) for i in range(40)}
+    await db.executemany(
+        "INSERT INTO memories (tenant_id, source_repo, content, content_hash, embedding)"
+        " VALUES ($1, $2, $3, memory_content_hash($3), $4)",
+        [(tenant, repo, content, vector) for content, vector in rows.items()],
+    )
+    await db.execute("ANALYZE memories")
+    return rows
+
+
 @pytest.fixture
 async def scope(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[float]]]:
-    rng = random.Random(7)
-    rows = {f"memory {i}": unit(rng) for i in range(40)}
-    await db.executemany(
-        "INSERT INTO memories (tenant_id, content, content_hash, embedding)"
-        " VALUES ($1, $2, memory_content_hash($2), $3)",
-        [(TENANT, content, vector) for content, vector in rows.items()],
-    )
-    # The bound reads the graph's size from ANALYZE's count.
-    await db.execute("ANALYZE memories")
-    yield rows
+    yield await insert_units(db, TENANT, None, "memory", seed=7)
     await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
 
 
