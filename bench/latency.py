@@ -4,12 +4,17 @@ Bulk rows are synthetic (bench/synthetic.py) with vectors from the `hash` provid
 load takes minutes, not hours, or with --real-vectors the model's own, embedded once by
 bench/vector_cache.py; every query and every store below goes through the running server
 with the default local embedder. A tenth of the queries are filtered to a repository of
-0.1% of the rows and about a third to one of 1%. Reports server-side took_ms (which
-includes the query embedding) and client-side round trips, per mode, side by side.
+0.1% of the rows and about a third to one of 1%; with --as-hooks every query names a
+repository, as a hook's does (the repository's memories and the global ones: 1% of the
+rows are filed under none), so that the headline is the figure agents meet. Reports
+server-side took_ms (which includes the query embedding) and client-side round trips, per
+mode, side by side. --against also measures the searches of another commit's server on
+its schema (alembic downgrade), in the same run and on the same rows: this tree, the
+other, the other, this tree.
 
     .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300] [--model minilm-l6]
     BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.latency --sizes 1000000 \
-        --real-vectors --keep
+        --real-vectors --keep [--as-hooks] [--against b1867d9]
     BENCH_DATABASE_URL=$(scripts/citus url) .venv/bin/python -m bench.latency ...  # Citus
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import socket
@@ -25,6 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -33,19 +40,21 @@ import psutil
 from pgvector.asyncpg import register_vector
 
 from app.config import Settings
+from app.db.migrations import downgrade, upgrade_head_async
 from app.db.pool import on_citus
 from app.embeddings.base import Embedder
 from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from app.repository.sql import named
-from bench.support import fresh_database
+from bench.support import fresh_database, tree_head_revision, worktree
 from bench.synthetic import QUERIES, memory_text
 from bench.vector_cache import VectorCache
 
 # None: the server's default (HYBRID_ALPHA).
 MODES: dict[str, float | None] = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": None}
 RARE_EVERY = 1000  # RARE_REPO holds 0.1% of the rows
+GLOBAL_EVERY = 100  # 1% of the rows are filed under no repository: every search's globals
 
 
 def pct(values: list[float], p: float) -> float:
@@ -57,11 +66,14 @@ RARE_REPO = "repo-rare"
 SCOPES = ("all", "1%", "0.1%")  # the queries' filters: none, a 1% repository, a 0.1% one
 
 
-def repo_of(n: int, tenants: int, repos: int, rare_every: int) -> str:
+def repo_of(n: int, tenants: int, repos: int, rare_every: int, global_every: int = 0) -> str | None:
     """Row n's repository: one of `repos` evenly, or with `rare_every`, every that many
-    rows in RARE_REPO instead (a repository holding 1/rare_every of the rows)."""
+    rows in RARE_REPO instead (a repository holding 1/rare_every of the rows), and with
+    `global_every`, every that many rows in none (a global memory)."""
     if rare_every and n % rare_every == rare_every - 1:
         return RARE_REPO
+    if global_every and n % global_every == global_every // 2:
+        return None
     return f"repo-{n // max(tenants, 1) % repos}"
 
 
@@ -75,6 +87,7 @@ async def bulk_load(
     vectors: VectorCache | None = None,
     rare_every: int = 0,
     tenant_of: Callable[[int], str] | None = None,
+    global_every: int = 0,
 ) -> tuple[float, float]:
     """Insert `count` synthetic rows (HNSW dropped during the load, rebuilt after); the
     seconds it all took, and of them the HNSW build's. With `tenants`, the rows are spread
@@ -100,7 +113,7 @@ async def bulk_load(
                 tenant_of(n) if tenant_of else f"tenant-{n % tenants}" if tenants else "default",
                 f"{t} (#{n})",
                 kind,
-                repo_of(n, tenants, repos, rare_every),
+                repo_of(n, tenants, repos, rare_every, global_every),
                 v,
             )
             for n, ((t, kind), v) in enumerate(
@@ -176,7 +189,9 @@ async def disk_use(url: str) -> str:
                     WHERE oid = 'memories'::regclass) AS toast,
                    pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
                    pg_size_pretty(pg_relation_size('memories_keyword_key')) AS keyword,
-                   pg_size_pretty(pg_relation_size('memories_vector_scope_key')) AS by_scope,
+                   pg_size_pretty(pg_relation_size(coalesce(
+                       to_regclass('memories_scope_vectors_key'),  -- since migration 0040
+                       to_regclass('memories_vector_scope_key')))) AS by_scope,
                    current_setting('shared_buffers') AS shared_buffers
             """
         )
@@ -214,18 +229,18 @@ async def wait_ready(client: httpx.AsyncClient, timeout_s: float = 300) -> None:
 
 
 async def measure_search(
-    client: httpx.AsyncClient, n: int, repos: int
+    client: httpx.AsyncClient, n: int, repos: int, as_hooks: bool = False
 ) -> dict[str, dict[str, float]]:
     rng = random.Random(1)
     plan = []
     for i in range(n):
         q = QUERIES[i % len(QUERIES)]
         # A tenth of the queries are filtered to a repository of 0.1% of the rows, and
-        # about a third to one of 1%.
+        # about a third (as hooks: all the others) to one of 1%.
         repo = None
         if i % 10 == 0:
             repo = RARE_REPO
-        elif i % 3 == 1:
+        elif as_hooks or i % 3 == 1:
             repo = f"repo-{rng.randrange(repos)}"
         plan.append((q, repo))
     out: dict[str, dict[str, float]] = {}
@@ -254,8 +269,8 @@ async def measure_search(
             "client_p50": pct(client_ms, 50),
             "client_p99": pct(client_ms, 99),
             "mean_results": statistics.mean(counts),
-            **{f"{scope} p50": pct(took, 50) for scope, took in by_scope.items()},
-            **{f"{scope} p99": pct(took, 99) for scope, took in by_scope.items()},
+            **{f"{scope} p50": pct(took, 50) for scope, took in by_scope.items() if took},
+            **{f"{scope} p99": pct(took, 99) for scope, took in by_scope.items() if took},
         }
     return out
 
@@ -322,6 +337,43 @@ async def model_ceiling(batch: int, batches: int) -> float:
     return len(texts) / (time.perf_counter() - began)
 
 
+def print_searches(title: str, searches: dict[str, dict[str, float]]) -> None:
+    print(f"\n### {title}", flush=True)
+    print("| mode | p50 ms | p95 ms | p99 ms | client p50 | client p99 | results |")
+    print("|---|---|---|---|---|---|---|")
+    for mode, m in searches.items():
+        print(
+            f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
+            f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |"
+        )
+    print("\nBy the search's scope (server-side ms):\n")
+    print("| mode | " + " | ".join(f"{sc} p50 | {sc} p99" for sc in SCOPES) + " |")
+    print("|---|" + "---|---|" * len(SCOPES))
+    for mode, m in searches.items():
+        cells = " | ".join(
+            f"{m[f'{sc} p50']:.1f} | {m[f'{sc} p99']:.1f}" if f"{sc} p50" in m else "- | -"
+            for sc in SCOPES
+        )
+        print(f"| {mode} | {cells} |")
+    ratio = searches["hybrid"]["p50"] / searches["vector-only"]["p50"]
+    print(f"\nhybrid / vector-only (p50): {ratio:.2f}", flush=True)
+
+
+def schedule(against: Path | None) -> list[Path | None]:
+    """The code measured, in order: this tree alone, or this tree and `against` as A B B A
+    (a drift through the run, the machine warming or others' load, falls on both alike)."""
+    return [None] if against is None else [None, against, against, None]
+
+
+async def set_schema(url: str, tree: Path | None) -> None:
+    """The schema the code in `tree` expects (alembic downgrade, by this tree's migrations),
+    or this tree's head."""
+    if tree is None:
+        await upgrade_head_async(url)
+    else:
+        await asyncio.to_thread(downgrade, url, tree_head_revision(tree))
+
+
 async def main() -> None:
     configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -341,72 +393,102 @@ async def main() -> None:
         choices=["minilm-l6", "minilm-l3", "minilm-l6+l3"],
         help="the local embedding model (EMBEDDING_MODEL)",
     )
+    parser.add_argument(
+        "--as-hooks",
+        action="store_true",
+        help="every query names a repository, with its global memories, as a hook's does",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="also measure the searches of the code at COMMIT (its server, on its schema),"
+        " alternated with this tree's",
+    )
     args = parser.parse_args()
     # The migration, the server and the model ceiling read these from the environment.
     os.environ["EMBEDDING_MODEL"] = args.model
     os.environ["EMBEDDING_DIM"] = "768" if "+" in args.model else "384"
     sizes = [int(s) for s in args.sizes.split(",")]
-    repos = 100
     cache = VectorCache(args.model) if args.real_vectors else None
     if cache is not None and not cache.holds(max(sizes)):
         raise SystemExit(f"no cached vectors for {max(sizes)} rows: run bench.vector_cache first")
+    with contextlib.ExitStack() as trees:
+        against = trees.enter_context(worktree(args.against)) if args.against else None
+        await measure_sizes(args, sizes, cache, against)
+
+
+async def measure_sizes(
+    args: argparse.Namespace, sizes: list[int], cache: VectorCache | None, against: Path | None
+) -> None:
+    repos = 100
     async with fresh_database("agent_memory_bench_latency", reuse=args.keep) as url:
         await remove_stores(url)  # an interrupted run's
         loaded = await count_rows(url)
-        report = []
         for size in sizes:
             if loaded < size:
                 took, built = await bulk_load(
-                    url, loaded, size - loaded, repos, vectors=cache, rare_every=RARE_EVERY
+                    url,
+                    loaded,
+                    size - loaded,
+                    repos,
+                    vectors=cache,
+                    rare_every=RARE_EVERY,
+                    global_every=GLOBAL_EVERY,
                 )
                 loaded = size
                 print(f"loaded {size} memories in {took:.0f}s (HNSW {built:.0f}s)", flush=True)
-            print(await disk_use(url), flush=True)
-            port = free_port()
-            env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
-            server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env
-            )
-            try:
-                async with httpx.AsyncClient(
-                    base_url=f"http://127.0.0.1:{port}", timeout=30
-                ) as client:
-                    await wait_ready(client)
-                    searches = await measure_search(client, args.queries, repos)
-                    # A label of this run's own: a store of an earlier run's content (--keep)
-                    # would be a reinforcement, with no embedding to wait for.
-                    label = f"at {size}, {time.time_ns()}"
-                    stores = await measure_store(client, 100, 200, 5, label)
-                    rss = psutil.Process(server.pid).memory_info().rss / 2**20
-                    print(f"the service's memory (RSS) after the run: {rss:.0f} MiB", flush=True)
-            finally:
-                server.terminate()
-                server.wait(30)
-            stores["model_per_s"] = await model_ceiling(200, 5)
-            await remove_stores(url)
-            report.append((size, searches, stores))
-            print(f"\n### {size:,} memories", flush=True)
-            print("| mode | p50 ms | p95 ms | p99 ms | client p50 | client p99 | results |")
-            print("|---|---|---|---|---|---|---|")
-            for mode, m in searches.items():
-                print(
-                    f"| {mode} | {m['p50']:.1f} | {m['p95']:.1f} | {m['p99']:.1f} | "
-                    f"{m['client_p50']:.1f} | {m['client_p99']:.1f} | {m['mean_results']:.1f} |"
+            stores: dict[str, float] = {}
+            for run, tree in enumerate(schedule(against)):
+                await set_schema(url, tree)
+                print(await disk_use(url), flush=True)
+                searches = await serve_and_measure(
+                    url, size, args.queries, repos, args, tree, with_stores=run == 0
                 )
-            print("\nBy the search's scope (server-side ms):\n")
-            print("| mode | " + " | ".join(f"{sc} p50 | {sc} p99" for sc in SCOPES) + " |")
-            print("|---|" + "---|---|" * len(SCOPES))
-            for mode, m in searches.items():
-                cells = " | ".join(f"{m[f'{sc} p50']:.1f} | {m[f'{sc} p99']:.1f}" for sc in SCOPES)
-                print(f"| {mode} | {cells} |")
-            ratio = searches["hybrid"]["p50"] / searches["vector-only"]["p50"]
-            print(f"\nhybrid / vector-only (p50): {ratio:.2f}")
+                stores = stores or searches.pop("stores", {})
+                await remove_stores(url)  # the next run searches the rows as loaded
+                schema = "this tree" if tree is None else f"{args.against}"
+                mix = ", as hooks send them" if args.as_hooks else ""
+                print_searches(f"{size:,} memories, {schema}{mix} (run {run + 1})", searches)
+            stores["model_per_s"] = await model_ceiling(200, 5)
             print(
                 f"single store: p50 {stores['store_p50']:.1f} ms, p99 {stores['store_p99']:.1f} ms;"
                 f" batch ingest: {stores['batch_per_s']:.0f} memories/s (local model);"
                 f" the model alone, server stopped: {stores['model_per_s']:.0f} texts/s",
                 flush=True,
             )
+
+
+async def serve_and_measure(
+    url: str,
+    size: int,
+    queries: int,
+    repos: int,
+    args: argparse.Namespace,
+    tree: Path | None,
+    with_stores: bool,
+) -> dict[str, Any]:
+    """The searches, through a server of this tree's code or of `tree`'s, started for them
+    (and stopped after); with `with_stores`, the stores too, under "stores"."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+    server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env, cwd=tree
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            await wait_ready(client)
+            measured: dict[str, Any] = await measure_search(client, queries, repos, args.as_hooks)
+            if with_stores:
+                # A label of this run's own: a store of an earlier run's content (--keep)
+                # would be a reinforcement, with no embedding to wait for.
+                label = f"at {size}, {time.time_ns()}"
+                measured["stores"] = await measure_store(client, 100, 200, 5, label)
+            rss = psutil.Process(server.pid).memory_info().rss / 2**20
+            print(f"the service's memory (RSS) after the run: {rss:.0f} MiB", flush=True)
+    finally:
+        server.terminate()
+        server.wait(30)
+    return measured
 
 
 if __name__ == "__main__":

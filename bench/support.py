@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import types
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +74,34 @@ def as_of(revision: str, path: str, name: str) -> Any:
     sys.modules[module.__name__] = module  # dataclasses look their module up there
     exec(compile(source, f"{revision}:{path}", "exec"), module.__dict__)
     return getattr(module, name)
+
+
+@contextlib.contextmanager
+def worktree(revision: str) -> Iterator[Path]:
+    """A checkout of another revision beside this one (git worktree), removed after: for a
+    benchmark that runs that revision's server against the same database."""
+    path = Path(tempfile.mkdtemp(prefix="am-bench-tree-"))
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--force", str(path), revision],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(path)], check=False)
+
+
+def tree_head_revision(tree: Path) -> str:
+    """The schema revision the code in `tree` expects."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from app.db.migrations import head_revision; print(head_revision())",
+        ],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()

@@ -1,6 +1,7 @@
-"""The vector side by the size of the search's scope (a repository, or a tag), on
-bench.latency's loaded database: the HNSW graph (iterative scan) against the exact read of
-the scope, in time and in the share of the exact top 10 found, and the plan each takes.
+"""The vector side by the size of the search's scope (a repository, with or without the
+global memories, or a tag), on bench.latency's loaded database: the HNSW graph (iterative
+scan) against the exact read of the scope, in time and in the share of the exact top 10
+found (the truth read from the rows, apart from the function), and the plan each takes.
 
 Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
 BENCH_DATA_DIR:
@@ -30,26 +31,27 @@ from bench.synthetic import memory_text
 
 # A scope: a repository, or a tag (tagged here on first use, as bench.latency loads none).
 TAGS = {"tag-1pct": 100, "tag-rare": 1000}  # a tag on one row in this many
-Scope = tuple[str | None, list[str] | None]  # a repository, tags
+Scope = tuple[str | None, list[str] | None, bool]  # a repository, tags, with the global rows
 SCOPES: dict[str, Scope] = {
-    "all rows": (None, None),
-    "a 1% repository": ("repo-7", None),
-    "a 0.1% repository": (RARE_REPO, None),
-    "a 1% tag": (None, ["tag-1pct"]),
-    "a 0.1% tag": (None, ["tag-rare"]),
+    "all rows": (None, None, False),
+    "a 1% repository": ("repo-7", None, False),
+    "a 1% repository and the global rows (as hooks search)": ("repo-7", None, True),
+    "a 0.1% repository": (RARE_REPO, None, False),
+    "a 1% tag": (None, ["tag-1pct"], False),
+    "a 0.1% tag": (None, ["tag-rare"], False),
 }
 CALL = """SELECT id FROM memory_vector_candidates(
     $1::vector, $2, NULL::tsquery, 'default',
     jsonb_populate_record(NULL::memory_filter,
-        jsonb_build_object('repo', $3::text, 'tags', $4::text[], 'with_global', false)))"""
-ROWS = """SELECT count(*) FROM memories m
-WHERE ($1::text IS NULL OR m.source_repo = $1) AND ($2::text[] IS NULL OR m.tags @> $2)"""
-# The statement the function runs for a scope, for EXPLAIN.
-INNER = """SELECT m.id FROM public.memories m
-WHERE m.tenant_id = 'default' AND m.superseded_by IS NULL AND m.archived_at IS NULL
-  AND ($2::text IS NULL OR m.source_repo = $2) AND ($3::text[] IS NULL OR m.tags @> $3)
-  AND m.embedding IS NOT NULL
-ORDER BY {order} LIMIT 100"""
+        jsonb_build_object('repo', $3::text, 'tags', $4::text[], 'with_global', $5::boolean)))"""
+IN_SCOPE = """m.tenant_id = 'default' AND m.superseded_by IS NULL AND m.archived_at IS NULL
+  AND ($1::text IS NULL OR m.source_repo = $1 OR ($3 AND m.source_repo IS NULL))
+  AND ($2::text[] IS NULL OR m.tags @> $2)"""
+ROWS = f"SELECT count(*) FROM memories m WHERE {IN_SCOPE}"
+# The exact top 10, read from the rows by a statement of its own (not the function's).
+TRUTH = f"""SELECT m.id FROM memories m
+WHERE {IN_SCOPE} AND m.quarantined_at IS NULL AND m.embedding IS NOT NULL
+ORDER BY (m.embedding <=> $4) + 0 LIMIT 10"""
 
 
 async def candidates(
@@ -67,13 +69,32 @@ async def candidates(
     return [r["id"] for r in rows], took
 
 
-async def explain(conn: Any, query: Any, scope: Scope, exact: bool) -> str:
-    order = "(m.embedding <=> $1) + 0" if exact else "m.embedding <=> $1"
-    async with conn.transaction():
-        rows = await conn.fetch(
-            "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + INNER.format(order=order), query, *scope
-        )
-    return "\n".join(r[0] for r in rows)
+async def explain(conn: Any, query: Any, scope: Scope, exact_factor: float) -> str:
+    """The plans of the statements the function runs for this scope (auto_explain, with
+    ANALYZE and BUFFERS), as the server's log would show them."""
+    notes: list[str] = []
+
+    def note(_: Any, message: Any) -> None:
+        notes.append(message.message)
+
+    conn.add_log_listener(note)
+    try:
+        async with conn.transaction():
+            await conn.execute("LOAD 'auto_explain'")
+            for setting in (
+                "auto_explain.log_min_duration = 0",
+                "auto_explain.log_nested_statements = on",
+                "auto_explain.log_analyze = on",
+                "auto_explain.log_buffers = on",
+                "client_min_messages = log",
+                f"app.vector_exact_factor = {float(exact_factor)}",
+            ):
+                await conn.execute(f"SET LOCAL {setting}")
+            await conn.fetch(CALL, query, 100, *scope)
+        await asyncio.sleep(0)  # the log messages' callbacks, queued before the result
+    finally:
+        conn.remove_log_listener(note)
+    return "\n\n".join(n for n in notes if " on memories" in n)
 
 
 async def tag_rows(conn: Any) -> None:
@@ -122,9 +143,9 @@ async def main() -> None:
             await tag_rows(conn)
             for label, scope in SCOPES.items():
                 rows = await conn.fetchval(ROWS, *scope)
-                truths = [(await candidates(conn, q, scope, 10**9, 10))[0] for q in queries]
+                truths = [[r["id"] for r in await conn.fetch(TRUTH, *scope, q)] for q in queries]
                 paths = [("HNSW", 0), ("chosen", settings.vector_exact_factor)]
-                if scope != (None, None):  # the whole table read exactly is no contender
+                if scope[:2] != (None, None):  # the whole table read exactly is no contender
                     paths.insert(1, ("exact", 10**9))
                 for path, exact_factor in paths:
                     times, found = [], []
@@ -138,10 +159,9 @@ async def main() -> None:
                         flush=True,
                     )
             for label, scope in SCOPES.items():
-                for exact in (False, True):
-                    plan = await explain(conn, queries[0], scope, exact)
-                    form = "exact" if exact else "HNSW"
-                    print(f"\n{label}, {form} form:\n```\n{plan}\n```", flush=True)
+                for path, exact_factor in (("HNSW", 0), ("chosen", settings.vector_exact_factor)):
+                    plan = await explain(conn, queries[0], scope, exact_factor)
+                    print(f"\n{label}, {path}:\n```\n{plan}\n```", flush=True)
         finally:
             await conn.close()
 

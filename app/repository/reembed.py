@@ -21,17 +21,24 @@ from app.domain.errors import ConflictError
 from app.repository.sql import named
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-# As the live ones (migrations 0003 and 0010), on the second column. The scope index
-# (0026) holds no vector, so it serves either column.
+# As the live ones (migrations 0003, 0010 and 0040), on the second column. The scope's
+# vectors are the target's only where they fit an entry (memory_vector_indexable()): a
+# larger model's are left out, and its scopes read from the rows.
 _NEXT_INDEXES = {
     "memories_embedding_next_hnsw": "CREATE INDEX CONCURRENTLY memories_embedding_next_hnsw"
     " ON memories USING hnsw (embedding_next vector_cosine_ops)"
     " WITH (m = 16, ef_construction = 64)",
+    "memories_scope_vectors_next_key": "CREATE INDEX CONCURRENTLY memories_scope_vectors_next_key"
+    " ON memories (tenant_id, source_repo)"
+    " INCLUDE (id, memory_type, trust_level, relevance_score, created_at, embedding_next)"
+    " WHERE superseded_by IS NULL AND archived_at IS NULL"
+    " AND memory_vector_indexable(tenant_id, source_repo, embedding_next)",
     "memories_incomplete_next_key": "CREATE INDEX CONCURRENTLY memories_incomplete_next_key"
     " ON memories (tenant_id, id) WHERE embedding_next IS NULL OR search_vector IS NULL",
 }
 _LIVE_INDEXES = {
     "memories_embedding_next_hnsw": "memories_embedding_hnsw",
+    "memories_scope_vectors_next_key": "memories_scope_vectors_key",
     "memories_incomplete_next_key": "memories_incomplete_key",
 }
 

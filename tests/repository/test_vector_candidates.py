@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import AsyncIterator
+from typing import Any
+from uuid import UUID
 
 import asyncpg
 import pytest
@@ -221,5 +223,145 @@ async def test_a_filtered_exact_read_keeps_every_filter(
         )
         assert [names[r["id"]] for r in found] == exact_top(kept, query)
         assert await hnsw_scans(db) == before  # read exactly: the graph was not read
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+# Migration 0040: a scope's exact read ranks the entries of memories_scope_vectors_key
+# alone, then reads the rows in that order until enough pass the whole filter.
+SCOPED_CALL = """
+SELECT id FROM memory_vector_candidates(
+    $1::vector, $2, NULL::tsquery, $3, jsonb_populate_record(NULL::memory_filter,
+        jsonb_build_object('repo', $4::text, 'include_held', $5::boolean,
+                           'held_session', $6::uuid)))
+"""
+INDEX_SCANS = """
+SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes
+WHERE relname = 'memories' AND indexrelname = $1
+"""
+
+
+async def index_scans(db: asyncpg.Connection, index: str) -> int:
+    await db.execute("SELECT pg_stat_force_next_flush()")
+    await db.execute("SELECT pg_stat_clear_snapshot()")
+    return int(await db.fetchval(INDEX_SCANS, index))
+
+
+async def scoped_ids(
+    db: asyncpg.Connection,
+    query: list[float],
+    repo: str | None,
+    max_rows: int = 10,
+    include_held: bool | None = None,
+    held_session: str | None = None,
+) -> list[UUID]:
+    """The candidates' ids, with every scope of these tests within the bound."""
+    exact = await factor_for_bound(db, 200)
+    async with db.transaction():
+        await db.execute(f"SET LOCAL app.vector_exact_factor = {exact}")
+        # On a table this small the planner may read a few rows' pages instead of the
+        # index (a bitmap of the tenant's rows); at a repository's size it does not.
+        await db.execute("SET LOCAL enable_bitmapscan = off")
+        await db.execute("SET LOCAL enable_seqscan = off")
+        rows = await db.fetch(
+            SCOPED_CALL, query, max_rows, TENANT, repo, include_held, held_session
+        )
+    return [r["id"] for r in rows]
+
+
+async def scoped_nearest(
+    db: asyncpg.Connection, query: list[float], repo: str | None, **options: Any
+) -> list[str]:
+    ids = await scoped_ids(db, query, repo, **options)
+    names = dict(await db.fetch("SELECT id, content FROM memories WHERE id = ANY($1)", ids))
+    return [names[i] for i in ids]
+
+
+async def test_a_repository_is_ranked_from_its_vectors_index_and_few_rows_are_read(
+    db: asyncpg.Connection,
+) -> None:
+    try:
+        repo_rows = await insert_units(db, TENANT, "api", "api memory", seed=21)
+        global_rows = await insert_units(db, TENANT, None, "global memory", seed=22)
+        await insert_units(db, TENANT, "web", "web memory", seed=23)
+        query = unit(random.Random(24))
+        vectors_before = await index_scans(db, "memories_scope_vectors_key")
+        rows_before = await index_scans(db, "memories_pkey")
+        hnsw_before = await hnsw_scans(db)
+        found = await scoped_ids(db, query, "api", max_rows=5)
+        # Two ranges of the index (the repository's, the global ones), and the rows of the
+        # five that pass, read one by one: not the 80 in the scope.
+        assert await index_scans(db, "memories_scope_vectors_key") - vectors_before == 2
+        assert await index_scans(db, "memories_pkey") - rows_before == 5
+        assert await hnsw_scans(db) == hnsw_before
+        names = dict(await db.fetch("SELECT id, content FROM memories WHERE id = ANY($1)", found))
+        assert [names[i] for i in found] == exact_top({**repo_rows, **global_rows}, query)[:5]
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+async def test_what_only_the_row_holds_is_checked_on_the_row(db: asyncpg.Connection) -> None:
+    """Quarantined and held memories have entries in the index like any live memory; the
+    row read after the ranking leaves them out, but for the held ones of the asking
+    session."""
+    try:
+        rows = await insert_units(db, TENANT, "api", "api memory", seed=31)
+        query = unit(random.Random(32))
+        first, second, third, *_ = exact_top(rows, query)
+        session = "00000000-0000-0000-0000-000000000031"
+        await db.execute(
+            "UPDATE memories SET quarantined_at = now() WHERE tenant_id = $1 AND content = $2",
+            TENANT,
+            first,
+        )
+        await db.execute(
+            "UPDATE memories SET held_at = now(), provenance = jsonb_build_object("
+            "'session_id', $3::text) WHERE tenant_id = $1 AND content = $2",
+            TENANT,
+            second,
+            session,
+        )
+        await db.execute("VACUUM memories")  # the entries are read without their rows
+        vectors_before = await index_scans(db, "memories_scope_vectors_key")
+        kept = {c: v for c, v in rows.items() if c != first}
+        assert await scoped_nearest(db, query, "api") == exact_top(kept, query)
+        unheld = {c: v for c, v in kept.items() if c != second}
+        assert await scoped_nearest(db, query, "api", include_held=False) == exact_top(
+            unheld, query
+        )
+        assert await scoped_nearest(
+            db, query, "api", include_held=False, held_session=session
+        ) == exact_top(kept, query)
+        assert third in await scoped_nearest(db, query, "api", include_held=False)
+        # Each of the four ranked the repository's range from the index (the global range,
+        # empty here, the planner reads as it likes).
+        assert await index_scans(db, "memories_scope_vectors_key") - vectors_before >= 4
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+async def test_a_scope_whose_names_do_not_fit_an_entry_is_read_from_its_rows(
+    db: asyncpg.Connection,
+) -> None:
+    # 300 four-byte characters: with a 384-dimension vector, past an entry's room.
+    repo = "\U0001d11e" * 300
+    try:
+        rows = await insert_units(db, TENANT, repo, "long name memory", seed=41)
+        held = await db.fetchval(
+            "SELECT count(*) FROM memories"
+            " WHERE tenant_id = $1 AND memory_vector_indexable(tenant_id, source_repo, embedding)",
+            TENANT,
+        )
+        assert held == 0
+        query = unit(random.Random(42))
+        vectors_before = await index_scans(db, "memories_scope_vectors_key")
+        hnsw_before = await hnsw_scans(db)
+        assert await scoped_nearest(db, query, repo) == exact_top(rows, query)
+        # The tenant's search in no repository reads its rows too: its repositories' names
+        # are not all known to fit.
+        others = await insert_units(db, TENANT, "api", "api memory", seed=43)
+        assert await scoped_nearest(db, query, None) == exact_top({**rows, **others}, query)
+        assert await index_scans(db, "memories_scope_vectors_key") == vectors_before
+        assert await hnsw_scans(db) == hnsw_before  # still read exactly
     finally:
         await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)

@@ -156,7 +156,12 @@ async def test_a_model_change_under_traffic_keeps_every_memory_findable(
             "storage": "m",  # kept in the row, as before the swap (migration 0027)
             "other_columns": 0,
             "under_way": 0,
-            "indexes": ["memories_embedding_hnsw", "memories_incomplete_key"],
+            # Each made on the new column and renamed to the live one's name.
+            "indexes": [
+                "memories_embedding_hnsw",
+                "memories_incomplete_key",
+                "memories_scope_vectors_key",
+            ],
         }
 
         # A server still on the old model: keyword search, stores pending, no error.
