@@ -5,7 +5,7 @@ load takes minutes, not hours, or with --real-vectors the model's own, embedded 
 bench/vector_cache.py; every query and every store below goes through the running server
 with the default local embedder. A tenth of the queries are filtered to a repository of
 0.1% of the rows and about a third to one of 1%; with --as-hooks every query names a
-repository, as a hook's does (the repository's memories and the global ones: 1% of the
+repository, as a hook's does (the repository's memories and the global ones: 0.1% of the
 rows are filed under none), so that the headline is the figure agents meet. Reports
 server-side took_ms (which includes the query embedding) and client-side round trips, per
 mode, side by side. --against also measures the searches of another commit's server on
@@ -54,7 +54,7 @@ from bench.vector_cache import VectorCache
 # None: the server's default (HYBRID_ALPHA).
 MODES: dict[str, float | None] = {"vector-only": 1.0, "keyword-only": 0.0, "hybrid": None}
 RARE_EVERY = 1000  # RARE_REPO holds 0.1% of the rows
-GLOBAL_EVERY = 100  # 1% of the rows are filed under no repository: every search's globals
+GLOBAL_EVERY = 1000  # 0.1% of the rows are filed under no repository: every search's globals
 
 
 def pct(values: list[float], p: float) -> float:
