@@ -40,20 +40,19 @@ AS $function$
             home constant regclass := public.memory_home(tenant);
             -- Every statement below takes this one value and reads its fields by name.
             search public.memory_vector_search;
-            -- The filter's rows of the tenant (the graph's walk filters by this).
-            kept constant text := format('
-                 FROM %s m
+            -- The tenant's rows that one of the filters below keeps (a field of search).
+            kept_by constant text := '
+                 FROM ' || home::text || ' m
                  WHERE m.tenant_id = ($1).tenant
-                   AND public.memory_matches(m, ($1).filters)', home);
+                   AND public.memory_matches(m, ($1).%s)';
+            -- The filter's rows (the graph's walk filters by this).
+            kept constant text := format(kept_by, 'filters');
             -- The same rows within one of the ranges below, which say the repository: the
             -- filter given again without it. Its repository clause, an OR of the two
             -- ranges, was the ranges' condition again: the planner counted it twice, took
             -- a 1,000-row range for 3 rows, and read it through a bitmap of the rows' pages
             -- where the index alone answers (2 ms a range at 100,000 memories).
-            in_range constant text := format('
-                 FROM %s m
-                 WHERE m.tenant_id = ($1).tenant
-                   AND public.memory_matches(m, ($1).within)', home);
+            in_range constant text := format(kept_by, 'within');
             -- The repository's rows, or the global ones, as one range of an index each.
             repo_part constant text := '
                    AND (($1).filters.repo IS NULL OR m.source_repo = ($1).filters.repo)';
@@ -62,18 +61,12 @@ AS $function$
                    AND m.source_repo IS NULL';
             -- What the scope's count reads: the ranges alone, from the index (what the
             -- filter says of archived and superseded rows, nothing else).
-            counted constant text := format('
-                 FROM %s m
-                 WHERE m.tenant_id = ($1).tenant
-                   AND public.memory_matches(m, ($1).sized)', home);
+            counted constant text := format(kept_by, 'sized');
             -- What the index's entries are ranked by: the filter within a range, without
             -- what only the row holds (tags, quarantine, what is held), which the row is
             -- then checked for.
-            from_index constant text := format('
-                 FROM %s m
-                 WHERE m.tenant_id = ($1).tenant
-                   AND public.memory_matches(m, ($1).ranked)
-                   AND public.memory_vector_indexable(m.tenant_id, m.source_repo, m.embedding)', home);
+            from_index constant text := format(kept_by, 'ranked') || '
+                   AND public.memory_vector_indexable(m.tenant_id, m.source_repo, m.embedding)';
             within public.memory_filter;
             sized public.memory_filter;
             ranked public.memory_filter;
