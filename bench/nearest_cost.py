@@ -1,10 +1,14 @@
 """What the near-duplicate check at write costs: this tree's query beside another
 revision's, in turn, for the same vectors (stored memories' own, each in its repository).
 
-It runs on the database `bench.store_phases` loaded (the model's vectors, 50 repositories),
-so run that first with the same BENCH_DATA_DIR.
+It runs on the database `bench.store_phases` loaded (the model's vectors, 50 repositories
+of 2,000 rows), so run that first with the same BENCH_DATA_DIR; or with --database on
+`bench.latency`'s (100 repositories of 1% of the rows: at 100,000, within the check's exact
+bound). Against a revision with one statement a chunk, its chunks are timed too.
 
     BENCH_DATA_DIR=/tmp/am-phases .venv/bin/python -m bench.nearest_cost [--against HEAD]
+    BENCH_DATA_DIR=/tmp/am-bench .venv/bin/python -m bench.nearest_cost --against HEAD \
+        --database agent_memory_bench_latency
 """
 
 from __future__ import annotations
@@ -32,9 +36,19 @@ async def main() -> None:
     parser.add_argument(
         "--against", default="8eef394", help="a revision with one statement a memory"
     )
+    parser.add_argument("--database", default="agent_memory_bench_phases")
     args = parser.parse_args()
-    before = as_of(args.against, "app/repository/memories.py", "_nearest")
-    async with fresh_database("agent_memory_bench_phases", reuse=True) as url:
+    try:
+        before_each = as_of(args.against, "app/repository/memories.py", "_nearest_each")
+    except AttributeError:  # one statement a memory
+        before_each = None
+        before_one = as_of(args.against, "app/repository/memories.py", "_nearest")
+    else:
+
+        def before_one(distributed: bool, global_: bool) -> str:
+            return str(before_each(distributed, global_, True))
+
+    async with fresh_database(args.database, reuse=True) as url:
         conn = await asyncpg.connect(url)
         await register_vector(conn)
         rows = await conn.fetch(
@@ -50,12 +64,13 @@ async def main() -> None:
         )
         await conn.execute("SELECT set_config('app.tenant_id', 'default', false)")
         one, chunk = "this tree, one memory", "this tree, a chunk of 64 (per memory)"
-        took: dict[str, list[float]] = {args.against: [], one: [], chunk: []}
+        their_chunk = f"{args.against}, a chunk of 64 (per memory)"
+        took: dict[str, list[float]] = {args.against: [], one: [], chunk: [], their_chunk: []}
         for row in rows:
             values = {"tenant_id": "default", "embedding": row["embedding"], "nearest": 3,
                       "embedding_model": model, "source_repo": row["source_repo"]}  # fmt: skip
             started = time.perf_counter()
-            await conn.fetch(*named(before(False, False), values))
+            await conn.fetch(*named(before_one(False, False), values))
             took[args.against].append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             await conn.fetch(*named(_nearest_each(False, False, True), values))
@@ -72,8 +87,14 @@ async def main() -> None:
             started = time.perf_counter()
             await conn.fetch(*named(_nearest_each(False, False, False), each))
             took[chunk].append((time.perf_counter() - started) * 1000 / len(part))
+            if before_each is not None:
+                started = time.perf_counter()
+                await conn.fetch(*named(before_each(False, False, False), each))
+                took[their_chunk].append((time.perf_counter() - started) * 1000 / len(part))
         await conn.close()
     for name, times in took.items():
+        if not times:
+            continue
         print(
             f"{name}: median {statistics.median(times):.2f} ms,"
             f" p90 {statistics.quantiles(times, n=10)[-1]:.2f} ms ({len(times)} statements)"

@@ -143,14 +143,18 @@ _REINFORCE_ID = _reinforce("m.id = :memory_id")
 # exact read at a smaller scope. At 100,000 memories, a 2,000-row repository: read exactly
 # 8.5 ms, through the graph 5.3 (bench.nearest_cost); a 200-row one through the graph, 55.
 # Its bound is the search's for a graph this many times smaller (sqrt(factor x rows / 20):
-# 1,581 rows at 100,000 memories, where the search's is 7,071).
+# 1,581 rows at 100,000 memories, where the search's is 7,071). Measured when the exact
+# read took a page for each row; ranking the index alone (migration 0040) is cheaper, and
+# would take a smaller divisor: not measured again.
 NEAREST_GRAPH_DIVISOR = 20
 
 
 # The live memories nearest each new one's vector, in its own repository (or, for a global
 # one, among the global ones), for the memories of one repository in a chunk, in one
-# statement. A scope small beside the graph is read whole by exact distance, a larger one
-# through the HNSW graph: the search's rule and bound (memory_vector_exact_bound(), sized by
+# statement. A scope small beside the graph is read whole by exact distance (ranked from
+# memories_scope_vectors_key as the search ranks a repository, or from its rows where the
+# index does not hold them all), a larger one through the HNSW graph: the search's rule and
+# bound (memory_vector_exact_bound(), sized by
 # a count of at most bound + 1 of the scope's rows through memories_scope_count_key). The
 # planner alone walked the graph for a new repository's few rows at 100,000 memories, with
 # the repository given as a value or not (55-60 ms a store, where reading them takes 2).
@@ -177,17 +181,50 @@ def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
     )
     repo = "m.source_repo IS NULL" if global_ else "m.source_repo = :source_repo"
     scope = f"m.tenant_id = :tenant_id AND {repo}"
+    # Whether the scope's entries in memories_scope_vectors_key hold all its rows
+    # (memory_vector_indexable(), migration 0040).
+    indexed = (
+        f"coalesce(memory_vector_indexable(:tenant_id,"
+        f" {'NULL' if global_ else ':source_repo'}, new.vector), false)"
+    )
 
     def nearest(exact: bool) -> str:
-        # "+ 0": the same order, in a form the HNSW index cannot serve.
+        # "+ 0": the same order, in a form the HNSW index cannot serve. Exactly, from the
+        # rows: only a scope the index does not hold.
         distance = f"(m.embedding <=> new.vector){' + 0' if exact else ''}"
+        taken = (
+            f"(SELECT exact FROM sized) AND NOT {indexed}"
+            if exact
+            else "NOT (SELECT exact FROM sized)"
+        )
         return f"""(
             SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
                    1 - (m.embedding <=> new.vector) AS similarity
             FROM memories m
-            WHERE {"" if exact else "NOT "}(SELECT exact FROM sized)
+            WHERE {taken}
               AND {scope} AND m.embedding IS NOT NULL AND memory_is_live(m)
             ORDER BY {distance}
+            LIMIT :nearest
+        )"""
+
+    # The exact read as the search makes it: the scope's entries ranked from the index
+    # alone, then the rows read in that order until :nearest are live.
+    ranked = f"""(
+            SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
+                   1 - ranked.distance AS similarity
+            FROM (
+                SELECT m.id, (m.embedding <=> new.vector) + 0 AS distance
+                FROM memories m
+                WHERE (SELECT exact FROM sized) AND {indexed}
+                  AND {scope} AND m.superseded_by IS NULL AND m.archived_at IS NULL
+                  AND memory_vector_indexable(m.tenant_id, m.source_repo, m.embedding)
+                ORDER BY 2
+            ) ranked
+            CROSS JOIN LATERAL (
+                SELECT m.* FROM memories m
+                WHERE m.tenant_id = :tenant_id AND m.id = ranked.id AND memory_is_live(m)
+            ) m
+            ORDER BY ranked.distance
             LIMIT :nearest
         )"""
 
@@ -211,6 +248,8 @@ FROM (
 ) new
 LEFT JOIN LATERAL (
     SELECT m.id, m.content, m.memory_type, m.similarity FROM (
+        {ranked}
+        UNION ALL
         {nearest(exact=True)}
         UNION ALL
         {nearest(exact=False)}

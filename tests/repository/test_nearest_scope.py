@@ -18,6 +18,7 @@ from tests.repository.test_vector_candidates import (
     exact_top,
     factor_for_bound,
     hnsw_scans,
+    index_scans,
     insert_units,
     unit,
 )
@@ -33,12 +34,12 @@ async def repository(db: asyncpg.Connection) -> AsyncIterator[dict[str, list[flo
 
 
 async def nearest(
-    db: asyncpg.Connection, queries: list[list[float]], bound: int
+    db: asyncpg.Connection, queries: list[list[float]], bound: int, repo: str = REPO
 ) -> list[list[str]]:
-    """The statement the store sends for these new memories of REPO (one, or a chunk)."""
+    """The statement the store sends for these new memories of `repo` (one, or a chunk)."""
     one = len(queries) == 1
     # No model named: the vectors compare (memory_vector_fits()).
-    values = {"tenant_id": TENANT, "source_repo": REPO, "nearest": 3, "embedding_model": None}
+    values = {"tenant_id": TENANT, "source_repo": repo, "nearest": 3, "embedding_model": None}
     if one:
         values["embedding"] = queries[0]
     else:
@@ -64,8 +65,25 @@ async def test_a_repository_within_the_bound_is_read_whole_and_a_larger_one_walk
     queries = [unit(random.Random(20 + i)) for i in range(chunk)]
     expected = [exact_top(repository, q)[:3] for q in queries]
     before = await hnsw_scans(db)
+    ranked_before = await index_scans(db, "memories_scope_vectors_key")
     assert await nearest(db, queries, bound=40) == expected  # 40 rows within 40
     assert await hnsw_scans(db) == before  # the graph was not read
+    # Read exactly as a search reads a repository: ranked from the index of its vectors.
+    assert await index_scans(db, "memories_scope_vectors_key") > ranked_before
     # 40 rows over a bound of 39: the graph, which on so few rows is exact too.
     assert await nearest(db, queries, bound=39) == expected
     assert await hnsw_scans(db) > before
+
+
+async def test_a_repository_whose_names_do_not_fit_an_entry_is_read_from_its_rows(
+    db: asyncpg.Connection,
+) -> None:
+    repo = "\U0001d11e" * 300  # past an entry's room beside a 384-dimension vector
+    try:
+        rows = await insert_units(db, TENANT, repo, "long name memory", seed=12)
+        query = unit(random.Random(13))
+        ranked_before = await index_scans(db, "memories_scope_vectors_key")
+        assert await nearest(db, [query], bound=40, repo=repo) == [exact_top(rows, query)[:3]]
+        assert await index_scans(db, "memories_scope_vectors_key") == ranked_before
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)

@@ -365,3 +365,39 @@ async def test_a_scope_whose_names_do_not_fit_an_entry_is_read_from_its_rows(
         assert await hnsw_scans(db) == hnsw_before  # still read exactly
     finally:
         await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+
+
+# This transaction's own reads of the table's pages (no other session's, autovacuum's
+# included): hit in shared buffers or not.
+HEAP_BLOCKS = "SELECT pg_stat_get_xact_blocks_fetched('memories'::regclass)"
+
+
+async def test_a_repository_is_counted_and_ranked_without_reading_its_rows(
+    db: asyncpg.Connection,
+) -> None:
+    """The count that sizes a repository and the ranking of its entries read indexes alone;
+    the rows read are those of the candidates. Until migration 0040 the planner, given the
+    repository twice (the range, and the filter's OR of the repository and its globals),
+    took a large repository for a few rows and read both through a bitmap of its pages."""
+    rng = random.Random(51)
+    repos = ["api"] * 400 + [None] * 100 + [f"repo-{i % 40}" for i in range(4000)]
+    try:
+        await db.executemany(
+            "INSERT INTO memories (tenant_id, source_repo, content, content_hash, embedding)"
+            " VALUES ($1, $2, $3, memory_content_hash($3), $4)",
+            [(TENANT, repo, f"sized {i}", unit(rng)) for i, repo in enumerate(repos)],
+        )
+        await db.execute("VACUUM ANALYZE memories")  # every page visible: index-only reads
+        query = unit(random.Random(52))
+        # Counted (the table is over the bound), then read exactly (the scope is within it).
+        exact = await factor_for_bound(db, 1000)
+        async with db.transaction():
+            await db.execute(f"SET LOCAL app.vector_exact_factor = {exact}")
+            before = await db.fetchval(HEAP_BLOCKS)
+            rows = await db.fetch(SCOPED_CALL, query, 20, TENANT, "api", None, None)
+            read = await db.fetchval(HEAP_BLOCKS) - before
+        assert len(rows) == 20
+        # The 20 candidates' rows, each a lookup of its page: not the scope's 500 rows.
+        assert read <= 2 * 20, read
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
