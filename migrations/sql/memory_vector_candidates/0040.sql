@@ -15,8 +15,8 @@
 -- search narrows by (type, trust, relevance, time), an index-only read, where reading the
 -- vectors from the rows took a page for each row (a 1% repository of a million: 10,000
 -- pages). The rows are then read in that order, each checked against the whole filter
--- (tags, quarantine, what is held), until max_rows pass: the rows a search returns are
--- read anyway. Scopes the index does not hold whole are read from their rows as before:
+-- (for what the index does not hold: quarantine, what is held), until max_rows pass: the
+-- rows a search returns are read anyway. Scopes the index does not hold whole are read from their rows as before:
 -- a search for archived or superseded memories, one narrowed by tags, a scope whose names
 -- are too long for an entry (memory_vector_indexable()), and a tenant's search in no
 -- repository (within the bound only where the tenant is small; its repositories' names
