@@ -13,7 +13,7 @@ details' status, detail and fields; an unreachable server raises ClientError too
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -111,6 +111,26 @@ class Calls:
     @staticmethod
     def approve(memory_id: str) -> Call:
         return Call("POST", f"/memories/{memory_id}/approve")
+
+    @staticmethod
+    def queue_drafts(drafts: Sequence[Mapping[str, Any]]) -> Call:
+        return Call("POST", "/drafts", json={"drafts": [dict(d) for d in drafts]})
+
+    @staticmethod
+    def drafts(**filters: Any) -> Call:
+        return Call("GET", "/drafts", params=_without_none(filters))
+
+    @staticmethod
+    def keep_draft(draft_id: str, text: str | None = None) -> Call:
+        return Call("POST", f"/drafts/{draft_id}/keep", json=_without_none({"text": text}))
+
+    @staticmethod
+    def drop_drafts(ids: Sequence[str]) -> Call:
+        return Call("POST", "/drafts/drop", json={"ids": list(ids)})
+
+    @staticmethod
+    def restore_draft(draft_id: str) -> Call:
+        return Call("POST", f"/drafts/{draft_id}/restore")
 
     @staticmethod
     def sessions(**filters: Any) -> Call:
@@ -221,6 +241,21 @@ class MemoryClient:
 
     def approve(self, memory_id: str) -> Any:
         return self.send(Calls.approve(memory_id))
+
+    def queue_drafts(self, drafts: Sequence[Mapping[str, Any]]) -> Any:
+        return self.send(Calls.queue_drafts(drafts))
+
+    def drafts(self, **filters: Any) -> Any:
+        return self.send(Calls.drafts(**filters))
+
+    def keep_draft(self, draft_id: str, text: str | None = None) -> Any:
+        return self.send(Calls.keep_draft(draft_id, text))
+
+    def drop_drafts(self, ids: Sequence[str]) -> Any:
+        return self.send(Calls.drop_drafts(ids))
+
+    def restore_draft(self, draft_id: str) -> Any:
+        return self.send(Calls.restore_draft(draft_id))
 
     def snapshot(
         self,

@@ -17,6 +17,7 @@ from app import __version__
 from app.api import (
     audit,
     docs,
+    drafts,
     health,
     keys,
     learning,
@@ -92,8 +93,8 @@ def create_app(
     return app
 
 
-DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, keys, audit,
-         metrics)  # fmt: skip
+DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, drafts, keys,
+         audit, metrics)  # fmt: skip
 
 
 def _serve_openapi_as_enforced(app: FastAPI, settings: Settings) -> None:

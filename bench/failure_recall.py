@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from agent_memory_client.loop import error_query
+from agent_memory_client.drafting import error_query
 from app.config import Settings
 from app.logging import configure_logging
 from app.main import create_app

@@ -249,7 +249,9 @@ async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
 
 
 # What a test through the API leaves behind, emptied after it.
-EMPTY_TABLES = "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log"
+EMPTY_TABLES = (
+    "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log, drafts"
+)
 
 
 @pytest.fixture

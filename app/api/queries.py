@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from app.api.examples import REPO, SINCE_HELP, TIME_RULES, UNTIL_HELP, body
 from app.api.rules import DEFAULT_LIMITS, MEMORY_TYPES, TAGS, documented, text_rules
 from app.api.schemas import Body, Branch, JsonInt, Repository
+from app.domain.drafts import MAX_QUEUE_PAGE
 from app.domain.filters import MIN_RELEVANCE, SCOPES, FilterDraft
 from app.domain.inputs import (
     ALPHA,
@@ -111,3 +112,13 @@ class ListQueryIn(FilterIn):
     def draft(self) -> ListDraft:
         kept = replace(self.filter_draft(), include_quarantined=self.include_quarantined)
         return ListDraft(filter=kept, limit=self.limit, cursor=self.cursor)
+
+
+class DraftQueueIn(Body):
+    """A page of the review queue's pending drafts, newest first (GET /drafts)."""
+
+    model_config = _QUERY_STRING
+
+    source_repo: Repository = Field(default=None, examples=[REPO])
+    limit: JsonInt = Field(default=50, json_schema_extra=documented(between=(1, MAX_QUEUE_PAGE)))
+    cursor: str | None = Field(default=None, json_schema_extra=documented(pattern=CURSOR_PATTERN))

@@ -11,6 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.compact import compact_hits, pack
+from app.domain.drafts import DraftEntry
 from app.domain.sessions import Session
 from app.shapes import CaptureSettings, MemoryOut, PruneOut, StoreOut, render_prune
 
@@ -56,6 +57,49 @@ class DraftsOut(BaseModel):
         description="The untrusted sources the session read (a memory kept from a draft"
         " carries them, and by UNTRUSTED_MEMORIES waits for a person's review).",
     )
+
+
+class QueuedOut(BaseModel):
+    queued: list[UUID] = Field(description="The drafts queued by this call.")
+    known: int = Field(description="Drafts queued before (by an earlier import): left as they are.")
+    refused: list[RefusedDraftOut] = Field(
+        description="Drafts that held what looks like a secret: never stored (with"
+        " SECRETS_POLICY=redact they are queued redacted instead)."
+    )
+
+
+class RefusedDraftOut(BaseModel):
+    index: int
+    reason: str
+
+
+class QueuedDraftOut(BaseModel):
+    id: UUID
+    kind: str
+    text: str
+    files: list[str]
+    source_repo: str
+    client: str
+    client_session: str
+    seen_at: datetime = Field(description="When the session did it.")
+    sources: list[str] = Field(description="The untrusted input the session had read by then.")
+    status: Literal["pending", "kept", "dropped"]
+    queued_at: datetime
+    decided_at: datetime | None
+    memory_id: UUID | None = Field(description="The memory a kept draft became.")
+
+    @classmethod
+    def of(cls, entry: DraftEntry) -> QueuedDraftOut:
+        return cls.model_validate(asdict(entry))
+
+
+class DraftQueueOut(BaseModel):
+    drafts: list[QueuedDraftOut]
+    next_cursor: str | None = None
+
+
+class DroppedOut(BaseModel):
+    dropped: list[UUID] = Field(description="The pending drafts among those named, now dropped.")
 
 
 class SourcesHeldOut(BaseModel):

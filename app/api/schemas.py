@@ -20,7 +20,17 @@ from app.api.rules import (
     line_rules,
     text_rules,
 )
-from app.domain.drafts import DRAFT_CHARS, DRAFT_FILES, DraftText
+from app.domain.drafts import (
+    DRAFT_CHARS,
+    DRAFT_CLIENTS,
+    DRAFT_FILES,
+    DRAFT_KINDS,
+    MAX_QUEUE_PAGE,
+    MAX_QUEUED_A_CALL,
+    SESSION_ID_CHARS,
+    DraftText,
+    HistoryDraftText,
+)
 from app.domain.fields import WritableMemory, WrittenAt
 from app.domain.inputs import (
     ATTEMPT_NUMBER,
@@ -342,6 +352,86 @@ class SourcesIn(Body):
         f" line of at most {MAX_SOURCE_CHARS} characters, credentials redacted; the session"
         f" keeps its newest {MAX_SOURCES}.",
         json_schema_extra=documented(items=MAX_SOURCES_A_CALL),
+    )
+
+
+class HistoryDraftIn(Body):
+    kind: str = Field(
+        description="`fix`: a failed command that passed after a change; `instruction`: a"
+        " user's correction or standing rule.",
+        json_schema_extra=documented(choices=DRAFT_KINDS),
+    )
+    text: str = Field(json_schema_extra=text_rules(chars=DRAFT_CHARS, required=True))
+    files: list[str] = Field(
+        default_factory=list, json_schema_extra=line_rules("path", items=DRAFT_FILES)
+    )
+    source_repo: str = Field(
+        description="The session's repository (owner/name, as the hooks name it).",
+        json_schema_extra=line_rules("source_repo", required=True),
+    )
+    client: str = Field(json_schema_extra=documented(choices=DRAFT_CLIENTS))
+    client_session: str = Field(
+        description="The client's own id of the session the draft was found in.",
+        json_schema_extra=line_rules(SESSION_ID_CHARS, required=True),
+    )
+    seen_at: str | None = Field(
+        default=None, description="When the session did it (ISO 8601; default: now)."
+    )
+    sources: list[str] = Field(
+        default_factory=list,
+        description="The untrusted input the session had read by then (URLs, `tool:<name>`):"
+        " shown to the person who reviews the draft.",
+        json_schema_extra=documented(items=MAX_SOURCES_A_CALL),
+    )
+
+
+class DraftsIn(Body):
+    model_config = ConfigDict(
+        json_schema_extra=body(
+            {
+                "drafts": [
+                    {
+                        "kind": "fix",
+                        "text": "`make test` failed with: ModuleNotFoundError: No module"
+                        " named 'helper'. It passed after changing helper.py.",
+                        "files": ["helper.py"],
+                        "source_repo": REPO,
+                        "client": "codex",
+                        "client_session": "01a228c6-a8d4-79d3-b4f8-5fdbc031b307",
+                        "seen_at": "2026-10-02T14:03:11Z",
+                    }
+                ]
+            }
+        ),
+    )
+
+    drafts: list[HistoryDraftIn] = Field(
+        min_length=1, json_schema_extra=documented(items=MAX_QUEUED_A_CALL)
+    )
+
+    def draft(self) -> list[HistoryDraftText]:
+        return [HistoryDraftText(**d.model_dump()) for d in self.drafts]
+
+
+class KeepDraftIn(Body):
+    model_config = ConfigDict(
+        json_schema_extra=body({"text": "Generated files come from `make gen`: never edit them."})
+    )
+
+    text: str | None = Field(
+        default=None,
+        description="The memory's text when the person rewrote the draft (default: as drafted).",
+        json_schema_extra=text_rules("max_content_chars"),
+    )
+
+
+class DropDraftsIn(Body):
+    model_config = ConfigDict(
+        json_schema_extra=body({"ids": ["0193c0e1-2d3c-7e4f-8a5b-7c8d9e0f1a3c"]})
+    )
+
+    ids: list[Annotated[UUID, Field(strict=False)]] = Field(  # JSON has no UUID type
+        min_length=1, json_schema_extra=documented(items=MAX_QUEUE_PAGE)
     )
 
 

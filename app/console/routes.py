@@ -29,6 +29,7 @@ from app.console.signin import (
 )
 from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.compact import age
+from app.domain.drafts import MAX_QUEUE_PAGE
 from app.domain.errors import AppError, NotFoundError, UnauthorizedError
 from app.domain.filters import FilterDraft
 from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft
@@ -522,6 +523,58 @@ async def review_page(request: Request, runtime: RuntimeDep) -> Response:
     async with services_of(request, runtime) as services:
         held = await services.lifecycle.held()
     return page(request, "review.html", {"nav": "review", "held": held})
+
+
+@router.get("/console/drafts")
+async def drafts_page(request: Request, runtime: RuntimeDep) -> Response:
+    """The review queue: drafts from past sessions, newest first, each kept (as it is or
+    rewritten) or dropped by an admin; the last dropped, to put back."""
+    async with services_of(request, runtime) as services:
+        queued = await services.drafts.pending(None, MAX_QUEUE_PAGE)
+        admin = services.principal.can("admin")
+        dropped = await services.drafts.recently_dropped(PAGE_SIZE) if admin else []
+    shown = {"nav": "drafts", "drafts": queued.drafts, "dropped": dropped}
+    return page(request, "drafts.html", shown)
+
+
+@router.post("/console/drafts/{draft_id:uuid}/keep")
+async def draft_keep(
+    request: Request,
+    runtime: RuntimeDep,
+    draft_id: UUID,
+    text: Annotated[str, Form(max_length=100_000)] = "",
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.drafts.keep(draft_id, text.strip() or None)
+    return back_to("/console/drafts")
+
+
+@router.post("/console/drafts/drop")
+async def drafts_drop(
+    request: Request,
+    runtime: RuntimeDep,
+    draft: Annotated[list[UUID], Form()],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.drafts.drop(draft)
+    return back_to("/console/drafts")
+
+
+@router.post("/console/drafts/{draft_id:uuid}/restore")
+async def draft_restore(
+    request: Request,
+    runtime: RuntimeDep,
+    draft_id: UUID,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.drafts.restore(draft_id)
+    return back_to("/console/drafts")
 
 
 @router.get("/console/strategies")

@@ -31,6 +31,10 @@ ACTIONS = (
     "key_create",
     "key_revoke",
     "undo",
+    "draft_import",
+    "draft_keep",
+    "draft_drop",
+    "draft_restore",
 )
 # What an undo can put back, from the entry's "before".
 UNDOABLE = frozenset({"edit", "pin", "unpin", "supersede", "archive", "prune"})

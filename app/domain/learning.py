@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
+
+from app.domain.memory import NewMemory, TrustLevel
+
+if TYPE_CHECKING:
+    from app.domain.inputs import Learning
 
 # A learning is a rule someone can follow: an action, what it acts on, and what sets it
 # apart ("Use pnpm, not npm": 4 words, 17 characters). Three words tell that from what the
@@ -48,3 +54,31 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     if len(first_line) <= limit:
         return first_line
     return first_line[: limit - 3].rstrip() + "..."
+
+
+def learned_memory(
+    learned: Learning, *, source: str, trust_level: TrustLevel = "agent"
+) -> NewMemory:
+    """A learning as the memory it is stored as: its category and title inferred where it
+    names none, its reasoning and references kept in the metadata."""
+    category = learned.category or infer_category(learned.text)
+    metadata: dict[str, Any] = {}
+    if learned.reasoning:
+        metadata["reasoning"] = learned.reasoning
+    if learned.references:
+        metadata["references"] = learned.references
+    return NewMemory(
+        content=learned.text,
+        memory_type=CATEGORY_TYPES.get(category, "learning"),
+        category=category,
+        source_repo=learned.source_repo,
+        confidence=learned.confidence,  # type: ignore[arg-type]
+        trust_level=trust_level,
+        source=source,
+        name=learned.name or make_title(learned.text),
+        metadata=metadata,
+        context=learned.context,
+        git_branch=learned.git_branch,
+        git_commit=learned.git_commit,
+        files=learned.files,
+    )

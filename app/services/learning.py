@@ -23,7 +23,7 @@ from app.domain.inputs import (
     retry_draft,
     strategy_attempt,
 )
-from app.domain.learning import CATEGORY_TYPES, infer_category, make_title
+from app.domain.learning import learned_memory
 from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
@@ -142,29 +142,9 @@ class LearningService:
         learned = learning(draft, self._limits)
         # Screened here too, so that a refusal names the fields as the caller sent them.
         learned = screen_fields(learned, self._limits.secrets_policy)
-        category = learned.category or infer_category(learned.text)
-        name = learned.name or make_title(learned.text)
-        metadata: dict[str, Any] = {}
-        if learned.reasoning:
-            metadata["reasoning"] = learned.reasoning
-        if learned.references:
-            metadata["references"] = learned.references
-        outcome = await self._memories.store_new(
-            NewMemory(
-                content=learned.text,
-                memory_type=CATEGORY_TYPES.get(category, "learning"),
-                category=category,
-                source_repo=learned.source_repo,
-                confidence=learned.confidence,  # type: ignore[arg-type]
-                source="session-capture",
-                name=name,
-                metadata=metadata,
-                context=learned.context,
-                git_branch=learned.git_branch,
-                git_commit=learned.git_commit,
-                files=learned.files,
-            )
-        )
+        new = learned_memory(learned, source="session-capture")
+        outcome = await self._memories.store_new(new)
+        name, category = new.name or "", new.category or ""
         return RememberResult(outcome, name, category)
 
     async def hint(self, task: str, source_repo: str) -> Hint:

@@ -18,6 +18,7 @@ from app.repository.transfer import SessionTransferRepository, TransferRepositor
 from app.runtime import Runtime
 from app.services.audit import AuditService, AuditTrail
 from app.services.backfill import backfill_embeddings
+from app.services.drafts import DraftQueue
 from app.services.keys import KeyService
 from app.services.learning import FeedbackService, LearningService
 from app.services.lifecycle import LifecycleService, PruneReport
@@ -56,6 +57,10 @@ class Services:
     @cached_property
     def learning(self) -> LearningService:
         return LearningService(self.memories, self.search, self.runtime.settings)
+
+    @cached_property
+    def drafts(self) -> DraftQueue:
+        return DraftQueue(self.uow, self.memories, self.runtime.limits, self.principal)
 
     @cached_property
     def feedback(self) -> FeedbackService:

@@ -53,13 +53,14 @@ def _git(cwd: str | Path, *args: str) -> str | None:
     return done.stdout.strip()
 
 
-def repository_name(cwd: str | Path | None) -> str | None:
-    return _named(cwd, top_level(cwd) if cwd else None)
+def repository_name(cwd: str | Path | None, from_env: bool = True) -> str | None:
+    """`from_env`: AGENT_MEMORY_REPO names it, when set (not for a past session's folder)."""
+    return _named(cwd, top_level(cwd) if cwd else None, from_env)
 
 
-def _named(cwd: str | Path | None, top: str | None) -> str | None:
+def _named(cwd: str | Path | None, top: str | None, from_env: bool = True) -> str | None:
     """The repository's name, given the work tree's top folder (None: outside one)."""
-    if named := os.environ.get("AGENT_MEMORY_REPO"):
+    if from_env and (named := os.environ.get("AGENT_MEMORY_REPO")):
         return named.strip() or None
     if not cwd:
         return None

@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 from agent_memory_client.connection import Connection, Unavailable
+from agent_memory_client.drafting import after_pass, error_query, failure_of, with_change
 from agent_memory_client.git import (
     GitState,
     changed_files,
@@ -45,12 +46,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROMPT_CHARS = 1_000  # what a recall reads of a prompt
-# Drafts: few (the service keeps a session's newest three), short, and only from a failure
-# that a change then fixed.
-DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS = 5, 200, 200
-# Formatters and linters: what a change fixed there is rarely a lesson for a later session.
-NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", "rustfmt"})
-ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
 MAX_HANDED = 500  # memory ids a session remembers it was handed (not handed again)
 MAX_FILES_RECALLED = 200  # files a session remembers it recalled (once each)
 MAX_SOURCES_SENT = 50  # untrusted sources a session remembers it reported (once each)
@@ -426,33 +421,15 @@ def prompt(event: Event, server: Connection) -> Answer:
     return _recall(event, server, event.text[:PROMPT_CHARS], "prompt", state)
 
 
-def error_query(error: str) -> str:
-    """What of a failed command's output to search with: its last lines, where the error
-    itself is (a traceback's last line, a linker's summary)."""
-    lines = [line.strip() for line in error.splitlines() if line.strip()]
-    return "\n".join(lines[-ERROR_LINES:])[-ERROR_CHARS:]
-
-
 def failed(event: Event, server: Connection) -> Answer:
     """Recall on failure: a failed command's error against the error patterns. The failure
     is kept for a draft, should the same command pass after a change."""
     query = error_query(event.text)
     state = load(event)
     if state is not None:
-        failure = {"command": event.command[:DRAFT_COMMAND_CHARS], "error": query, "changed": []}
-        state = {**state, "failure": failure}
+        state = {**state, "failure": failure_of(event.command, event.text)}
         save(event, state)
     return _recall(event, server, query, "failure", state)
-
-
-def same_task(failed: str, passed: str) -> bool:
-    """The command that passed is the one that failed, run again (its program and first
-    argument: `pytest tests/x.py` and `pytest tests/x.py -q`)."""
-
-    def head(command: str) -> list[str]:
-        return [w for w in command.split() if not w.startswith("-")][:2]
-
-    return bool(head(failed)) and head(failed) == head(passed)
 
 
 def in_repository(state: dict[str, Any], event: Event) -> str | None:
@@ -496,9 +473,9 @@ def edited(event: Event, server: Connection) -> Answer:
     if state is None or path is None:
         return Answer(done="noted")
     failure = state.get("failure")
-    if isinstance(failure, dict) and path not in failure["changed"]:
-        failure["changed"] = [*failure["changed"], path][:DRAFT_FILES]
-        state = {**state, "failure": failure}
+    changed = with_change(failure, path) if isinstance(failure, dict) else None
+    if changed is not None:
+        state = {**state, "failure": changed}
         save(event, state)
     return _file_recall(event, server, state, path)
 
@@ -512,25 +489,14 @@ def ran(event: Event, server: Connection) -> Answer:
     failure = state.get("failure") if state else None
     if state is None or not isinstance(failure, dict) or state.get("session_id") is None:
         return Answer(done="noted")
-    if not same_task(failure["command"], event.command):
+    ended, draft = after_pass(failure, event.command)
+    if not ended:
         return Answer(done="noted")
     save(event, {k: v for k, v in state.items() if k != "failure"})
-    words = event.command.split()
-    program = os.path.basename(words[0]) if words else ""
-    if failure["changed"] and program not in NO_LESSON:  # screened and kept by the service
-        server.call("POST", f"/sessions/{state['session_id']}/drafts", body=draft_of(failure))
+    if draft is not None:  # screened and kept by the service
+        server.call("POST", f"/sessions/{state['session_id']}/drafts", body=draft)
         return Answer(done="draft kept")
     return Answer(done="noted")
-
-
-def draft_of(failure: dict[str, Any]) -> dict[str, Any]:
-    last_line = failure["error"].splitlines()[-1] if failure["error"] else "an error"
-    files = ", ".join(failure["changed"])
-    text = (
-        f"`{failure['command']}` failed with: {last_line[:DRAFT_ERROR_CHARS]}. It passed after"
-        f" changing {files}."
-    )
-    return {"text": text, "files": failure["changed"]}
 
 
 def fetched(event: Event, server: Connection) -> Answer:

@@ -91,6 +91,13 @@ async def test_every_request_example_is_accepted(api: httpx.AsyncClient) -> None
                 if "{session_id}" in path:  # each its own: an example may end the session
                     started = await api.post("/sessions", json={})
                     ids["{session_id}"] = started.json()["session_id"]
+                if "{draft_id}" in path:  # each its own: keeping one decides it
+                    draft = {
+                        "kind": "instruction", "text": f"Always run make lint ({tried}).",
+                        "source_repo": "acme/api", "client": "codex", "client_session": "s",
+                    }  # fmt: skip
+                    queued = await api.post("/drafts", json={"drafts": [draft]})
+                    ids["{draft_id}"] = queued.json()["queued"][0]
                 url = path
                 for placeholder, value in ids.items():
                     url = url.replace(placeholder, value)

@@ -291,3 +291,59 @@ async def test_the_first_key_is_safe_to_make_in_a_real_browser(
     key = await asyncio.to_thread(first_key_journey, browser, served)
     assert key.startswith("am_")
     assert await db.fetchval("SELECT role FROM api_keys") == "admin"
+
+
+def drafts_journey(driver: Any, base: str, admin_key: str, ids: list[str]) -> None:
+    """The review queue: one draft rewritten then kept, one kept as it is, one dropped with
+    its tick box, then put back."""
+    from selenium.webdriver.common.by import By
+
+    rewritten, kept, dropped = ids
+    driver.delete_all_cookies()
+    sign_in(driver, base, admin_key)
+    follow(driver, driver.find_element(By.LINK_TEXT, "Drafts"))
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 3
+    text = driver.find_element(By.ID, f"text-{rewritten}")
+    text.clear()
+    text.send_keys("Generated files come from `make gen`: never edit them by hand.")
+    follow(driver, driver.find_element(By.ID, f"keep-{rewritten}"))
+    follow(driver, driver.find_element(By.ID, f"keep-{kept}"))
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 1
+    driver.find_element(By.ID, f"pick-{dropped}").click()
+    follow(driver, driver.find_element(By.ID, "drop-picked"))
+    assert "No drafts wait for review" in driver.find_element(By.ID, "drafts").text
+    follow(driver, driver.find_element(By.ID, f"restore-{dropped}"))
+    assert driver.find_elements(By.ID, f"draft-{dropped}")
+
+
+async def test_the_review_queue_in_a_real_browser(
+    served: str, db: asyncpg.Connection, browser: Any
+) -> None:
+    keys = KeyService.on_connection(db)
+    admin = (await keys.create("team", "owner", "admin")).key
+    base = {"source_repo": "acme/api", "client": "codex", "client_session": "c-1"}
+    texts = [
+        "Never edit the generated files; always use the make target instead.",
+        "`make test` failed with: ImportError: helper. It passed after changing helper.py.",
+        "Always run ruff before committing.",
+    ]
+    async with httpx.AsyncClient(base_url=served) as api:
+        queued = await api.post(
+            "/drafts",
+            json={"drafts": [{**base, "kind": "instruction", "text": t} for t in texts]},
+            headers={"Authorization": f"Bearer {admin}"},
+        )
+    ids = queued.json()["queued"]
+    await asyncio.to_thread(drafts_journey, browser, served, admin, ids)
+    memories = await db.fetch("SELECT content, trust_level FROM memories ORDER BY content")
+    assert [(m["content"], m["trust_level"]) for m in memories] == [
+        ("Generated files come from `make gen`: never edit them by hand.", "user"),
+        (texts[1], "user"),
+    ]
+    statuses = await db.fetch("SELECT id::text, status FROM drafts")
+    assert {r["id"]: r["status"] for r in statuses} == dict(
+        zip(ids, ["kept", "kept", "pending"], strict=True)
+    )
+    trail = "SELECT action FROM audit_log WHERE action LIKE 'draft%' ORDER BY at"
+    actions = [r["action"] for r in await db.fetch(trail)]
+    assert actions == ["draft_import", "draft_keep", "draft_keep", "draft_drop", "draft_restore"]

@@ -19,6 +19,8 @@ import httpx
 import pytest
 from mcp import Client
 
+from app.domain.drafts import DRAFT_CHARS, MAX_QUEUED_A_CALL, SESSION_ID_CHARS
+from app.domain.provenance import MAX_SOURCES_A_CALL
 from app.domain.times import MAX_TIME_CHARS
 from app.domain.validation import (
     FIELD_CHARS,
@@ -163,7 +165,69 @@ def nested(depth: int) -> dict[str, Any]:
     return value
 
 
+# A draft as `agent-memory import-history` sends one (POST /drafts).
+QUEUED = {
+    "kind": "fix", "text": "`make` failed with: E. It passed after changing a.py.",
+    "source_repo": "acme/api", "client": "codex", "client_session": "c-1",
+}  # fmt: skip
+
 OPERATIONS = [
+    Operation(
+        "queue_drafts",
+        "POST",
+        "/drafts",
+        {},
+        bad=[
+            ("drafts", [{**QUEUED, "kind": "rumour"}], "drafts.0.kind"),
+            ("drafts", [{**QUEUED, "text": over(DRAFT_CHARS)}], "drafts.0.text"),
+            (
+                "drafts",
+                [{**QUEUED, "files": ["../x"], "seen_at": "soon", "sources": []}],
+                "drafts.0.files",
+            ),
+            ("drafts", [{**QUEUED, "source_repo": ESCAPE}], "drafts.0.source_repo"),
+            ("drafts", [{**QUEUED, "client": "vim"}], "drafts.0.client"),
+            (
+                "drafts",
+                [{**QUEUED, "client_session": over(SESSION_ID_CHARS)}],
+                "drafts.0.client_session",
+            ),
+            ("drafts", [{**QUEUED, "seen_at": "soon"}], "drafts.0.seen_at"),
+            (
+                "drafts",
+                [{**QUEUED, "sources": ["x"] * (MAX_SOURCES_A_CALL + 1)}],
+                "drafts.0.sources",
+            ),
+            ("drafts", [QUEUED] * (MAX_QUEUED_A_CALL + 1), "drafts"),
+        ],
+    ),
+    Operation(
+        "drafts",
+        "GET",
+        "/drafts",
+        {},
+        in_query=True,
+        bad=[
+            *one_line("source_repo"),
+            ("limit", 0, "limit"),
+            ("limit", 101, "limit"),
+            ("cursor", "the next one", "cursor"),
+        ],
+    ),
+    Operation(
+        "keep_draft",
+        "POST",
+        "/drafts/{draft}/keep",
+        {},
+        bad=[("text", ESCAPE, "text"), ("text", over(LIMITS.max_content_chars), "text")],
+    ),
+    Operation(
+        "drop_drafts",
+        "POST",
+        "/drafts/drop",
+        {},
+        bad=[("ids", ["not-an-id"], "ids.0"), ("ids", [], "ids")],
+    ),
     Operation(
         "store",
         "POST",
@@ -619,7 +683,7 @@ def case_id(case: tuple[Operation, str, Any, str]) -> str:
 async def stored_rows(db: asyncpg.Connection) -> tuple[int, ...]:
     row = await db.fetchrow(
         "SELECT (SELECT count(*) FROM memories) AS m, (SELECT count(*) FROM sessions) AS s,"
-        " (SELECT count(*) FROM api_keys) AS k,"
+        " (SELECT count(*) FROM api_keys) AS k, (SELECT count(*) FROM drafts) AS d,"
         " (SELECT coalesce(sum(version), 0) FROM memories) AS v"
     )
     return tuple(row)
@@ -631,7 +695,12 @@ async def targets(api: httpx.AsyncClient) -> dict[str, str]:
         "/memories", json={"content": "the memory cases act on", "source_repo": None}
     )
     session = await api.post("/sessions", json={"source_repo": "acme/api"})
-    return {"memory": memory.json()["memory"]["id"], "session": session.json()["session_id"]}
+    draft = await api.post("/drafts", json={"drafts": [QUEUED]})
+    return {
+        "memory": memory.json()["memory"]["id"],
+        "session": session.json()["session_id"],
+        "draft": draft.json()["queued"][0],
+    }
 
 
 def assert_refused(problem: dict[str, Any], named: str) -> None:
@@ -753,7 +822,10 @@ async def test_every_field_has_a_case(api: httpx.AsyncClient, served: str) -> No
     components = spec["components"]["schemas"]
     by_route = {(op.method, op.path.replace("{memory}", "{memory_id}")): op for op in OPERATIONS}
     by_route.update(
-        {(m, p.replace("{session}", "{session_id}")): op for (m, p), op in by_route.items()}
+        {
+            (m, p.replace("{session}", "{session_id}").replace("{draft}", "{draft_id}")): op
+            for (m, p), op in by_route.items()
+        }
     )
     missing = []
     for path, methods in spec["paths"].items():

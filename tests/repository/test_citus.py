@@ -51,6 +51,7 @@ DEFAULT_EXACT_FACTOR = Settings.model_fields["vector_exact_factor"].default
 DISTRIBUTED = {
     "api_keys": "n",  # a reference table: on every node
     "audit_log": "h",
+    "drafts": "h",
     "idempotency_keys": "h",
     "memories": "h",
     "memory_access": "h",

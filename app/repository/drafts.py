@@ -1,0 +1,129 @@
+"""The review queue's drafts (migration 0041): queued once each, listed newest first,
+decided (kept or dropped) once, a dropped one restored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from app.db.unit_of_work import UnitOfWork
+from app.domain.drafts import DraftEntry, QueuedDraft
+from app.repository.sql import named
+
+DRAFT_COLUMNS = (
+    "id, kind, text, files, source_repo, client, client_session, seen_at, sources, status,"
+    " queued_at, decided_at, memory_id"
+)
+
+# One statement a batch: a draft already queued (same fingerprint, whatever its status) is
+# passed over, and what was new comes back.
+_QUEUE = """
+INSERT INTO drafts (tenant_id, kind, text, files, source_repo, client, client_session,
+                    seen_at, sources, fingerprint)
+SELECT :tenant_id, d.kind, d.text, d.files, d.source_repo, d.client, d.client_session,
+       coalesce(d.seen_at, now()), d.sources, d.fingerprint
+FROM jsonb_to_recordset(:drafts::jsonb) AS d(kind text, text text, files text[],
+     source_repo text, client text, client_session text, seen_at timestamptz,
+     sources text[], fingerprint text)
+ON CONFLICT (tenant_id, fingerprint) DO NOTHING
+RETURNING id
+"""
+
+# The pending drafts, newest first: a page after the cursor (seen_at, id).
+_PENDING = f"""
+SELECT {DRAFT_COLUMNS} FROM drafts
+WHERE tenant_id = :tenant_id AND status = 'pending'
+  AND (:source_repo::text IS NULL OR source_repo = :source_repo)
+  AND (:after_seen::timestamptz IS NULL OR (seen_at, id) < (:after_seen, :after_id::uuid))
+ORDER BY seen_at DESC, id DESC
+LIMIT :limit
+"""
+
+
+def draft_entry(row: Any) -> DraftEntry:
+    values = {key: row[key] for key in DRAFT_COLUMNS.split(", ")}
+    return DraftEntry(**{**values, "files": tuple(row["files"]), "sources": tuple(row["sources"])})
+
+
+def as_row(draft: QueuedDraft) -> dict[str, Any]:
+    return {
+        "kind": draft.kind,
+        "text": draft.text,
+        "files": list(draft.files),
+        "source_repo": draft.source_repo,
+        "client": draft.client,
+        "client_session": draft.client_session,
+        "seen_at": draft.seen_at.isoformat() if draft.seen_at else None,
+        "sources": list(draft.sources),
+        "fingerprint": draft.fingerprint,
+    }
+
+
+class DraftRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def queue(self, drafts: Sequence[QueuedDraft]) -> list[UUID]:
+        """The ids of the drafts that were not queued before."""
+        if not drafts:
+            return []
+        conn = await self._uow.connection()
+        values = {"tenant_id": self._uow.tenant_id, "drafts": [as_row(d) for d in drafts]}
+        return [row["id"] for row in await conn.fetch(*named(_QUEUE, values))]
+
+    async def pending(
+        self, source_repo: str | None, limit: int, after: tuple[datetime, UUID] | None
+    ) -> list[DraftEntry]:
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "source_repo": source_repo,
+            "after_seen": after[0] if after else None,
+            "after_id": after[1] if after else None,
+            "limit": limit,
+        }
+        return [draft_entry(row) for row in await conn.fetch(*named(_PENDING, values))]
+
+    async def get(self, draft_id: UUID, *, for_update: bool = False) -> DraftEntry | None:
+        conn = await self._uow.connection()
+        lock = " FOR UPDATE" if for_update else ""
+        sql = f"SELECT {DRAFT_COLUMNS} FROM drafts WHERE tenant_id = :tenant_id AND id = :id{lock}"
+        row = await conn.fetchrow(*named(sql, {"tenant_id": self._uow.tenant_id, "id": draft_id}))
+        return draft_entry(row) if row else None
+
+    async def decide(
+        self, draft_ids: Sequence[UUID], status: str, memory_id: UUID | None = None
+    ) -> list[DraftEntry]:
+        """Pending drafts kept (with the memory they became) or dropped; a dropped one put
+        back to pending (status 'pending'). Those not in the state it leaves are passed
+        over: what changed comes back."""
+        conn = await self._uow.connection()
+        sql = f"""
+            UPDATE drafts
+            SET status = :status, memory_id = :memory_id,
+                decided_at = CASE WHEN :status = 'pending' THEN NULL ELSE now() END
+            WHERE tenant_id = :tenant_id AND id = ANY(:ids::uuid[])
+              AND status = CASE WHEN :status = 'pending' THEN 'dropped' ELSE 'pending' END
+            RETURNING {DRAFT_COLUMNS}
+            """
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "ids": list(draft_ids),
+            "status": status,
+            "memory_id": memory_id,
+        }
+        return [draft_entry(row) for row in await conn.fetch(*named(sql, values))]
+
+    async def recently_dropped(self, limit: int) -> list[DraftEntry]:
+        """The last drafts dropped, last first: what a person may want back."""
+        conn = await self._uow.connection()
+        sql = f"""
+            SELECT {DRAFT_COLUMNS} FROM drafts
+            WHERE tenant_id = :tenant_id AND status = 'dropped'
+            ORDER BY decided_at DESC, id DESC
+            LIMIT :limit
+            """
+        values = {"tenant_id": self._uow.tenant_id, "limit": limit}
+        return [draft_entry(row) for row in await conn.fetch(*named(sql, values))]

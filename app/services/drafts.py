@@ -1,0 +1,164 @@
+"""The review queue: drafts from past sessions (imported history, or a session that ended
+holding them) wait for a person, who keeps one as a memory (as it is, or edited), drops
+it, or puts a dropped one back. Nothing in the queue is searched or handed to an agent;
+every decision is audited."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+from app.db.unit_of_work import UnitOfWork
+from app.domain.drafts import (
+    MAX_QUEUE_PAGE,
+    MAX_QUEUED_A_CALL,
+    DraftEntry,
+    HistoryDraftText,
+    QueuedDraft,
+    queued_draft,
+)
+from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
+from app.domain.inputs import (
+    RememberDraft,
+    decode_cursor,
+    encode_cursor,
+    learning,
+    source_repo_filter,
+)
+from app.domain.learning import learned_memory
+from app.domain.principal import Principal
+from app.domain.secrets import screen_fields
+from app.domain.validation import Limits
+from app.repository.drafts import DraftRepository
+from app.services.audit import AuditTrail
+from app.services.learning import RememberResult
+from app.services.memories import MemoryService
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """What an import call did: the drafts queued now, how many were queued before (the
+    same finding of the same session), and those left out for holding a secret (by index,
+    with the reason; SECRETS_POLICY=redact queues them redacted instead)."""
+
+    queued: list[UUID]
+    known: int
+    refused: list[tuple[int, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftPage:
+    drafts: list[DraftEntry]
+    next_cursor: str | None
+
+
+class DraftQueue:
+    def __init__(
+        self, uow: UnitOfWork, memories: MemoryService, limits: Limits, actor: Principal
+    ) -> None:
+        self._repo = DraftRepository(uow)
+        self._memories = memories
+        self._limits = limits
+        self._actor = actor
+        self._audit = AuditTrail(uow, actor)
+
+    async def queue(self, drafts: Sequence[HistoryDraftText]) -> Queued:
+        """Every draft checked first (a bad one refuses the call, naming it, and nothing is
+        queued); one holding a secret is left out and said, the others queued."""
+        self._actor.require("write")
+        if len(drafts) > MAX_QUEUED_A_CALL:
+            raise InvalidInputError(
+                f"drafts holds at most {MAX_QUEUED_A_CALL} a call", field="drafts"
+            )
+        checked: list[QueuedDraft] = []
+        for i, sent in enumerate(drafts):
+            try:
+                checked.append(queued_draft(sent))
+            except InvalidInputError as exc:
+                field = f"drafts.{i}.{exc.field}" if exc.field else f"drafts.{i}"
+                raise InvalidInputError(str(exc), field=field) from None
+        screened: list[QueuedDraft] = []
+        refused: list[tuple[int, str]] = []
+        for i, draft in enumerate(checked):
+            try:
+                screened.append(screen_fields(draft, self._limits.secrets_policy))
+            except InvalidInputError as exc:  # a credential: never stored, said by index
+                refused.append((i, str(exc)))
+        queued = await self._repo.queue(screened)
+        if queued:
+            await self._audit.record("draft_import", detail={"drafts": [str(d) for d in queued]})
+        return Queued(queued, len(screened) - len(queued), refused)
+
+    async def pending(
+        self, source_repo: str | None, limit: int, cursor: str | None = None
+    ) -> DraftPage:
+        self._actor.require("read")
+        if not 1 <= limit <= MAX_QUEUE_PAGE:
+            raise InvalidInputError(f"limit must be 1 to {MAX_QUEUE_PAGE}", field="limit")
+        repo = source_repo_filter(source_repo)
+        after = decode_cursor(cursor) if cursor is not None else None
+        found = await self._repo.pending(repo, limit + 1, after)
+        more = len(found) > limit
+        page = found[:limit]
+        last = page[-1] if more else None
+        return DraftPage(page, encode_cursor(last.seen_at, last.id) if last else None)
+
+    async def recently_dropped(self, limit: int) -> list[DraftEntry]:
+        self._actor.require("admin")
+        return await self._repo.recently_dropped(min(limit, MAX_QUEUE_PAGE))
+
+    async def keep(self, draft_id: UUID, text: str | None = None) -> RememberResult:
+        """A person keeps the draft as a memory of theirs (trust `user`), as it is or as
+        they rewrote it: through every rule a write passes (input, secrets, merge)."""
+        self._actor.require("admin")
+        draft = await self._repo.get(draft_id, for_update=True)
+        _require_pending(draft, draft_id)
+        assert draft is not None
+        when = draft.seen_at.date().isoformat()
+        learned = learning(
+            RememberDraft(
+                text=draft.text if text is None else text,
+                source_repo=draft.source_repo,
+                files=list(draft.files),
+                context=f"Drafted from a {draft.client} session of {when}, kept by a person.",
+            ),
+            self._limits,
+        )
+        learned = screen_fields(learned, self._limits.secrets_policy)
+        new = learned_memory(learned, source="draft-review", trust_level="user")
+        outcome = await self._memories.store_new(new)
+        await self._repo.decide([draft_id], "kept", outcome.memory.id)
+        detail = {"draft": str(draft_id), "edited": text is not None and text != draft.text}
+        await self._audit.record("draft_keep", after=[outcome.memory], detail=detail)
+        return RememberResult(outcome, new.name or "", new.category or "")
+
+    async def drop(self, draft_ids: Sequence[UUID]) -> list[UUID]:
+        """The pending ones among them dropped (kept as dropped: an import does not bring
+        them back); their ids."""
+        self._actor.require("admin")
+        if not 1 <= len(draft_ids) <= MAX_QUEUE_PAGE:
+            raise InvalidInputError(f"ids holds 1 to {MAX_QUEUE_PAGE} drafts", field="ids")
+        dropped = [d.id for d in await self._repo.decide(draft_ids, "dropped")]
+        if dropped:
+            await self._audit.record("draft_drop", detail={"drafts": [str(d) for d in dropped]})
+        return dropped
+
+    async def restore(self, draft_id: UUID) -> DraftEntry:
+        """A dropped draft back in the queue (a drop undone)."""
+        self._actor.require("admin")
+        restored = await self._repo.decide([draft_id], "pending")
+        if not restored:
+            found = await self._repo.get(draft_id)
+            if found is None:
+                raise NotFoundError(f"draft {draft_id} not found")
+            raise ConflictError(f"draft {draft_id} is {found.status}, not dropped")
+        await self._audit.record("draft_restore", detail={"draft": str(draft_id)})
+        return restored[0]
+
+
+def _require_pending(draft: DraftEntry | None, draft_id: UUID) -> None:
+    if draft is None:
+        raise NotFoundError(f"draft {draft_id} not found")
+    if draft.status != "pending":
+        raise ConflictError(f"draft {draft_id} is already {draft.status}")

@@ -1,0 +1,200 @@
+"""The review queue: drafts from past sessions wait for a person, never served to an agent;
+each is kept (as it is or rewritten), dropped or put back once; a second import of the same
+history queues nothing; a draft holding a secret is never stored; every decision audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from tests.contracts.test_input_rules import GITHUB_TOKEN
+
+pytestmark = pytest.mark.citus
+
+FIX = {
+    "kind": "fix",
+    "text": "`python3 check.py` failed with: ModuleNotFoundError: No module named 'helper'. It"
+    " passed after changing helper.py.",
+    "files": ["helper.py"],
+    "source_repo": "acme/api",
+    "client": "codex",
+    "client_session": "01a228c6-a8d4-79d3-b4f8-5fdbc031b307",
+    "seen_at": "2026-10-02T14:03:11+00:00",
+}
+RULE = {
+    **FIX,
+    "kind": "instruction",
+    "text": "Never edit the generated files; always use the make target instead.",
+    "files": [],
+    "client": "claude-code",
+    "client_session": "66c3e9d3-5e2b-4520-8068-c586f826f0c7",
+    "seen_at": "2026-10-05T09:00:00+00:00",
+    "sources": ["https://example.com/setup"],
+}
+
+
+async def queue(api: httpx.AsyncClient, *drafts: dict[str, Any]) -> dict[str, Any]:
+    done = await api.post("/drafts", json={"drafts": list(drafts)})
+    assert done.status_code == 201, done.text
+    return dict(done.json())
+
+
+async def pending(api: httpx.AsyncClient, **params: Any) -> list[dict[str, Any]]:
+    listed = await api.get("/drafts", params=params)
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["drafts"])
+
+
+async def test_drafts_wait_for_a_person_and_are_never_served(api: httpx.AsyncClient) -> None:
+    done = await queue(api, FIX, RULE)
+    assert len(done["queued"]) == 2 and done["known"] == 0 and done["refused"] == []
+    listed = await pending(api)
+    assert [d["kind"] for d in listed] == ["instruction", "fix"]  # newest first
+    assert listed[0]["sources"] == ["https://example.com/setup"]
+    assert listed[1]["files"] == ["helper.py"] and listed[1]["client"] == "codex"
+    assert [d["kind"] for d in await pending(api, source_repo="acme/web")] == []
+    # A page at a time.
+    first = (await api.get("/drafts", params={"limit": 1})).json()
+    after = await pending(api, limit=1, cursor=first["next_cursor"])
+    assert [d["kind"] for d in first["drafts"] + after] == ["instruction", "fix"]
+    # Never a memory: no list, search or snapshot serves one.
+    assert (await api.get("/memories")).json()["memories"] == []
+    assert (await api.post("/search", json={"q": "generated files make target"})).json()[
+        "results"
+    ] == []
+    snapshot = await api.get("/snapshot", params={"source_repo": "acme/api"})
+    assert "generated files" not in snapshot.text
+    # The same history again: nothing new.
+    again = await queue(api, FIX, RULE)
+    assert again["queued"] == [] and again["known"] == 2
+    assert len(await pending(api)) == 2
+
+
+async def test_a_kept_draft_becomes_a_persons_memory_once(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    fix_id, rule_id = (await queue(api, FIX, RULE))["queued"]
+    kept = await api.post(f"/drafts/{fix_id}/keep")
+    assert kept.status_code == 201, kept.text
+    memory = kept.json()["memory"]
+    assert memory["content"] == FIX["text"] and memory["source_repo"] == "acme/api"
+    assert memory["files"] == ["helper.py"] and memory["trust_level"] == "user"
+    assert (await api.post(f"/drafts/{fix_id}/keep")).status_code == 409  # once
+    # Rewritten by the person, then kept.
+    rewrite = "Generated files are made by `make gen`: never edit them by hand."
+    edited = await api.post(f"/drafts/{rule_id}/keep", json={"text": rewrite})
+    assert edited.status_code == 201 and edited.json()["memory"]["content"] == rewrite
+    assert await pending(api) == []
+    row = await db.fetchrow("SELECT status, memory_id::text FROM drafts WHERE id = $1", rule_id)
+    assert dict(row) == {"status": "kept", "memory_id": edited.json()["memory"]["id"]}
+    found = (await api.post("/search", json={"q": "make gen generated files"})).json()["results"]
+    assert [r["memory"]["content"] for r in found][:1] == [rewrite]
+    actions = await db.fetch(
+        "SELECT action, detail->>'edited' AS edited FROM audit_log ORDER BY at"
+    )
+    assert [a["action"] for a in actions] == ["draft_import", "draft_keep", "draft_keep"]
+    assert [a["edited"] for a in actions[1:]] == ["false", "true"]
+
+
+async def test_a_rewrite_passes_every_rule_a_write_does(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    (draft_id,) = (await queue(api, FIX))["queued"]
+    leaked = await api.post(f"/drafts/{draft_id}/keep", json={"text": f"use token {GITHUB_TOKEN}"})
+    assert leaked.status_code == 422 and leaked.json()["errors"][0]["field"] == "text"
+    short = await api.post(f"/drafts/{draft_id}/keep", json={"text": "fixed"})
+    assert short.status_code == 422
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
+    assert [d["id"] for d in await pending(api)] == [draft_id]  # still waiting
+
+
+async def test_dropped_drafts_stay_dropped_until_put_back(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    ids = (await queue(api, FIX, RULE))["queued"]
+    dropped = await api.post("/drafts/drop", json={"ids": ids})
+    assert dropped.status_code == 200, dropped.text
+    assert sorted(dropped.json()["dropped"]) == sorted(ids)
+    assert await pending(api) == []
+    assert (await queue(api, FIX, RULE))["known"] == 2  # an import does not bring them back
+    assert await pending(api) == []
+    back = await api.post(f"/drafts/{ids[0]}/restore")
+    assert back.status_code == 200 and back.json()["status"] == "pending"
+    assert [d["id"] for d in await pending(api)] == [ids[0]]
+    assert (await api.post(f"/drafts/{ids[0]}/restore")).status_code == 409  # not dropped
+    assert (await api.post("/drafts/drop", json={"ids": ids})).json()["dropped"] == [ids[0]]
+    actions = [r["action"] for r in await db.fetch("SELECT action FROM audit_log ORDER BY at")]
+    assert actions == ["draft_import", "draft_drop", "draft_restore", "draft_drop"]
+
+
+async def test_a_draft_holding_a_secret_is_never_stored(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    leaked = {**FIX, "text": f"`git push` failed with: bad token {GITHUB_TOKEN}. It passed after"
+              " changing .env."}  # fmt: skip
+    done = await queue(api, RULE, leaked)
+    assert len(done["queued"]) == 1 and [r["index"] for r in done["refused"]] == [1]
+    assert GITHUB_TOKEN not in done["refused"][0]["reason"]
+    stored = await db.fetch("SELECT text FROM drafts")
+    assert [r["text"] for r in stored] == [RULE["text"]]
+    trail = await db.fetchval("SELECT string_agg(detail::text, ' ') FROM audit_log")
+    assert GITHUB_TOKEN not in trail
+
+
+async def test_a_bad_draft_refuses_the_call_and_queues_nothing(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    for bad, field in (
+        ({**RULE, "kind": "rumour"}, "drafts.1.kind"),
+        ({**RULE, "source_repo": " "}, "drafts.1.source_repo"),
+        ({**RULE, "files": ["../etc/passwd"]}, "drafts.1.files"),
+        ({**RULE, "seen_at": "last tuesday"}, "drafts.1.seen_at"),
+    ):
+        refused = await api.post("/drafts", json={"drafts": [FIX, bad]})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["errors"][0]["field"] == field
+    assert await db.fetchval("SELECT count(*) FROM drafts") == 0
+
+
+async def test_only_a_person_decides(api: httpx.AsyncClient) -> None:
+    """An agent's key queues drafts; keeping and dropping are an admin's (a person's)."""
+    admin = (await api.post("/admin/keys", json={"name": "me", "role": "admin"})).json()["key"]
+    made = await api.post(
+        "/admin/keys",
+        json={"name": "agent", "role": "agent"},
+        headers={"Authorization": f"Bearer {admin}"},
+    )
+    agent = {"Authorization": f"Bearer {made.json()['key']}"}
+    done = await api.post("/drafts", json={"drafts": [FIX]}, headers=agent)
+    assert done.status_code == 201
+    (draft_id,) = done.json()["queued"]
+    assert (await api.post(f"/drafts/{draft_id}/keep", headers=agent)).status_code == 403
+    dropping = await api.post("/drafts/drop", json={"ids": [draft_id]}, headers=agent)
+    assert dropping.status_code == 403
+    owner = {"Authorization": f"Bearer {admin}"}
+    assert (await api.post(f"/drafts/{draft_id}/keep", headers=owner)).status_code == 201
+
+
+async def test_a_tenants_drafts_are_its_own(api: httpx.AsyncClient, db: asyncpg.Connection) -> None:
+    from app.services.keys import KeyService
+
+    keys = KeyService.on_connection(db)
+    ours = {"Authorization": f"Bearer {(await keys.create('ours', 'me', 'admin')).key}"}
+    theirs = {"Authorization": f"Bearer {(await keys.create('theirs', 'me', 'admin')).key}"}
+    (draft_id,) = (await api.post("/drafts", json={"drafts": [FIX]}, headers=ours)).json()["queued"]
+    assert (await api.get("/drafts", headers=theirs)).json()["drafts"] == []
+    assert (await api.post(f"/drafts/{draft_id}/keep", headers=theirs)).status_code == 404
+    assert (await api.post("/drafts/drop", json={"ids": [draft_id]}, headers=theirs)).json()[
+        "dropped"
+    ] == []
+    # The same finding queued by another tenant is its own draft, not "known".
+    assert (
+        len((await api.post("/drafts", json={"drafts": [FIX]}, headers=theirs)).json()["queued"])
+        == 1
+    )
+    assert [d["id"] for d in (await api.get("/drafts", headers=ours)).json()["drafts"]] == [
+        draft_id
+    ]
