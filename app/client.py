@@ -133,6 +133,18 @@ class Calls:
         return Call("POST", f"/drafts/{draft_id}/restore")
 
     @staticmethod
+    def proposals(kinds: Sequence[str] | None = None, limit: int | None = None) -> Call:
+        return Call("GET", "/proposals", params=_without_none({"kind": kinds, "limit": limit}))
+
+    @staticmethod
+    def refresh_proposals() -> Call:
+        return Call("POST", "/proposals/refresh")
+
+    @staticmethod
+    def decide_proposal(proposal_id: str, action: str) -> Call:
+        return Call("POST", f"/proposals/{proposal_id}/{action}")
+
+    @staticmethod
     def sessions(**filters: Any) -> Call:
         return Call("GET", "/sessions", params=_without_none(filters))
 
@@ -256,6 +268,15 @@ class MemoryClient:
 
     def restore_draft(self, draft_id: str) -> Any:
         return self.send(Calls.restore_draft(draft_id))
+
+    def proposals(self, kinds: Sequence[str] | None = None, limit: int | None = None) -> Any:
+        return self.send(Calls.proposals(kinds, limit))
+
+    def refresh_proposals(self) -> Any:
+        return self.send(Calls.refresh_proposals())
+
+    def decide_proposal(self, proposal_id: str, action: str) -> Any:
+        return self.send(Calls.decide_proposal(proposal_id, action))
 
     def snapshot(
         self,

@@ -27,6 +27,7 @@ from app.api import (
     recall,
     search,
     sessions,
+    tidy,
     transfer,
 )
 from app.api.body_limit import BodyLimitMiddleware
@@ -93,8 +94,8 @@ def create_app(
     return app
 
 
-DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, drafts, keys,
-         audit, metrics)  # fmt: skip
+DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, drafts, tidy,
+         keys, audit, metrics)  # fmt: skip
 
 
 def _serve_openapi_as_enforced(app: FastAPI, settings: Settings) -> None:

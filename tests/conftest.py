@@ -250,7 +250,8 @@ async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
 
 # What a test through the API leaves behind, emptied after it.
 EMPTY_TABLES = (
-    "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log, drafts"
+    "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log, drafts,"
+    " proposals"
 )
 
 

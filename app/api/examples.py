@@ -21,6 +21,8 @@ SessionId = Annotated[UUID, Path(description="The session's id.", examples=[SESS
 KeyId = Annotated[UUID, Path(description="The key's id (not the key).", examples=[KEY_ID])]
 DRAFT_ID = "0193c0e1-2d3c-7e4f-8a5b-7c8d9e0f1a3c"
 DraftId = Annotated[UUID, Path(description="The draft's id.", examples=[DRAFT_ID])]
+PROPOSAL_ID = "0193c0e1-2d3c-7e4f-8a5b-7c8d9e0f1a4d"
+ProposalId = Annotated[UUID, Path(description="The proposal's id.", examples=[PROPOSAL_ID])]
 AUDIT_ID = "0193c0e1-2d3c-7e4f-8a5b-7c8d9e0f1a2b"
 AuditId = Annotated[UUID, Path(description="The audit entry's id.", examples=[AUDIT_ID])]
 SourceRepo = Annotated[

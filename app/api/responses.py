@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.domain.compact import compact_hits, pack
 from app.domain.drafts import DraftEntry
 from app.domain.sessions import Session
+from app.domain.tidy import ProposalEntry
 from app.shapes import CaptureSettings, MemoryOut, PruneOut, StoreOut, render_prune
 
 if TYPE_CHECKING:
@@ -100,6 +101,40 @@ class DraftQueueOut(BaseModel):
 
 class DroppedOut(BaseModel):
     dropped: list[UUID] = Field(description="The pending drafts among those named, now dropped.")
+
+
+class ProposalOut(BaseModel):
+    id: UUID
+    kind: Literal["merge", "replace", "retire"]
+    memory_ids: list[UUID] = Field(
+        description="merge, replace: the memory kept first, then those superseded by it;"
+        " retire: the memory archived."
+    )
+    source_repo: str | None
+    similarity: float | None = Field(description="The nearest pair's cosine (merge, replace).")
+    reason: str
+    status: Literal["pending", "accepted", "dismissed"]
+    created_at: datetime
+    decided_at: datetime | None
+
+    @classmethod
+    def of(cls, row: ProposalEntry) -> ProposalOut:
+        return cls.model_validate(asdict(row))
+
+
+class ShownProposalOut(ProposalOut):
+    memories: list[MemoryOut] = Field(description="Its memories, in `memory_ids`' order.")
+
+
+class ProposalsOut(BaseModel):
+    proposals: list[ShownProposalOut]
+
+
+class ComputedOut(BaseModel):
+    memories: int = Field(description="Live memories weighed (at most).")
+    found: dict[str, int] = Field(description="Proposals found, by kind.")
+    saved: int = Field(description="Of those, new, or back (dismissed, their memories changed).")
+    seconds: float
 
 
 class SourcesHeldOut(BaseModel):

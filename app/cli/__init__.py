@@ -1,6 +1,6 @@
 """agent-memory: long-term memory for coding agents. Run the service (serve, migrate, mcp),
 use it (remember, search, list, show, export, import, audit), review what past sessions
-taught (import-history, drafts), inspect it (explain-search),
+taught (import-history, drafts), tidy it (tidy), inspect it (explain-search),
 manage its keys, and place a tenant on a Citus cluster (isolate-tenant).
 
 One module per command group: `service` works on this machine's database in this process,
@@ -15,13 +15,13 @@ import sys
 from typing import Any
 
 from app import __version__
-from app.cli import cluster, drafts, keys, memories, service, transfer
+from app.cli import cluster, drafts, keys, memories, service, tidy, transfer
 from app.cli.common import HELP, CommandError, Parents
 from app.client import ClientError
 from app.config import Settings
 from app.logging import configure_logging
 
-GROUPS = (service, memories, drafts, transfer, keys, cluster)
+GROUPS = (service, memories, drafts, tidy, transfer, keys, cluster)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,6 +38,12 @@ from app.domain.principal import Principal
 from app.domain.problems import problem_of
 from app.domain.sessions import SessionEnd
 from app.domain.snapshot import render_markdown
+from app.domain.tidy import (
+    MAX_PROPOSALS_PAGE,
+    MEASURED_PRECISION,
+    PROPOSAL_KINDS,
+    SHOWN_BY_DEFAULT,
+)
 from app.http_headers import page_headers
 from app.runtime import Runtime
 from app.services.scope import Services, services_for
@@ -575,6 +581,48 @@ async def draft_restore(
     async with services_of(request, runtime) as services:
         await services.drafts.restore(draft_id)
     return back_to("/console/drafts")
+
+
+@router.get("/console/tidy")
+async def tidy_page(request: Request, runtime: RuntimeDep, every_kind: Text = None) -> Response:
+    """Tidy proposals (admins): merge, replace, retire, each accepted or dismissed in one
+    click; the last decided, to undo. By default only the kinds measured right nine times
+    in ten or more; "every kind" shows the rest."""
+    kinds = PROPOSAL_KINDS if every_kind else None
+    async with services_of(request, runtime) as services:
+        pending = await services.tidy.pending(kinds, MAX_PROPOSALS_PAGE)
+        decided = await services.tidy.recently_decided(PAGE_SIZE)
+    shown = {
+        "nav": "tidy", "proposals": pending, "decided": decided, "every_kind": bool(every_kind),
+        "shown_by_default": SHOWN_BY_DEFAULT, "precision": MEASURED_PRECISION,
+    }  # fmt: skip
+    return page(request, "tidy.html", shown)
+
+
+@router.post("/console/tidy/refresh")
+async def tidy_refresh(
+    request: Request, runtime: RuntimeDep, csrf_token: Annotated[str, Form(max_length=100)] = ""
+) -> Response:
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        await services.tidy.refresh()
+    return back_to("/console/tidy")
+
+
+@router.post("/console/tidy/{proposal_id:uuid}/{action}")
+async def tidy_action(
+    request: Request,
+    runtime: RuntimeDep,
+    proposal_id: UUID,
+    action: str,
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    if action not in ("accept", "dismiss", "undo"):
+        raise NotFoundError(f"no action {action[:40]!r}")
+    async with services_of(request, runtime) as services:
+        await getattr(services.tidy, action)(proposal_id)
+    return back_to("/console/tidy")
 
 
 @router.get("/console/strategies")

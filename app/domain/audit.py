@@ -35,6 +35,8 @@ ACTIONS = (
     "draft_keep",
     "draft_drop",
     "draft_restore",
+    "proposal_dismiss",
+    "proposal_restore",
 )
 # What an undo can put back, from the entry's "before".
 UNDOABLE = frozenset({"edit", "pin", "unpin", "supersede", "archive", "prune"})

@@ -100,12 +100,14 @@ class DraftRepository:
         back to pending (status 'pending'). Those not in the state it leaves are passed
         over: what changed comes back."""
         conn = await self._uow.connection()
+        # Two forms, not CASE: Citus takes no now() inside CASE.
+        restoring = status == "pending"
         sql = f"""
             UPDATE drafts
             SET status = :status, memory_id = :memory_id,
-                decided_at = CASE WHEN :status = 'pending' THEN NULL ELSE now() END
+                decided_at = {"NULL" if restoring else "now()"}
             WHERE tenant_id = :tenant_id AND id = ANY(:ids::uuid[])
-              AND status = CASE WHEN :status = 'pending' THEN 'dropped' ELSE 'pending' END
+              AND status = '{"dropped" if restoring else "pending"}'
             RETURNING {DRAFT_COLUMNS}
             """
         values = {

@@ -1,5 +1,5 @@
-"""The service's own schedule: forgetting on a timer, and embeddings for memories stored
-while the provider was down."""
+"""The service's own schedule: forgetting on a timer, tidy proposals for a person, and
+embeddings for memories stored while the provider was down."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from app.repository.keys import KeyRepository
 from app.runtime import Runtime
 from app.services.backfill import backfill_embeddings
 from app.services.sessions import prune_quietly
+from app.services.tidy import compute_quietly
 
 logger = logging.getLogger("agent_memory")
 
@@ -31,6 +32,7 @@ async def prune_periodically(runtime: Runtime) -> None:
             continue
         for tenant_id in sorted(tenants):
             await prune_quietly(runtime, tenant_id, None)
+            await compute_quietly(runtime, tenant_id)  # tidy proposals, never applied
             try:
                 await backfill_embeddings(runtime, tenant_id)
             except Exception:

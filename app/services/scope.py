@@ -27,6 +27,7 @@ from app.services.recall import RecallService
 from app.services.search import SearchService
 from app.services.sessions import SessionService, prune_quietly
 from app.services.stats import StatsService
+from app.services.tidy import TidyService
 from app.services.transfer import TransferService
 
 
@@ -61,6 +62,10 @@ class Services:
     @cached_property
     def drafts(self) -> DraftQueue:
         return DraftQueue(self.uow, self.memories, self.runtime.limits, self.principal)
+
+    @cached_property
+    def tidy(self) -> TidyService:
+        return TidyService(self.uow, self.runtime, self.principal)
 
     @cached_property
     def feedback(self) -> FeedbackService:

@@ -215,6 +215,14 @@ OPERATIONS = [
         ],
     ),
     Operation(
+        "proposals",
+        "GET",
+        "/proposals",
+        {},
+        in_query=True,
+        bad=[("kind", "rumour", "kind"), ("limit", 0, "limit"), ("limit", 101, "limit")],
+    ),
+    Operation(
         "keep_draft",
         "POST",
         "/drafts/{draft}/keep",

@@ -252,13 +252,15 @@ async def test_row_level_security_catalog_and_no_tenant(
 ) -> None:
     tables = await db.fetch(
         "SELECT relname, relrowsecurity, relforcerowsecurity, pg_get_userbyid(relowner) AS owner"
-        " FROM pg_class WHERE relname IN ('memories', 'memory_access', 'sessions', 'drafts')"
+        " FROM pg_class"
+        " WHERE relname IN ('memories', 'memory_access', 'sessions', 'drafts', 'proposals')"
     )
     assert {(t["relname"], t["relrowsecurity"], t["relforcerowsecurity"]) for t in tables} == {
         ("memories", True, True),
         ("memory_access", True, True),
         ("sessions", True, True),
         ("drafts", True, True),
+        ("proposals", True, True),
     }
     role = await db.fetchrow(
         "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'agent_memory_app'"

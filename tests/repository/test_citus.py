@@ -55,6 +55,7 @@ DISTRIBUTED = {
     "idempotency_keys": "h",
     "memories": "h",
     "memory_access": "h",
+    "proposals": "h",
     "sessions": "h",
 }
 

@@ -1,0 +1,146 @@
+"""Tidy proposals' precision (app/domain/tidy.py), on data labelled by hand: what share of
+the merge and replace proposals a person tidying the memory would accept.
+
+- `locomo`: every turn of each LoCoMo development conversation as a memory of its own
+  repository, its nearest turns read exactly (the service reads them through its index),
+  proposals made by the service's own rule (`pair_proposals`). Labels: bench/data/
+  tidy_labels_locomo.json, by dia_id (no text of the data is kept here), each true where
+  the turns say the same thing (merge) or the newer corrects the older (replace).
+- `scripted`: a codebase's memory as an agent team writes it over months (bench/data/
+  tidy_history.json): restatements of one lesson, decisions that changed, and lessons
+  about neighbouring things that are all true (which a proposal must leave alone). Labels
+  come with the script.
+
+    .venv/bin/python -m bench.tidy_precision locomo [--show]    # --show: each, labelled
+    .venv/bin/python -m bench.tidy_precision scripted [--show]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID, uuid5
+
+import numpy as np
+
+from app.config import Settings
+from app.domain.duplicates import CONTRADICTION_SIMILARITY, NEAREST
+from app.domain.tidy import Candidate, NearPair, Proposal, pair_proposals
+from app.embeddings.factory import build_embedder
+from bench.locomo_retrieval import DEFAULT_DATA, turns_of
+
+HERE = Path(__file__).parent / "data"
+LABELS = HERE / "tidy_labels_locomo.json"
+HISTORY = HERE / "tidy_history.json"
+NAMESPACE = UUID(int=52)
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def near_pairs(items: list[tuple[str, str, str]], vectors: np.ndarray) -> list[NearPair]:
+    """items: (key, text, memory_type), in the order written. Each one's NEAREST others at
+    CONTRADICTION_SIMILARITY or nearer, each pair once: the service's read, done exactly."""
+    units = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = units @ units.T
+    np.fill_diagonal(cosines, -1)
+    memories = [
+        Candidate(uuid5(NAMESPACE, key), text, kind, "r", 1, START + timedelta(hours=i), 0)
+        for i, (key, text, kind) in enumerate(items)
+    ]
+    seen: set[tuple[int, int]] = set()
+    pairs = []
+    for i in range(len(items)):
+        for j in np.argsort(-cosines[i])[:NEAREST]:
+            j = int(j)
+            if cosines[i, j] >= CONTRADICTION_SIMILARITY and (min(i, j), max(i, j)) not in seen:
+                seen.add((min(i, j), max(i, j)))
+                pairs.append(NearPair(memories[i], memories[j], float(cosines[i, j])))
+    return pairs
+
+
+def label_key(proposal: Proposal, keys: dict[UUID, str]) -> str:
+    return proposal.kind + ":" + "|".join(sorted(keys[i] for i in proposal.memory_ids))
+
+
+async def proposals_of(
+    groups: list[list[tuple[str, str, str]]],
+) -> tuple[list[Proposal], dict[UUID, str], dict[str, str]]:
+    embedder = build_embedder(Settings())
+    found: list[Proposal] = []
+    keys: dict[UUID, str] = {}
+    texts: dict[str, str] = {}
+    for items in groups:
+        vectors = np.array(await embedder.embed([t for _, t, _ in items]), dtype=np.float32)
+        found += pair_proposals(near_pairs(items, vectors))
+        for key, text, _ in items:
+            keys[uuid5(NAMESPACE, key)] = key
+            texts[key] = text
+    return found, keys, texts
+
+
+def report(
+    found: list[Proposal], keys: dict[UUID, str], texts: dict[str, str],
+    labels: dict[str, bool], show: bool, items: int,
+) -> None:  # fmt: skip
+    print(f"{items} memories, {len(found)} proposals\n")
+    print("| kind | proposals | labelled | accepted | precision |\n|---|---|---|---|---|")
+    for kind in ("merge", "replace"):
+        mine = [p for p in found if p.kind == kind]
+        labelled = [labels[k] for p in mine if (k := label_key(p, keys)) in labels]
+        right = sum(labelled)
+        precision = f"{right / len(labelled):.2f}" if labelled else "-"
+        print(f"| {kind} | {len(mine)} | {len(labelled)} | {right} | {precision} |")
+    if show:
+        for p in found:
+            key = label_key(p, keys)
+            print(f"\n{key}  (cosine {p.similarity or 0:.3f}, labelled {labels.get(key)})")
+            for i in p.memory_ids:
+                print(f"    {texts[keys[i]]}")
+
+
+def scripted_labels(
+    found: list[Proposal], keys: dict[UUID, str], history: dict[str, Any]
+) -> dict[str, bool]:
+    """A merge is right when all its memories restate one lesson; a replace, when it keeps
+    the newer of a decision that changed."""
+    same = [set(group) for group in history["same"]]
+    changed = {tuple(pair) for pair in history["changed"]}
+    labels = {}
+    for p in found:
+        named = [keys[i] for i in p.memory_ids]
+        if p.kind == "merge":
+            right = any(set(named) <= group for group in same)
+        else:
+            right = (named[1], named[0]) in changed  # the newer kept first
+        labels[label_key(p, keys)] = right
+    return labels
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", choices=["locomo", "scripted"])
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--show", action="store_true", help="print each proposal and its label")
+    args = parser.parse_args()
+    if args.data == "locomo":
+        conversations = json.loads(args.locomo.read_text())
+        groups = [
+            [(f"{c['sample_id']}/{t['metadata']['dia_id']}", t["content"], "general")
+             for t in turns_of(c, with_context=False)]
+            for c in conversations
+        ]  # fmt: skip
+        labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
+        found, keys, texts = await proposals_of(groups)
+    else:
+        history = json.loads(HISTORY.read_text())
+        groups = [[(m["key"], m["text"], m["type"]) for m in history["memories"]]]
+        found, keys, texts = await proposals_of(groups)
+        labels = scripted_labels(found, keys, history)
+    report(found, keys, texts, labels, args.show, sum(len(g) for g in groups))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
