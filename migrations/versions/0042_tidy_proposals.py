@@ -65,8 +65,7 @@ def upgrade() -> None:
     )
     if op.get_bind().exec_driver_sql(CITUS_INSTALLED).scalar():
         op.execute(
-            "SELECT create_distributed_table('proposals', 'tenant_id',"
-            " colocate_with => 'memories')"
+            "SELECT create_distributed_table('proposals', 'tenant_id', colocate_with => 'memories')"
         )
 
 
