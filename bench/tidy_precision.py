@@ -2,8 +2,8 @@
 the merge and replace proposals a person tidying the memory would accept.
 
 - `locomo`: every turn of each LoCoMo development conversation as a memory of its own
-  repository, its nearest turns read exactly (the service reads them through its index),
-  proposals made by the service's own rule (`pair_proposals`). Labels: bench/data/
+  repository, its nearest turns read exactly and proposals made by the service's own
+  functions (`near_pairs_of`, `pair_proposals`). Labels: bench/data/
   tidy_labels_locomo.json, by dia_id (no text of the data is kept here), each true where
   the turns say the same thing (merge) or the newer corrects the older (replace).
 - `scripted`: a codebase's memory as an agent team writes it over months (bench/data/
@@ -29,7 +29,7 @@ import numpy as np
 
 from app.config import Settings
 from app.domain.duplicates import CONTRADICTION_SIMILARITY, NEAREST
-from app.domain.tidy import Candidate, NearPair, Proposal, pair_proposals
+from app.domain.tidy import Candidate, Proposal, near_pairs_of, pair_proposals
 from app.embeddings.factory import build_embedder
 from bench.locomo_retrieval import DEFAULT_DATA, turns_of
 
@@ -40,25 +40,12 @@ NAMESPACE = UUID(int=52)
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def near_pairs(items: list[tuple[str, str, str]], vectors: np.ndarray) -> list[NearPair]:
-    """items: (key, text, memory_type), in the order written. Each one's NEAREST others at
-    CONTRADICTION_SIMILARITY or nearer, each pair once: the service's read, done exactly."""
-    units = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    cosines = units @ units.T
-    np.fill_diagonal(cosines, -1)
-    memories = [
+def candidates(items: list[tuple[str, str, str]]) -> list[Candidate]:
+    """items: (key, text, memory_type), in the order written."""
+    return [
         Candidate(uuid5(NAMESPACE, key), text, kind, "r", 1, START + timedelta(hours=i), 0)
         for i, (key, text, kind) in enumerate(items)
     ]
-    seen: set[tuple[int, int]] = set()
-    pairs = []
-    for i in range(len(items)):
-        for j in np.argsort(-cosines[i])[:NEAREST]:
-            j = int(j)
-            if cosines[i, j] >= CONTRADICTION_SIMILARITY and (min(i, j), max(i, j)) not in seen:
-                seen.add((min(i, j), max(i, j)))
-                pairs.append(NearPair(memories[i], memories[j], float(cosines[i, j])))
-    return pairs
 
 
 def label_key(proposal: Proposal, keys: dict[UUID, str]) -> str:
@@ -74,7 +61,8 @@ async def proposals_of(
     texts: dict[str, str] = {}
     for items in groups:
         vectors = np.array(await embedder.embed([t for _, t, _ in items]), dtype=np.float32)
-        found += pair_proposals(near_pairs(items, vectors))
+        pairs = near_pairs_of(candidates(items), vectors, NEAREST, CONTRADICTION_SIMILARITY)
+        found += pair_proposals(pairs)
         for key, text, _ in items:
             keys[uuid5(NAMESPACE, key)] = key
             texts[key] = text

@@ -56,7 +56,7 @@ async def end_session(
     session_id: SessionId, body: SessionEndIn, services: ServicesDep
 ) -> SessionOut:
     """Ends a session with its outcome (completed, failed, abandoned), its summary and the
-    key changes; its drafts go with it."""
+    key changes; the drafts it still holds go to the review queue (GET /drafts)."""
     return render_session(await services.sessions.end(session_id, body.draft()))
 
 
@@ -64,7 +64,7 @@ async def end_session(
     "/sessions/{session_id:uuid}/drafts",
     response_model=DraftsHeldOut,
     status_code=201,
-    summary="Draft a learning the hooks saw (never a memory; gone when the session ends)",
+    summary="Draft a learning the hooks saw (never a memory; for a person once the session ends)",
 )
 async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep) -> DraftsHeldOut:
     """Keeps a learning the hooks noticed as a draft for the agent to confirm; never a memory

@@ -1,7 +1,8 @@
 """A session's drafts: what the hooks saw the agent learn (a failed command that a change
 then fixed), kept beside the session, never as a memory: no search, snapshot or recall serves
 one. The session's stop lists them for the agent to keep (one `remember`, rewritten as it
-likes) or drop; they go when the session ends. Few and short by construction."""
+likes) or drop; what it still holds when it ends goes to the review queue below, for a
+person. Few and short by construction."""
 
 from __future__ import annotations
 
@@ -83,9 +84,10 @@ class QueuedDraft:
 
     @property
     def fingerprint(self) -> str:
-        """The same finding of the same session: imported once, whatever its status since
-        (a dropped draft stays dropped when the history is read again)."""
-        key = "\x1f".join((self.client, self.client_session, self.kind, self.text))
+        """The same finding (its text, of its kind, for its repository): queued once,
+        whichever session showed it (a live session's hooks, then its transcript read
+        again), and whatever its status since (a dropped draft stays dropped)."""
+        key = "\x1f".join((self.source_repo, self.kind, self.text))
         return hashlib.sha256(key.encode()).hexdigest()
 
 

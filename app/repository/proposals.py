@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+import numpy as np
+
 from app.db.unit_of_work import UnitOfWork
 from app.domain.tidy import Candidate, NearPair, Proposal, ProposalEntry
 from app.repository.rows import ACCESS_COUNT, LAST_ACCESSED_AT
@@ -22,12 +24,14 @@ _CANDIDATE = (
 
 # A page of live memories (by id), each with its nearest live ones of the same repository
 # at `min_similarity` or nearer: each pair once (the second's id is the greater).
+# One repository's (or, with :global, the global memories').
+_IN_SCOPE = "(CASE WHEN :global THEN m.source_repo IS NULL ELSE m.source_repo = :source_repo END)"
 _NEAR_PAIRS = f"""
 SELECT {_CANDIDATE}, n.*
 FROM (
     SELECT m.* FROM memories m
     WHERE m.tenant_id = :tenant_id AND {_WEIGHED} AND m.embedding IS NOT NULL
-      AND (:after::uuid IS NULL OR m.id > :after)
+      AND {_IN_SCOPE} AND (:after::uuid IS NULL OR m.id > :after)
     ORDER BY m.id
     LIMIT :limit
 ) m
@@ -58,12 +62,24 @@ _LAST_OF_PAGE = f"""
 SELECT page.id FROM (
     SELECT m.id FROM memories m
     WHERE m.tenant_id = :tenant_id AND {_WEIGHED} AND m.embedding IS NOT NULL
-      AND (:after::uuid IS NULL OR m.id > :after)
+      AND {_IN_SCOPE} AND (:after::uuid IS NULL OR m.id > :after)
     ORDER BY m.id
     LIMIT :limit
 ) page
 ORDER BY page.id DESC
 LIMIT 1
+"""
+
+# Each repository's live memories with vectors (the global ones as NULL), and how many.
+_SCOPES = f"""
+SELECT m.source_repo, count(*) AS n FROM memories m
+WHERE m.tenant_id = :tenant_id AND {_WEIGHED} AND m.embedding IS NOT NULL
+GROUP BY m.source_repo
+"""
+
+_SCOPE_MEMORIES = f"""
+SELECT {_CANDIDATE}, m.embedding FROM memories m
+WHERE m.tenant_id = :tenant_id AND {_WEIGHED} AND m.embedding IS NOT NULL AND {_IN_SCOPE}
 """
 
 # Possibly stale for `days` or more, and not read since it was marked.
@@ -131,13 +147,39 @@ class ProposalRepository:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
 
-    async def near_pairs(
-        self, after: UUID | None, limit: int, nearest: int, min_similarity: float
-    ) -> tuple[list[NearPair], UUID | None]:
-        """The near pairs of a page of live memories, and the page's last id (None: none
-        left)."""
+    async def scopes(self) -> list[tuple[str | None, int]]:
+        """Each repository with live memories to weigh, and how many (None: the global)."""
         conn = await self._uow.connection()
-        values = {"tenant_id": self._uow.tenant_id, "after": after, "limit": limit}
+        rows = await conn.fetch(*named(_SCOPES, {"tenant_id": self._uow.tenant_id}))
+        return [(r["source_repo"], int(r["n"])) for r in rows]
+
+    async def scope_memories(self, source_repo: str | None) -> tuple[list[Candidate], np.ndarray]:
+        """A repository's live memories and their vectors, one row each."""
+        conn = await self._uow.connection()
+        values = self._scope(source_repo)
+        rows = await conn.fetch(*named(_SCOPE_MEMORIES, values))
+        vectors = np.array([r["embedding"].to_numpy() for r in rows], dtype=np.float32)
+        return [candidate(r) for r in rows], vectors
+
+    def _scope(self, source_repo: str | None) -> dict[str, Any]:
+        return {
+            "tenant_id": self._uow.tenant_id, "global": source_repo is None,
+            "source_repo": source_repo,
+        }  # fmt: skip
+
+    async def near_pairs(
+        self,
+        source_repo: str | None,
+        after: UUID | None,
+        limit: int,
+        nearest: int,
+        min_similarity: float,
+    ) -> tuple[list[NearPair], UUID | None]:
+        """The near pairs of a page of a repository's live memories, read through the vector
+        index, and the page's last id (None: none left). For a repository too large to
+        compare exactly."""
+        conn = await self._uow.connection()
+        values = {**self._scope(source_repo), "after": after, "limit": limit}
         last = await conn.fetchval(*named(_LAST_OF_PAGE, values))
         if last is None:
             return [], None

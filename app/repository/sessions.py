@@ -194,10 +194,16 @@ class SessionRepository:
         )
         return Exposure(row["id"], tuple(row["sources"])) if row else None
 
-    async def drafts(self, session_id: UUID) -> tuple[list[dict[str, Any]], list[str]] | None:
-        """A session's drafts and the untrusted sources it read; None when unknown."""
+    async def drafts(
+        self, session_id: UUID, for_update: bool = False
+    ) -> tuple[list[dict[str, Any]], list[str]] | None:
+        """A session's drafts and the untrusted sources it read; None when unknown.
+        `for_update`: the row locked until the transaction ends (the session ends next)."""
         conn = await self._uow.connection()
-        sql = "SELECT drafts, sources FROM sessions WHERE tenant_id = :tenant_id AND id = :id"
+        lock = " FOR UPDATE" if for_update else ""
+        sql = (
+            f"SELECT drafts, sources FROM sessions WHERE tenant_id = :tenant_id AND id = :id{lock}"
+        )
         found = await conn.fetchrow(
             *named(sql, {"tenant_id": self._uow.tenant_id, "id": session_id})
         )

@@ -39,8 +39,9 @@ from app.services.memories import MemoryService
 @dataclass(frozen=True, slots=True)
 class Queued:
     """What an import call did: the drafts queued now, how many were queued before (the
-    same finding of the same session), and those left out for holding a secret (by index,
-    with the reason; SECRETS_POLICY=redact queues them redacted instead)."""
+    same text of the same kind for the same repository, from any session), and those left
+    out for holding a secret (by index, with the reason; SECRETS_POLICY=redact queues them
+    redacted instead)."""
 
     queued: list[UUID]
     known: int

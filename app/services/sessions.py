@@ -12,11 +12,11 @@ from uuid import UUID
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
-from app.domain.drafts import MAX_DRAFTS, DraftText, draft_of
+from app.domain.drafts import MAX_DRAFTS, DraftText, QueuedDraft, draft_of
 from app.domain.errors import ConflictError, NotFoundError
 from app.domain.inputs import snapshot_budget, source_repo_filter
 from app.domain.principal import Principal, system_principal
-from app.domain.provenance import MAX_SOURCES, clean_sources
+from app.domain.provenance import MAX_SOURCES, MAX_SOURCES_A_CALL, clean_sources
 from app.domain.secrets import find_secrets, redacted, screen_fields
 from app.domain.sessions import (
     Session,
@@ -27,6 +27,7 @@ from app.domain.sessions import (
     session_end,
     session_page,
 )
+from app.repository.drafts import DraftRepository
 from app.repository.lifecycle import StalenessRepository
 from app.repository.sessions import SessionRepository
 from app.services.audit import AuditTrail
@@ -81,6 +82,7 @@ class SessionService:
         self, uow: UnitOfWork, settings: Settings, actor: Principal, prune: Pruner
     ) -> None:
         self._repo = SessionRepository(uow)
+        self._drafts = DraftRepository(uow)
         self._staleness = StalenessRepository(uow)
         self._audit = AuditTrail(uow, actor)
         self._settings = settings
@@ -132,12 +134,34 @@ class SessionService:
         changes = [
             {k: v for k, v in vars_of(c).items() if v is not None} for c in ending.key_changes
         ]
+        held = await self._repo.drafts(session_id, for_update=True)
         ended = await self._repo.end(session_id, ending.status, ending.summary, changes)
         if ended is not None:
+            await self._queue_drafts(ended, held)
             return ended
         if await self._repo.get(session_id) is None:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
+
+    async def _queue_drafts(
+        self, ended: Session, held: tuple[list[dict[str, Any]], list[str]] | None
+    ) -> None:
+        """What the session still held goes to the review queue (app/services/drafts.py),
+        for a person: the agent was handed the drafts at its stop, and one it kept as a
+        memory is reinforced, not stored twice, if a person keeps it again. A session of no
+        repository files none."""
+        if held is None or not held[0] or ended.source_repo is None:
+            return
+        drafts, sources = held
+        queued = [
+            QueuedDraft(
+                kind="fix", text=d["text"], source_repo=ended.source_repo,
+                client=ended.agent or "agent", client_session=str(ended.id), seen_at=None,
+                files=tuple(d["files"]), sources=tuple(sources[-MAX_SOURCES_A_CALL:]),
+            )
+            for d in drafts
+        ]  # fmt: skip
+        await self._drafts.queue(queued)
 
     async def add_draft(self, session_id: UUID, draft: DraftText) -> int:
         """A draft for an active session, screened like any write (a credential refused or
@@ -150,7 +174,7 @@ class SessionService:
             return held
         if await self._repo.get(session_id) is None:
             raise NotFoundError(f"session {session_id} not found")
-        raise ConflictError(f"session {session_id} has ended: its drafts went with it")
+        raise ConflictError(f"session {session_id} has ended: its drafts went to the review queue")
 
     async def drafts(self, session_id: UUID) -> tuple[list[dict[str, Any]], list[str]]:
         """The session's drafts, and the untrusted sources it read (which a memory kept

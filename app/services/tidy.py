@@ -5,6 +5,7 @@ that undoing it is the trail's own undo."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -18,12 +19,14 @@ from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.tidy import (
+    EXACT_SCOPE,
     MAX_PROPOSALS_PAGE,
     PROPOSAL_KINDS,
     RETIRE_AFTER_DAYS,
     SHOWN_BY_DEFAULT,
     NearPair,
     ProposalEntry,
+    near_pairs_of,
     pair_proposals,
     retire_proposal,
 )
@@ -36,13 +39,13 @@ from app.services.audit import AuditService, AuditTrail
 
 logger = logging.getLogger("agent_memory.tidy")
 
-PAGE = 500  # live memories a read of near pairs takes (one transaction each)
+PAGE = 500  # a large repository's memories a read through the index takes (a transaction)
 MAX_RETIRE = 500  # retire proposals one run makes at most
 
 
 @dataclass(frozen=True, slots=True)
 class Computed:
-    memories: int  # live memories weighed
+    memories: int  # live memories weighed (those with a vector)
     found: dict[str, int]  # proposals found, by kind
     saved: int  # of those, new (or back: dismissed, their memories changed since)
     seconds: float
@@ -55,21 +58,23 @@ class ShownProposal:
 
 
 async def compute_proposals(runtime: Runtime, tenant_id: str) -> Computed:
-    """A tenant's proposals, from all its live memories: a page at a time, each in its own
-    transaction (no connection is held across the run), then saved in one."""
+    """A tenant's proposals from all its live memories, a repository at a time, each read
+    in its own transaction (no connection is held across the run), then saved in one. A
+    repository of at most EXACT_SCOPE memories is compared exactly, in a worker thread; a
+    larger one through the vector index, PAGE memories a transaction."""
     started = time.perf_counter()
+    async with unit_of_work(runtime.database, tenant_id) as uow:
+        scopes = await ProposalRepository(uow).scopes()
     pairs: list[NearPair] = []
-    after: UUID | None = None
-    pages = 0
-    while True:
-        async with unit_of_work(runtime.database, tenant_id) as uow:
-            found, after = await ProposalRepository(uow).near_pairs(
-                after, PAGE, NEAREST, CONTRADICTION_SIMILARITY
+    for source_repo, count in scopes:
+        if count <= EXACT_SCOPE:
+            async with unit_of_work(runtime.database, tenant_id) as uow:
+                memories, vectors = await ProposalRepository(uow).scope_memories(source_repo)
+            pairs += await asyncio.to_thread(
+                near_pairs_of, memories, vectors, NEAREST, CONTRADICTION_SIMILARITY
             )
-        pairs += found
-        if after is None:
-            break
-        pages += 1
+        else:
+            pairs += await _paged_pairs(runtime, tenant_id, source_repo)
     proposals = pair_proposals(pairs)
     async with unit_of_work(runtime.database, tenant_id) as uow:
         repo = ProposalRepository(uow)
@@ -77,8 +82,21 @@ async def compute_proposals(runtime: Runtime, tenant_id: str) -> Computed:
         proposals += [retire_proposal(m, _files_of(reason)) for m, reason in stale]
         saved = await repo.save(proposals)
     by_kind = {kind: sum(p.kind == kind for p in proposals) for kind in PROPOSAL_KINDS}
-    weighed = pages * PAGE  # at most; the last page may be short
+    weighed = sum(count for _, count in scopes)
     return Computed(weighed, by_kind, saved, round(time.perf_counter() - started, 3))
+
+
+async def _paged_pairs(runtime: Runtime, tenant_id: str, source_repo: str | None) -> list[NearPair]:
+    pairs: list[NearPair] = []
+    after: UUID | None = None
+    while True:
+        async with unit_of_work(runtime.database, tenant_id) as uow:
+            found, after = await ProposalRepository(uow).near_pairs(
+                source_repo, after, PAGE, NEAREST, CONTRADICTION_SIMILARITY
+            )
+        pairs += found
+        if after is None:
+            return pairs
 
 
 def _files_of(reason: dict[str, Any] | None) -> str | None:

@@ -526,8 +526,11 @@ async def test_a_failure_a_change_fixed_becomes_a_draft_the_stop_reminder_lists(
     assert "Drafts from this session" in seen
     assert "No module named 'helper'" in seen and "helper.py" in seen
     assert await db.fetchval("SELECT count(*) FROM memories") == 0  # a draft is no memory
-    # The session ended: its drafts went with it.
+    # The session ended: its draft went to the review queue, for a person.
     assert await db.fetchval("SELECT drafts FROM sessions") == "[]"
+    queued = await db.fetch("SELECT client, text FROM drafts")
+    assert [r["client"] for r in queued] == ["claude-code"]
+    assert "No module named 'helper'" in queued[0]["text"]
 
 
 async def test_the_plugin_without_the_client_on_path_says_so(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """A session's drafts: what the hooks saw the agent learn, kept beside the session, screened
-like any write, never served as a memory, the newest three, gone when the session ends."""
+like any write, never served as a memory, the newest three, queued for a person when the
+session ends."""
 
 from __future__ import annotations
 
@@ -17,8 +18,15 @@ DRAFT = {
 }
 
 
-async def test_drafts_live_beside_their_session_and_go_with_it(api: httpx.AsyncClient) -> None:
-    started = (await api.post("/sessions", json={"source_repo": "acme/api"})).json()
+async def test_drafts_live_beside_their_session_then_wait_for_a_person(
+    api: httpx.AsyncClient,
+) -> None:
+    started = (
+        await api.post("/sessions", json={"source_repo": "acme/api", "agent": "codex"})
+    ).json()
+    await api.post(
+        f"/sessions/{started['session_id']}/sources", json={"sources": ["https://example.com/a"]}
+    )
     drafts = f"/sessions/{started['session_id']}/drafts"
     for n in range(4):
         added = await api.post(drafts, json={**DRAFT, "text": f"{DRAFT['text']} ({n})"})
@@ -37,6 +45,20 @@ async def test_drafts_live_beside_their_session_and_go_with_it(api: httpx.AsyncC
     assert (await api.get(drafts)).json()["drafts"] == []
     late = await api.post(drafts, json=DRAFT)
     assert late.status_code == 409
+    # What it still held waits in the review queue, with what the session had read.
+    queued = (await api.get("/drafts")).json()["drafts"]
+    assert sorted(d["text"][-3:] for d in queued) == ["(1)", "(2)", "(3)"]
+    assert {(d["client"], d["client_session"], d["source_repo"]) for d in queued} == {
+        ("codex", started["session_id"], "acme/api")
+    }
+    assert queued[0]["sources"] == ["https://example.com/a"]
+
+
+async def test_a_session_of_no_repository_queues_no_draft(api: httpx.AsyncClient) -> None:
+    started = (await api.post("/sessions", json={})).json()
+    await api.post(f"/sessions/{started['session_id']}/drafts", json=DRAFT)
+    await api.post(f"/sessions/{started['session_id']}/end", json={"status": "completed"})
+    assert (await api.get("/drafts")).json()["drafts"] == []
 
 
 async def test_a_draft_is_screened_like_any_write(api: httpx.AsyncClient) -> None:

@@ -42,9 +42,14 @@ async def proposals(api: httpx.AsyncClient, *kinds: str) -> list[dict[str, Any]]
     return list(listed.json()["proposals"])
 
 
+@pytest.mark.parametrize("read", ["exact", "through the index"])
 async def test_proposals_are_found_and_never_applied_on_their_own(
-    api: httpx.AsyncClient, db: asyncpg.Connection
+    api: httpx.AsyncClient, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch, read: str
 ) -> None:
+    """A repository is compared exactly, or past EXACT_SCOPE through the vector index: the
+    same proposals either way."""
+    if read != "exact":
+        monkeypatch.setattr("app.services.tidy.EXACT_SCOPE", 1)
     same = await imported(api, *SAME)
     opposed = await imported(api, *OPPOSED)
     other = await imported(api, OTHER)
