@@ -70,19 +70,25 @@ def since_of(text: str | None) -> datetime | None:
 
 
 def found_drafts(args: argparse.Namespace, report: Any) -> Iterator[dict[str, Any]]:
-    from agent_memory_client.history import claude_code, codex, history_drafts, since_filter
+    from agent_memory_client.history import (
+        claude_code,
+        codex,
+        history_drafts,
+        since_filter,
+        transcripts,
+    )
 
     since = since_of(args.since)
     keep = since_filter(since)
     sources = []
     if args.client in ("claude-code", "all"):
         root = Path(args.claude_dir).expanduser() if args.claude_dir else claude_code.default_root()
-        sources.append(claude_code.transcripts(root, keep))
+        sources.append(transcripts(claude_code.transcript_files(root), claude_code.read, keep))
     if args.client in ("codex", "all"):
         root = Path(args.codex_dir).expanduser() if args.codex_dir else codex.default_root()
-        sources.append(codex.transcripts(root, keep))
-    for transcripts in sources:
-        yield from history_drafts(transcripts, report, args.repo, since)
+        sources.append(transcripts(codex.transcript_files(root), codex.read, keep))
+    for sessions in sources:
+        yield from history_drafts(sessions, report, args.repo, since)
 
 
 def cmd_import_history(args: argparse.Namespace) -> int:

@@ -159,22 +159,23 @@ async def test_a_bad_draft_refuses_the_call_and_queues_nothing(
     assert await db.fetchval("SELECT count(*) FROM drafts") == 0
 
 
+async def admin_and_agent(api: httpx.AsyncClient) -> tuple[dict[str, str], dict[str, str]]:
+    """Open mode's first key (an admin's), then an agent's: each as a request's headers."""
+    admin = (await api.post("/admin/keys", json={"name": "me", "role": "admin"})).json()["key"]
+    owner = {"Authorization": f"Bearer {admin}"}
+    made = await api.post("/admin/keys", json={"name": "agent", "role": "agent"}, headers=owner)
+    return owner, {"Authorization": f"Bearer {made.json()['key']}"}
+
+
 async def test_only_a_person_decides(api: httpx.AsyncClient) -> None:
     """An agent's key queues drafts; keeping and dropping are an admin's (a person's)."""
-    admin = (await api.post("/admin/keys", json={"name": "me", "role": "admin"})).json()["key"]
-    made = await api.post(
-        "/admin/keys",
-        json={"name": "agent", "role": "agent"},
-        headers={"Authorization": f"Bearer {admin}"},
-    )
-    agent = {"Authorization": f"Bearer {made.json()['key']}"}
+    owner, agent = await admin_and_agent(api)
     done = await api.post("/drafts", json={"drafts": [FIX]}, headers=agent)
     assert done.status_code == 201
     (draft_id,) = done.json()["queued"]
     assert (await api.post(f"/drafts/{draft_id}/keep", headers=agent)).status_code == 403
     dropping = await api.post("/drafts/drop", json={"ids": [draft_id]}, headers=agent)
     assert dropping.status_code == 403
-    owner = {"Authorization": f"Bearer {admin}"}
     assert (await api.post(f"/drafts/{draft_id}/keep", headers=owner)).status_code == 201
 
 

@@ -12,6 +12,7 @@ import asyncpg
 import httpx
 import pytest
 
+from tests.services.test_draft_queue import admin_and_agent
 from tests.services.test_transfer import NDJSON_BODY, export_file
 
 pytestmark = pytest.mark.citus
@@ -155,12 +156,6 @@ async def test_a_proposal_whose_memory_went_is_not_listed(
 
 
 async def test_proposals_are_an_admins(api: httpx.AsyncClient) -> None:
-    admin = (await api.post("/admin/keys", json={"name": "me", "role": "admin"})).json()["key"]
-    made = await api.post(
-        "/admin/keys",
-        json={"name": "agent", "role": "agent"},
-        headers={"Authorization": f"Bearer {admin}"},
-    )
-    agent = {"Authorization": f"Bearer {made.json()['key']}"}
+    _, agent = await admin_and_agent(api)
     assert (await api.get("/proposals", headers=agent)).status_code == 403
     assert (await api.post("/proposals/refresh", headers=agent)).status_code == 403

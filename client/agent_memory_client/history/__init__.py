@@ -180,6 +180,20 @@ def after(stamp: str, since: datetime) -> bool:
     return (when if when.tzinfo else when.replace(tzinfo=since.tzinfo)) >= since
 
 
+def transcripts(
+    files: Iterable[Path],
+    read: Callable[[Path], Transcript | None],
+    keep: Callable[[Path], bool] | None = None,
+) -> Iterator[Transcript]:
+    """The sessions in a client's transcript files (its `transcript_files`, read by its
+    `read`), those `keep` takes."""
+    for path in files:
+        if keep is None or keep(path):
+            found = read(path)
+            if found is not None:
+                yield found
+
+
 def since_filter(since: datetime | None) -> Callable[[Path], bool]:
     """Whether a transcript file may hold moments since `since` (by its last change)."""
     if since is None:

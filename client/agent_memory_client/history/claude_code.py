@@ -114,11 +114,3 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
     return ""
-
-
-def transcripts(root: Path, keep: Any = None) -> Iterator[Transcript]:
-    for path in transcript_files(root):
-        if keep is None or keep(path):
-            found = read(path)
-            if found is not None:
-                yield found

@@ -190,11 +190,3 @@ def _output_text(output: Any) -> tuple[str, int | None]:
         found = _EXIT.search(output)
         return output, int(found.group(1)) if found else None
     return "", None
-
-
-def transcripts(root: Path, keep: Any = None) -> Iterator[Transcript]:
-    for path in transcript_files(root):
-        if keep is None or keep(path):
-            found = read(path)
-            if found is not None:
-                yield found
