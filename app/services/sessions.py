@@ -161,7 +161,10 @@ class SessionService:
             )
             for d in drafts
         ]  # fmt: skip
-        await self._drafts.queue(queued)
+        ids = await self._drafts.queue(queued)
+        if ids:
+            detail = {"drafts": [str(i) for i in ids], "session": str(ended.id)}
+            await self._audit.record("draft_import", detail=detail)
 
     async def add_draft(self, session_id: UUID, draft: DraftText) -> int:
         """A draft for an active session, screened like any write (a credential refused or

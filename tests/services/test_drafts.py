@@ -52,6 +52,8 @@ async def test_drafts_live_beside_their_session_then_wait_for_a_person(
         ("codex", started["session_id"], "acme/api")
     }
     assert queued[0]["sources"] == ["https://example.com/a"]
+    trail = (await api.get("/audit", params={"action": "draft_import"})).json()
+    assert [e["detail"]["session"] for e in trail] == [started["session_id"]]
 
 
 async def test_a_session_of_no_repository_queues_no_draft(api: httpx.AsyncClient) -> None:
