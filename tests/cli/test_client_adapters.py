@@ -116,6 +116,15 @@ def test_a_codex_patch_names_every_file_it_changes() -> None:
          "tool_input": {"command": patch}, "tool_response": "Success"},
     )  # fmt: skip
     assert (edit_a.kind, edit_a.path, edit_b.path) == ("edited", "app/a.py", "docs/b.md")
+    # The same patch through the shell (a model not offered the tool): edits, not a run.
+    through_shell = CLIENTS["codex"].events(
+        "PostToolUse",
+        {"session_id": "s", "cwd": "/r", "tool_name": "exec_command",
+         "tool_input": {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"}, "tool_response": "ok"},
+    )  # fmt: skip
+    assert [(e.kind, e.path) for e in through_shell] == [
+        ("edited", "app/a.py"), ("edited", "docs/b.md"), ("edited", "old.txt")
+    ]  # fmt: skip
 
 
 def test_codex_ends_the_memory_session_at_a_stop_it_does_not_hold() -> None:

@@ -5,7 +5,8 @@ What differs, read in Codex's hook schemas and seen through the real CLI:
   next prompt of the same Codex session opens another (loop.py's reopening);
 - PostToolUse fires for a shell command whatever its exit status, with the output alone
   (`tool_response`, no status): a failure is read from the output's last lines;
-- edits are `apply_patch` calls: the files are read from the patch's headers;
+- edits are `apply_patch` calls, or shell commands that run `apply_patch` (a model not
+  offered the tool sends its patch so): the files are read from the patch's headers;
 - hooks run only once trusted (`[hooks.state."KEY"] trusted_hash`), which the installer
   records for its own hooks.
 """
@@ -41,6 +42,12 @@ def patched_files(patch: str) -> list[str]:
     return list(dict.fromkeys(path.strip() for path in _PATCHED.findall(patch)))
 
 
+def is_patch(command: str) -> bool:
+    """A shell command that is a patch (`apply_patch <<'EOF' ... EOF`): how Codex applies
+    one when the model is not offered the apply_patch tool (seen in 0.171)."""
+    return command.lstrip().startswith("apply_patch")
+
+
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     base = session_of(payload, "codex")
     tool = payload.get("tool_name")
@@ -53,6 +60,8 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         command = text_of(tool_input.get("command") or tool_input.get("cmd"))
         output = payload.get("tool_response")
         output = output if isinstance(output, str) else str(output or "")
+        if is_patch(command):
+            return [at(base, "edited", path=path) for path in patched_files(command)]
         brought = fetched(base, command_sources(command))
         if looks_failed(output):
             return [*brought, at(base, "failed", command=command, text=output)]

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.codex import SHELL_TOOLS, patched_files
+from agent_memory_client.clients.codex import SHELL_TOOLS, is_patch, patched_files
 from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.loop import Event
 from agent_memory_client.provenance import command_sources, tool_sources
@@ -131,7 +131,7 @@ def _output(
             yield from (base.at("edited", path=p) for p in patched_files(patch))
     elif name in SHELL_TOOLS and isinstance(arguments, dict):
         command = _command(arguments.get("command") or arguments.get("cmd"))
-        if command.startswith("apply_patch"):
+        if is_patch(command):
             if code in (None, 0):
                 yield from (base.at("edited", path=p) for p in patched_files(command))
             return
