@@ -21,6 +21,10 @@ SESSION_COLUMNS = (
 )
 
 
+# A session's drafts and the untrusted sources it read.
+Held = tuple[list[dict[str, Any]], list[str]]
+
+
 def session_of(row: Any) -> Session:
     return Session(**{key: row[key] for key in SESSION_COLUMNS.split(", ")})
 
@@ -194,9 +198,7 @@ class SessionRepository:
         )
         return Exposure(row["id"], tuple(row["sources"])) if row else None
 
-    async def drafts(
-        self, session_id: UUID, for_update: bool = False
-    ) -> tuple[list[dict[str, Any]], list[str]] | None:
+    async def drafts(self, session_id: UUID, for_update: bool = False) -> Held | None:
         """A session's drafts and the untrusted sources it read; None when unknown.
         `for_update`: the row locked until the transaction ends (the session ends next)."""
         conn = await self._uow.connection()
@@ -231,19 +233,32 @@ class SessionRepository:
         row = await conn.fetchrow(*named(sql, values))
         return session_of(row) if row else None
 
-    async def abandon_older_than(self, hours: float) -> int:
+    async def abandon_older_than(self, hours: float) -> list[tuple[Session, Held]]:
         """Close as abandoned the active sessions started more than `hours` ago (their
-        agent never said how they ended)."""
+        agent never said how they ended): those closed, each with the drafts and untrusted
+        sources it held (its drafts are cleared)."""
         conn = await self._uow.connection()
-        rows = await conn.fetch(
+        values = {"tenant_id": self._uow.tenant_id, "seconds": hours * 3600}
+        held = await conn.fetch(
             *named(
-                "UPDATE sessions SET status = 'abandoned', ended_at = now()"
+                "SELECT id, drafts, sources FROM sessions"
                 " WHERE tenant_id = :tenant_id AND status = 'active'"
-                " AND started_at < now() - make_interval(secs => :seconds) RETURNING id",
-                {"tenant_id": self._uow.tenant_id, "seconds": hours * 3600},
+                " AND started_at < now() - make_interval(secs => :seconds) FOR UPDATE",
+                values,
             )
         )
-        return len(rows)
+        if not held:
+            return []
+        kept = {r["id"]: (list(r["drafts"]), list(r["sources"])) for r in held}
+        rows = await conn.fetch(
+            *named(
+                "UPDATE sessions SET status = 'abandoned', ended_at = now(), drafts = '[]'::jsonb"
+                " WHERE tenant_id = :tenant_id AND id = ANY(:ids::uuid[])"
+                f" RETURNING {SESSION_COLUMNS}",
+                {"tenant_id": self._uow.tenant_id, "ids": list(kept)},
+            )
+        )
+        return [(session_of(r), kept[r["id"]]) for r in rows]
 
     async def delete(self, session_id: UUID) -> bool:
         conn = await self._uow.connection()

@@ -29,7 +29,7 @@ from app.domain.sessions import (
 )
 from app.repository.drafts import DraftRepository
 from app.repository.lifecycle import StalenessRepository
-from app.repository.sessions import SessionRepository
+from app.repository.sessions import Held, SessionRepository
 from app.services.audit import AuditTrail
 from app.services.lifecycle import LifecycleService, PruneReport
 
@@ -102,7 +102,9 @@ class SessionService:
         then open the session in the caller's transaction."""
         checked = self._check_start(draft)
         report = await self._prune(checked.source_repo)
-        await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
+        abandoned = await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
+        for old, held in abandoned:
+            await self._queue_drafts(old, held)
         session = await self._repo.start(checked)
         marked: dict[UUID, int] = {}
         if checked.source_repo and checked.all_changed:
@@ -143,13 +145,11 @@ class SessionService:
             raise NotFoundError(f"session {session_id} not found")
         raise ConflictError(f"session {session_id} has already ended")
 
-    async def _queue_drafts(
-        self, ended: Session, held: tuple[list[dict[str, Any]], list[str]] | None
-    ) -> None:
+    async def _queue_drafts(self, ended: Session, held: Held | None) -> None:
         """What the session still held goes to the review queue (app/services/drafts.py),
         for a person: the agent was handed the drafts at its stop, and one it kept as a
         memory is reinforced, not stored twice, if a person keeps it again. A session of no
-        repository files none."""
+        repository files none. (An ended session's, or one closed as abandoned.)"""
         if held is None or not held[0] or ended.source_repo is None:
             return
         drafts, sources = held

@@ -4,6 +4,7 @@ session ends."""
 
 from __future__ import annotations
 
+import asyncpg
 import httpx
 import pytest
 
@@ -71,3 +72,18 @@ async def test_a_draft_is_screened_like_any_write(api: httpx.AsyncClient) -> Non
     assert (await api.get(drafts)).json()["drafts"] == []
     unknown = await api.post("/sessions/00000000-0000-7000-8000-000000000000/drafts", json=DRAFT)
     assert unknown.status_code == 404
+
+
+async def test_a_session_closed_as_abandoned_queues_its_drafts(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    """Its agent never ended it: the next session start closes it, and what it held waits
+    in the review queue as an ended session's would."""
+    old = (await api.post("/sessions", json={"source_repo": "acme/api", "agent": "cursor"})).json()
+    await api.post(f"/sessions/{old['session_id']}/drafts", json=DRAFT)
+    await db.execute("UPDATE sessions SET started_at = now() - interval '30 days'")
+    await api.post("/sessions", json={"source_repo": "acme/api"})
+    row = await db.fetchrow("SELECT status, drafts FROM sessions WHERE id = $1", old["session_id"])
+    assert (row["status"], row["drafts"]) == ("abandoned", "[]")
+    queued = (await api.get("/drafts")).json()["drafts"]
+    assert [(d["text"], d["client"]) for d in queued] == [(DRAFT["text"], "cursor")]
