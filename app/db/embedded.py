@@ -147,7 +147,8 @@ class EmbeddedPostgres:
 def wait_for_a_dying_postmaster(pgdata: Path, deadline: float) -> None:
     """A postmaster killed with -9 stays a zombie until its parent (often init) reaps it:
     its pid is still taken, so the wheel takes it for a running server and PostgreSQL
-    refuses to start beside it. Wait until it is gone."""
+    refuses to start beside it. One still shutting down is taken for running too. Wait
+    until it is gone."""
     lock = pgdata / "postmaster.pid"
     try:
         pid = int(lock.read_text().split("\n", 1)[0])
@@ -158,21 +159,41 @@ def wait_for_a_dying_postmaster(pgdata: Path, deadline: float) -> None:
     # killed mid-way leaves its lock behind, which the wheel cannot read. Once that
     # process is gone, the lock is stale, as PostgreSQL itself would judge it.
     standalone = pid < 0
-    while postmaster_state(pid) == "dying" or (standalone and postmaster_alive(pid)):
+    while (
+        postmaster_state(pid) == "dying"
+        or (standalone and postmaster_alive(pid))
+        or (postmaster_alive(pid) and lock_status(lock) == "stopping")
+    ):
+        stopping = postmaster_alive(pid) and not standalone
         if not told:
+            what = "still shutting down" if stopping else "left by a crash"
             logger.warning(
-                "waiting for the embedded PostgreSQL left by a crash to finish exiting",
+                f"waiting for the embedded PostgreSQL {what} to finish exiting",
                 extra={"pgdata": str(pgdata), "pid": pid},
             )
             told = True
         if time.monotonic() > deadline:
             raise RuntimeError(
-                f"PostgreSQL's postmaster (pid {pid}) died but was never reaped by its parent;"
-                f" end that process's parent, or restart the machine, then start again"
+                f"PostgreSQL's postmaster (pid {pid}) did not finish shutting down; stop it"
+                " (pg_ctl stop), then start again"
+                if stopping
+                else f"PostgreSQL's postmaster (pid {pid}) died but was never reaped by its"
+                " parent; end that process's parent, or restart the machine, then start again"
             )
         time.sleep(POLL_S)
     if standalone:
         lock.unlink(missing_ok=True)
+
+
+def lock_status(lock: Path) -> str | None:
+    """The server's status as its lock file gives it (its 8th line: starting, ready,
+    stopping), or None. A server still shutting down (a stop that outran its `-w`, or was
+    cut short under load) is not one to attach to: the wheel would find it not ready."""
+    try:
+        lines = lock.read_text().split("\n")
+    except OSError:
+        return None
+    return lines[7].strip() if len(lines) > 7 else None
 
 
 def postmaster_state(pid: int | None) -> str:

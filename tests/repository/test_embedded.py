@@ -261,6 +261,50 @@ def test_a_start_waits_for_a_killed_postmaster_its_parent_has_not_reaped(
         again.stop()
 
 
+def test_a_start_waits_for_a_postmaster_still_shutting_down(tmp_path: Path) -> None:
+    """A stop that outran its wait (seen in CI on a loaded machine, in the outage test's
+    quiet restart) leaves a live postmaster whose lock says `stopping`: the wheel took it
+    for a running server and the start failed. Held here for as long as the test likes (a
+    live process in its place): the start waits, then starts PostgreSQL anew."""
+    import logging
+    import subprocess
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = EmbeddedPostgres(tmp_path)
+    server.start()
+    lines = (tmp_path / "pgdata" / "postmaster.pid").read_text().split("\n")
+    server.stop()
+    stopping = subprocess.Popen(["sleep", "600"])
+    lines[0], lines[7] = str(stopping.pid), "stopping"
+    (tmp_path / "pgdata" / "postmaster.pid").write_text("\n".join(lines))
+
+    waiting = threading.Event()
+
+    class Told(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "still shutting down" in record.getMessage():
+                waiting.set()
+
+    told = Told()
+    logging.getLogger("app.db.embedded").addHandler(told)
+    again = EmbeddedPostgres(tmp_path)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            starting = pool.submit(again.start)
+            assert waiting.wait(60), "the start did not wait for it"
+            assert not starting.done()
+            stopping.terminate()  # the shutdown ends
+            stopping.wait()
+            starting.result(timeout=120)
+        assert "(1 row)" in again._server.psql("SELECT 1;")
+        assert postmaster_pid(tmp_path) != stopping.pid
+    finally:
+        stopping.kill()
+        logging.getLogger("app.db.embedded").removeHandler(told)
+        again.stop()
+
+
 def test_a_start_clears_the_lock_a_killed_standalone_backend_left(tmp_path: Path) -> None:
     """initdb's bootstrap (a standalone backend) writes its pid negated in postmaster.pid;
     killed mid-way it leaves that lock behind, which the wheel cannot read (seen in CI
