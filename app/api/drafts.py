@@ -32,9 +32,9 @@ router = APIRouter(tags=["drafts"])
 )
 async def queue(body: DraftsIn, services: ServicesDep) -> QueuedOut:
     """What `agent-memory import-history` found: never a memory until a person keeps it. A
-    draft queued before (the same text, kind and repository, from any session; kept, dropped
-    or pending) is
-    passed over; one holding a secret is left out and listed in `refused`."""
+    draft queued before (the same text, kind and repository, from any session; kept,
+    dropped or pending) is passed over; one holding a secret is left out and listed in
+    `refused`."""
     done = await services.drafts.queue(body.draft())
     refused = [RefusedDraftOut(index=i, reason=reason) for i, reason in done.refused]
     return QueuedOut(queued=done.queued, known=done.known, refused=refused)

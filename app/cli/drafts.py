@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.common import Adder, CommandError, Parents, client_of, say
+from app.client import ClientError
 from app.domain.drafts import MAX_QUEUE_PAGE, MAX_QUEUED_A_CALL
-from app.domain.text import one_line
 
 CLIENTS = ("claude-code", "codex")
 
@@ -98,11 +98,12 @@ def cmd_import_history(args: argparse.Namespace) -> int:
 
     report = Report()
     drafts = list(found_drafts(args, report))
-    totals = {"queued": 0, "known": 0, "refused": 0}
+    totals = {"queued": 0, "known": 0, "refused": 0, "refused_by_rule": 0}
     if not args.dry_run and drafts:
         with client_of(args) as memory:
             for start in range(0, len(drafts), MAX_QUEUED_A_CALL):
-                answer = memory.queue_drafts(drafts[start : start + MAX_QUEUED_A_CALL])
+                batch = drafts[start : start + MAX_QUEUED_A_CALL]
+                answer = queue_past_refusals(memory, batch, totals)
                 totals["queued"] += len(answer["queued"])
                 totals["known"] += answer["known"]
                 totals["refused"] += len(answer["refused"])
@@ -118,7 +119,9 @@ def cmd_import_history(args: argparse.Namespace) -> int:
         return 0
     if args.dry_run:
         for draft in drafts:
-            print(f"{draft['kind']:<11} {draft['source_repo']}  {one_line(str(draft['text']))}")
+            # Quoted: a transcript's text is data, and no escape in it reaches the terminal.
+            text = json.dumps(draft["text"], ensure_ascii=False)
+            print(f"{draft['kind']:<11} {draft['source_repo']}  {text}")
     kinds = ", ".join(f"{n} {kind}" for kind, n in report.drafts.items())
     print(
         f"{report.sessions} sessions read ({report.no_repository} in no repository"
@@ -130,9 +133,31 @@ def cmd_import_history(args: argparse.Namespace) -> int:
     else:
         print(
             f"queued {totals['queued']}, already queued {totals['known']}, left out for"
-            f" holding a secret {totals['refused']}: review them with `agent-memory drafts`"
+            f" holding a secret {totals['refused']}, for another input rule"
+            f" {totals['refused_by_rule']}: review them with `agent-memory drafts`"
         )
     return 0
+
+
+def queue_past_refusals(
+    memory: Any, batch: list[dict[str, Any]], totals: dict[str, int]
+) -> dict[str, Any]:
+    """The batch queued; a draft the server's input rules refuse (it names it:
+    `drafts.N.field`, a hidden character in a transcript's text) is left out, said, and
+    the rest sent again. Any other refusal stops the import."""
+    while batch:
+        try:
+            return dict(memory.queue_drafts(batch))
+        except ClientError as exc:
+            named = {int(f.split(".")[1]) for f in exc.fields if f.startswith("drafts.")
+                     and f.split(".")[1].isdigit()}  # fmt: skip
+            if exc.status != 422 or not named:
+                raise
+            for i in sorted(named, reverse=True):
+                say(f"left out ({exc.detail}): {json.dumps(batch[i]['text'])[:120]}")
+                del batch[i]
+            totals["refused_by_rule"] += len(named)
+    return {"queued": [], "known": 0, "refused": []}
 
 
 def cmd_drafts(args: argparse.Namespace) -> int:

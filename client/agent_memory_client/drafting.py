@@ -8,6 +8,7 @@ Failures are plain dicts: the hooks keep one in a session's state file between p
 from __future__ import annotations
 
 import os
+import re
 
 TYPE_CHECKING = False  # typing's import is a hook's cost: types are for mypy alone
 if TYPE_CHECKING:
@@ -20,10 +21,23 @@ NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", 
 ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
 
 
+# A terminal's escape sequences (colours, cursor moves, titles) and other control
+# characters: a coloured test run's output is full of them, and the server refuses text
+# that holds them (no hidden characters reach an agent).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """The text as a person reads it on a terminal: escape sequences and control
+    characters out (line breaks and tabs stay)."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
 def error_query(error: str) -> str:
     """What of a failed command's output stands for it: its last lines, where the error
-    itself is (a traceback's last line, a linker's summary)."""
-    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    itself is (a traceback's last line, a linker's summary), as plain text."""
+    lines = [line.strip() for line in plain(error).splitlines() if line.strip()]
     return "\n".join(lines[-ERROR_LINES:])[-ERROR_CHARS:]
 
 

@@ -359,3 +359,44 @@ async def test_history_the_real_clients_wrote_becomes_drafts_once(
         == 0
     )
     assert json.loads(capsys.readouterr().out)["would_queue"] == 0
+
+
+async def test_a_draft_the_input_rules_refuse_is_left_out_and_the_rest_queued(
+    served: str, db: asyncpg.Connection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transcript's text may hold what the server refuses (an invisible character): that
+    draft is left out and said; the others of its call are queued. A coloured failure's
+    escape sequences never reach a draft."""
+    repo = checkout(tmp_path / "checkout")
+    cwd = str(repo)
+    coloured = "\x1b[31mModuleNotFoundError\x1b[0m: No module named 'helper'"
+    steps = [
+        claude_entry("user", "Never edit the generated\u200b files by hand.", 1, cwd),
+        claude_entry("user", "Always run make lint before pushing.", 2, cwd),
+        claude_entry("assistant", [bash(1, "python3 check.py")], 3, cwd),
+        claude_entry("user", [result(1, coloured, True)], 4, cwd),
+        claude_entry(
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "t2",
+                    "name": "Write",
+                    "input": {"file_path": f"{cwd}/helper.py"},
+                }
+            ],
+            5,
+            cwd,
+        ),
+        claude_entry("user", [result(2, "File created", False)], 6, cwd),
+        claude_entry("assistant", [bash(3, "python3 check.py")], 7, cwd),
+        claude_entry("user", [result(3, "ok", False)], 8, cwd),
+    ]
+    jsonl(tmp_path / "claude" / "projects" / "x" / "s-1.jsonl", steps)
+    argv = ["import-history", "--client", "claude-code", "--url", served,
+            "--claude-dir", str(tmp_path / "claude"), "--json"]  # fmt: skip
+    assert await asyncio.to_thread(main, argv) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert (done["queued"], done["refused_by_rule"]) == (2, 1)
+    texts = {r["text"] for r in await db.fetch("SELECT text FROM drafts")}
+    assert texts == {"Always run make lint before pushing.", FIXED}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from agent_memory_client.drafting import plain
+
 MAX_PROMPT_CHARS = 600  # past this, a prompt is a task's description, not a correction
 MAX_SENTENCES = 4
 RULE_CHARS = 300
@@ -43,7 +45,7 @@ _NOT_PROSE = re.compile(r"```|^\s*[<!/]|^\s*\$ ", re.MULTILINE)
 
 def instruction_of(prompt: str) -> str | None:
     """The rule a prompt states, as the sentences from it on (at most RULE_CHARS); None."""
-    text = prompt.strip()
+    text = plain(prompt).strip()
     if not text or len(text) > MAX_PROMPT_CHARS or _NOT_PROSE.search(text):
         return None
     sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
