@@ -24,9 +24,9 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_memory_client.drafting import after_pass, failure_of, with_change
-from agent_memory_client.git import repository_name, top_level
+from agent_memory_client.git import normalise_remote, repository_name, top_level
 from agent_memory_client.history.instructions import instruction_of
-from agent_memory_client.loop import Event
+from agent_memory_client.loop import SOURCES_A_CALL, Event
 
 # A session's drafts of each kind, at most (the live hooks keep a session's newest three).
 PER_SESSION = 3
@@ -63,7 +63,7 @@ class Found:
             "kind": self.kind, "text": self.text, "files": self.files,
             "source_repo": source_repo, "client": transcript.client,
             "client_session": transcript.session, "seen_at": self.seen_at or None,
-            "sources": self.sources[-20:],
+            "sources": self.sources[-SOURCES_A_CALL:],
         }  # fmt: skip
 
 
@@ -163,8 +163,6 @@ def repository_of(transcript: Transcript) -> tuple[str | None, str | None]:
         _NAMES[cwd] = (repository_name(cwd, from_env=False), top) if top else (None, None)
     repo, top = _NAMES[cwd]
     if repo is None and transcript.remote:
-        from agent_memory_client.git import normalise_remote
-
         named = normalise_remote(transcript.remote)
         return (named[1] if named else None), None
     return repo, top
