@@ -128,6 +128,10 @@ class ShownProposalOut(ProposalOut):
 
 class ProposalsOut(BaseModel):
     proposals: list[ShownProposalOut]
+    not_listed: dict[str, int] = Field(
+        description="Pending proposals of the kinds not asked for (by default, those not"
+        " measured right nine times in ten), by kind: ask with `kind=`."
+    )
 
 
 class ComputedOut(BaseModel):

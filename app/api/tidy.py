@@ -36,14 +36,16 @@ async def pending(
     """The pending proposals whose memories are all still live, each with its memories
     (admins)."""
     shown = await services.tidy.pending(kind, limit)
+    not_listed = await services.tidy.not_listed(kind)
     return ProposalsOut(
+        not_listed=not_listed,
         proposals=[
             ShownProposalOut(
                 **ProposalOut.of(s.proposal).model_dump(),
                 memories=[MemoryOut.of(m) for m in s.memories],
             )
             for s in shown
-        ]
+        ],
     )
 
 

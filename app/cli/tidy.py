@@ -60,6 +60,9 @@ def cmd_tidy(args: argparse.Namespace) -> int:
             role = "" if proposal["kind"] == "retire" else ("kept: " if n == 0 else "goes: ")
             # Shown as data: quoted, so that no memory can pose as this listing's lines.
             print(f"    {role}{json.dumps(kept['content'], ensure_ascii=False)}")
-    if not listed["proposals"]:
+    others = ", ".join(f"{n} {kind}" for kind, n in listed["not_listed"].items())
+    if others:
+        say(f"not listed: {others} (--kind KIND lists them)")
+    elif not listed["proposals"]:
         say("nothing to tidy")
     return 0

@@ -591,9 +591,11 @@ async def tidy_page(request: Request, runtime: RuntimeDep, every_kind: Text = No
     kinds = PROPOSAL_KINDS if every_kind else None
     async with services_of(request, runtime) as services:
         pending = await services.tidy.pending(kinds, MAX_PROPOSALS_PAGE)
+        not_listed = await services.tidy.not_listed(kinds)
         decided = await services.tidy.recently_decided(PAGE_SIZE)
     shown = {
         "nav": "tidy", "proposals": pending, "decided": decided, "every_kind": bool(every_kind),
+        "not_listed": not_listed,
         "shown_by_default": SHOWN_BY_DEFAULT, "precision": MEASURED_PRECISION,
     }  # fmt: skip
     return page(request, "tidy.html", shown)

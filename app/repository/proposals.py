@@ -115,15 +115,18 @@ PROPOSAL_COLUMNS = (
 
 # Pending, and every memory it names still live: one that a person archived or merged by
 # hand since is not asked about.
-_PENDING = f"""
-SELECT {PROPOSAL_COLUMNS} FROM proposals p
-WHERE p.tenant_id = :tenant_id AND p.status = 'pending' AND p.kind = ANY(:kinds::text[])
+_ASKED = f"""p.tenant_id = :tenant_id AND p.status = 'pending'
   AND (SELECT count(*) FROM memories m
        WHERE m.tenant_id = :tenant_id AND m.id = ANY(p.memory_ids) AND {_WEIGHED})
-      = cardinality(p.memory_ids)
+      = cardinality(p.memory_ids)"""
+_PENDING = f"""
+SELECT {PROPOSAL_COLUMNS} FROM proposals p
+WHERE {_ASKED} AND p.kind = ANY(:kinds::text[])
 ORDER BY p.created_at DESC, p.id DESC
 LIMIT :limit
 """
+# How many of each kind a person would be asked about.
+_PENDING_BY_KIND = f"SELECT p.kind, count(*) AS n FROM proposals p WHERE {_ASKED} GROUP BY p.kind"
 
 
 def proposal_row(row: Any) -> ProposalEntry:
@@ -216,6 +219,11 @@ class ProposalRepository:
         conn = await self._uow.connection()
         values = {"tenant_id": self._uow.tenant_id, "kinds": list(kinds), "limit": limit}
         return [proposal_row(r) for r in await conn.fetch(*named(_PENDING, values))]
+
+    async def pending_by_kind(self) -> dict[str, int]:
+        conn = await self._uow.connection()
+        rows = await conn.fetch(*named(_PENDING_BY_KIND, {"tenant_id": self._uow.tenant_id}))
+        return {r["kind"]: int(r["n"]) for r in rows}
 
     async def recently_decided(self, limit: int) -> list[ProposalEntry]:
         """The last accepted or dismissed, last first: what a person may want to undo."""

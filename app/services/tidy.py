@@ -147,6 +147,15 @@ class TidyService:
         named = {m.id: m for m in await self._memories.get_many(ids)}
         return [ShownProposal(r, [named[i] for i in r.memory_ids if i in named]) for r in rows]
 
+    async def not_listed(self, kinds: Sequence[str] | None = None) -> dict[str, int]:
+        """How many pending proposals of each kind a listing of `kinds` (by default, the
+        kinds shown by default) leaves out: so that "nothing to tidy" is never said of a
+        memory with proposals of a kind not shown."""
+        self._actor.require("admin")
+        listed = set(kinds or SHOWN_BY_DEFAULT)
+        counts = await self._repo.pending_by_kind()
+        return {kind: n for kind, n in counts.items() if kind not in listed and n}
+
     async def recently_decided(self, limit: int) -> list[ShownProposal]:
         self._actor.require("admin")
         rows = await self._repo.recently_decided(min(limit, MAX_PROPOSALS_PAGE))

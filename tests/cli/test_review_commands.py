@@ -46,7 +46,10 @@ async def test_the_tidy_command(
     async with httpx.AsyncClient(base_url=served) as api:
         await api.post("/memories/import", content=export_file(*lines), headers=NDJSON_BODY)
     assert "1 merge" in await run(capsys, "tidy", "refresh", "--url", served)
-    assert await run(capsys, "tidy", "--url", served) == ""  # no kind is listed by default
+    assert await asyncio.to_thread(main, ["tidy", "--url", served]) == 0
+    listed = capsys.readouterr()
+    assert listed.out == ""  # no kind is listed by default, and it says what waits
+    assert "not listed: 1 merge" in listed.err
     listed = json.loads(await run(capsys, "tidy", "--kind", "merge", "--json", "--url", served))
     (proposal,) = listed["proposals"]
     accepted = await run(capsys, "tidy", "accept", proposal["id"], "--url", served)

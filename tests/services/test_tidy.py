@@ -64,6 +64,10 @@ async def test_proposals_are_found_and_never_applied_on_their_own(
     computed = (await api.post("/proposals/refresh")).json()
     assert computed["found"] == {"merge": 1, "replace": 1, "retire": 1}
     assert computed["saved"] == 3
+    # None of these kinds is listed by default (none is measured right nine times in ten):
+    # the answer says how many wait, by kind.
+    listed = (await api.get("/proposals")).json()
+    assert listed == {"proposals": [], "not_listed": {"merge": 1, "replace": 1, "retire": 1}}
     found = {p["kind"]: p for p in await proposals(api, "merge", "replace", "retire")}
     assert set(found["merge"]["memory_ids"]) == set(same)
     assert [m["id"] for m in found["merge"]["memories"]] == found["merge"]["memory_ids"]
