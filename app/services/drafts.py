@@ -23,17 +23,14 @@ from app.domain.inputs import (
     RememberDraft,
     decode_cursor,
     encode_cursor,
-    learning,
     source_repo_filter,
 )
-from app.domain.learning import learned_memory
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
 from app.domain.validation import Limits
 from app.repository.drafts import DraftRepository
 from app.services.audit import AuditTrail
-from app.services.learning import RememberResult
-from app.services.memories import MemoryService
+from app.services.learning import LearningService, RememberResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +53,10 @@ class DraftPage:
 
 class DraftQueue:
     def __init__(
-        self, uow: UnitOfWork, memories: MemoryService, limits: Limits, actor: Principal
+        self, uow: UnitOfWork, learning: LearningService, limits: Limits, actor: Principal
     ) -> None:
         self._repo = DraftRepository(uow)
-        self._memories = memories
+        self._learning = learning
         self._limits = limits
         self._actor = actor
         self._audit = AuditTrail(uow, actor)
@@ -117,22 +114,21 @@ class DraftQueue:
         _require_pending(draft, draft_id)
         assert draft is not None
         when = draft.seen_at.date().isoformat()
-        learned = learning(
+        result = await self._learning.learned(
             RememberDraft(
                 text=draft.text if text is None else text,
                 source_repo=draft.source_repo,
                 files=list(draft.files),
                 context=f"Drafted from a {draft.client} session of {when}, kept by a person.",
             ),
-            self._limits,
+            source="draft-review",
+            trust_level="user",
         )
-        learned = screen_fields(learned, self._limits.secrets_policy)
-        new = learned_memory(learned, source="draft-review", trust_level="user")
-        outcome = await self._memories.store_new(new)
+        outcome = result.outcome
         await self._repo.decide([draft_id], "kept", outcome.memory.id)
         detail = {"draft": str(draft_id), "edited": text is not None and text != draft.text}
         await self._audit.record("draft_keep", after=[outcome.memory], detail=detail)
-        return RememberResult(outcome, new.name or "", new.category or "")
+        return result
 
     async def drop(self, draft_ids: Sequence[UUID]) -> list[UUID]:
         """The pending ones among them dropped (kept as dropped: an import does not bring

@@ -24,7 +24,7 @@ from app.domain.inputs import (
     strategy_attempt,
 )
 from app.domain.learning import learned_memory
-from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
+from app.domain.memory import Memory, NewMemory, StoreOutcome, TrustLevel, outcome_note
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
 from app.domain.tasks import (
@@ -139,13 +139,20 @@ class LearningService:
     async def remember(self, draft: RememberDraft) -> RememberResult:
         self._memories.actor.require("write")
         self._memories.actor.require_trust("agent")
+        return await self.learned(draft, source="session-capture", trust_level="agent")
+
+    async def learned(
+        self, draft: RememberDraft, *, source: str, trust_level: TrustLevel
+    ) -> RememberResult:
+        """A learning stored as a memory (its category and title inferred): an agent's
+        `remember`, or a draft a person keeps (app/services/drafts.py). The caller has
+        checked who may write it."""
         learned = learning(draft, self._limits)
         # Screened here too, so that a refusal names the fields as the caller sent them.
         learned = screen_fields(learned, self._limits.secrets_policy)
-        new = learned_memory(learned, source="session-capture")
+        new = learned_memory(learned, source=source, trust_level=trust_level)
         outcome = await self._memories.store_new(new)
-        name, category = new.name or "", new.category or ""
-        return RememberResult(outcome, name, category)
+        return RememberResult(outcome, new.name or "", new.category or "")
 
     async def hint(self, task: str, source_repo: str) -> Hint:
         """A strategy that worked for a similar task here. Bad input is refused; any other

@@ -61,7 +61,7 @@ class Services:
 
     @cached_property
     def drafts(self) -> DraftQueue:
-        return DraftQueue(self.uow, self.memories, self.runtime.limits, self.principal)
+        return DraftQueue(self.uow, self.learning, self.runtime.limits, self.principal)
 
     @cached_property
     def tidy(self) -> TidyService:

@@ -19,6 +19,7 @@ DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS = 5, 200, 200
 # Formatters and linters: what a change fixed there is rarely a lesson for a later session.
 NO_LESSON = frozenset({"ruff", "black", "isort", "prettier", "eslint", "gofmt", "rustfmt"})
 ERROR_LINES, ERROR_CHARS = 5, 600  # ... of a failed command's error: its last lines
+ERROR_TAIL_CHARS = 16_384  # what of the output is read for them
 
 
 # A terminal's escape sequences (colours, cursor moves, titles) and other control
@@ -37,7 +38,8 @@ def plain(text: str) -> str:
 def error_query(error: str) -> str:
     """What of a failed command's output stands for it: its last lines, where the error
     itself is (a traceback's last line, a linker's summary), as plain text."""
-    lines = [line.strip() for line in plain(error).splitlines() if line.strip()]
+    # Its tail only: a hook runs on every failure, and a test run's output may be megabytes.
+    lines = [line.strip() for line in plain(error[-ERROR_TAIL_CHARS:]).splitlines() if line.strip()]
     return "\n".join(lines[-ERROR_LINES:])[-ERROR_CHARS:]
 
 

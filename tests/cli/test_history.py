@@ -76,12 +76,26 @@ def claude_entry(kind: str, content: Any, n: int, cwd: str, **extra: Any) -> dic
     }  # fmt: skip
 
 
-def bash(n: int, command: str) -> dict[str, Any]:
-    return {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command}}
+def call(
+    n: int, tool: str, tool_input: dict[str, Any], output: str, cwd: str, failed: bool = False
+) -> list[dict[str, Any]]:
+    """The n-th tool call of a Claude Code transcript and its result: two entries, at
+    seconds 10n and 10n + 1."""
+    use = {"type": "tool_use", "id": f"t{n}", "name": tool, "input": tool_input}
+    done = {"type": "tool_result", "tool_use_id": f"t{n}", "content": output, "is_error": failed}
+    return [
+        claude_entry("assistant", [use], 10 * n, cwd),
+        claude_entry("user", [done], 10 * n + 1, cwd),
+    ]
 
 
-def result(n: int, text: str, error: bool) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": f"t{n}", "content": text, "is_error": error}
+def fixed(cwd: str, error: str, check: str = "python3 check.py") -> list[dict[str, Any]]:
+    """A command fails with `error`, the agent writes helper.py, the command passes."""
+    return [
+        *call(1, "Bash", {"command": "python3 check.py"}, error, cwd, failed=True),
+        *call(3, "Write", {"file_path": f"{cwd}/helper.py"}, "File created", cwd),
+        *call(4, "Bash", {"command": check}, "ok", cwd),
+    ]
 
 
 def test_a_claude_code_transcript_replays_as_the_live_hooks_saw_it(tmp_path: Path) -> None:
@@ -89,59 +103,25 @@ def test_a_claude_code_transcript_replays_as_the_live_hooks_saw_it(tmp_path: Pat
     steps = [
         claude_entry("user", PROMPT, 1, cwd),
         claude_entry("user", "Stop hook feedback: remember things", 2, cwd, isMeta=True),
-        claude_entry("assistant", [bash(1, "python3 check.py")], 3, cwd),
-        claude_entry(
-            "user",
-            [result(1, "Traceback\nModuleNotFoundError: No module named 'helper'", True)],
-            4,
-            cwd,
+        # Read before the fix: the draft carries it.
+        *call(0, "WebFetch", {"url": "https://example.com/fix"}, "a page", cwd),
+        *fixed(
+            cwd, "Traceback\nModuleNotFoundError: No module named 'helper'", "python3 check.py -q"
         ),
-        claude_entry(
-            "assistant",
-            [
-                {
-                    "type": "tool_use",
-                    "id": "t2",
-                    "name": "WebFetch",
-                    "input": {"url": "https://example.com/fix"},
-                }
-            ],
-            5,
-            cwd,
-        ),
-        claude_entry("user", [result(2, "a page", False)], 6, cwd),
-        claude_entry(
-            "assistant",
-            [
-                {
-                    "type": "tool_use",
-                    "id": "t3",
-                    "name": "Write",
-                    "input": {"file_path": f"{cwd}/helper.py"},
-                }
-            ],
-            7,
-            cwd,
-        ),
-        claude_entry("user", [result(3, "File created", False)], 8, cwd),
-        claude_entry("assistant", [bash(4, "python3 check.py -q")], 9, cwd),
-        claude_entry("user", [result(4, "ok", False)], 10, cwd),
         # A retry that passes with nothing changed, and a formatter: no lesson.
-        claude_entry("assistant", [bash(5, "make lint")], 11, cwd),
-        claude_entry("user", [result(5, "Error: E501", True)], 12, cwd),
-        claude_entry("assistant", [bash(6, "make lint")], 13, cwd),
-        claude_entry("user", [result(6, "ok", False)], 14, cwd),
+        *call(5, "Bash", {"command": "make lint"}, "Error: E501", cwd, failed=True),
+        *call(6, "Bash", {"command": "make lint"}, "ok", cwd),
         {"type": "api-request-blob", "message": {"role": "user", "content": "Always copy"}},
     ]
     transcript = claude_code.read(jsonl(tmp_path / "projects" / "x" / "s-1.jsonl", steps))
     assert transcript is not None and transcript.session == "s-1" and transcript.cwd == cwd
     found = drafts_of(transcript, cwd)
     assert [(f.kind, f.text, f.files, f.sources) for f in found] == [
-        ("fix", FIXED.replace("check.py`", "check.py`", 1), ["helper.py"],
+        ("fix", FIXED, ["helper.py"],
          ["https://example.com/fix"]),
         ("instruction", RULE, [], []),
     ]  # fmt: skip
-    assert found[0].seen_at == "2026-10-01T10:00:10Z"
+    assert found[0].seen_at == "2026-10-01T10:00:41Z"
 
 
 def codex_line(kind: str, payload: dict[str, Any], n: int) -> dict[str, Any]:
@@ -373,24 +353,7 @@ async def test_a_draft_the_input_rules_refuse_is_left_out_and_the_rest_queued(
     steps = [
         claude_entry("user", "Never edit the generated\u200b files by hand.", 1, cwd),
         claude_entry("user", "Always run make lint before pushing.", 2, cwd),
-        claude_entry("assistant", [bash(1, "python3 check.py")], 3, cwd),
-        claude_entry("user", [result(1, coloured, True)], 4, cwd),
-        claude_entry(
-            "assistant",
-            [
-                {
-                    "type": "tool_use",
-                    "id": "t2",
-                    "name": "Write",
-                    "input": {"file_path": f"{cwd}/helper.py"},
-                }
-            ],
-            5,
-            cwd,
-        ),
-        claude_entry("user", [result(2, "File created", False)], 6, cwd),
-        claude_entry("assistant", [bash(3, "python3 check.py")], 7, cwd),
-        claude_entry("user", [result(3, "ok", False)], 8, cwd),
+        *fixed(cwd, coloured),
     ]
     jsonl(tmp_path / "claude" / "projects" / "x" / "s-1.jsonl", steps)
     argv = ["import-history", "--client", "claude-code", "--url", served,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -216,58 +216,17 @@ def postmaster_pid(data_dir: Path) -> int:
     return int((data_dir / "pgdata" / "postmaster.pid").read_text().split("\n", 1)[0])
 
 
-def test_a_start_waits_for_a_killed_postmaster_its_parent_has_not_reaped(
+def start_held_by(
     tmp_path: Path,
+    holder: subprocess.Popen[bytes],
+    said: str,
+    release: Callable[[], object],
+    status: str | None = None,
 ) -> None:
-    """A postmaster killed with -9 is a zombie until its parent reaps it: its pid is still
-    taken, the wheel took it for a running server, and the start failed (issue 50). Held
-    here for as long as the test likes: the start must wait, then start PostgreSQL anew."""
+    """A lock that names `holder` in the postmaster's place (its status set to `status`,
+    when given), held for as long as the test likes: a start must say `said` and wait; once
+    `release` ends the holder, it starts PostgreSQL anew."""
     import logging
-    import os
-    import subprocess
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    server = EmbeddedPostgres(tmp_path)
-    server.start()
-    lock = (tmp_path / "pgdata" / "postmaster.pid").read_text()
-    server.stop()
-    # A dead process not yet reaped, in the postmaster's place (this test is its parent).
-    dead = subprocess.Popen(["true"])
-    os.waitid(os.P_PID, dead.pid, os.WEXITED | os.WNOWAIT)  # exited, still a zombie
-    (tmp_path / "pgdata" / "postmaster.pid").write_text(f"{dead.pid}\n" + lock.split("\n", 1)[1])
-
-    waiting = threading.Event()
-
-    class Told(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "left by a crash to finish exiting" in record.getMessage():
-                waiting.set()
-
-    told = Told()
-    logging.getLogger("app.db.embedded").addHandler(told)
-    again = EmbeddedPostgres(tmp_path)
-    try:
-        with ThreadPoolExecutor(1) as pool:
-            starting = pool.submit(again.start)
-            assert waiting.wait(60), "the start did not wait for it"
-            assert not starting.done()
-            dead.wait()  # reaped, as its parent (init, after a crash) does
-            starting.result(timeout=120)
-        assert "(1 row)" in again._server.psql("SELECT 1;")
-        assert postmaster_pid(tmp_path) != dead.pid
-    finally:
-        logging.getLogger("app.db.embedded").removeHandler(told)
-        again.stop()
-
-
-def test_a_start_waits_for_a_postmaster_still_shutting_down(tmp_path: Path) -> None:
-    """A stop that outran its wait (seen in CI on a loaded machine, in the outage test's
-    quiet restart) leaves a live postmaster whose lock says `stopping`: the wheel took it
-    for a running server and the start failed. Held here for as long as the test likes (a
-    live process in its place): the start waits, then starts PostgreSQL anew."""
-    import logging
-    import subprocess
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -275,15 +234,16 @@ def test_a_start_waits_for_a_postmaster_still_shutting_down(tmp_path: Path) -> N
     server.start()
     lines = (tmp_path / "pgdata" / "postmaster.pid").read_text().split("\n")
     server.stop()
-    stopping = subprocess.Popen(["sleep", "600"])
-    lines[0], lines[7] = str(stopping.pid), "stopping"
+    lines[0] = str(holder.pid)
+    if status is not None:
+        lines[7] = status
     (tmp_path / "pgdata" / "postmaster.pid").write_text("\n".join(lines))
 
     waiting = threading.Event()
 
     class Told(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            if "still shutting down" in record.getMessage():
+            if said in record.getMessage():
                 waiting.set()
 
     told = Told()
@@ -294,15 +254,43 @@ def test_a_start_waits_for_a_postmaster_still_shutting_down(tmp_path: Path) -> N
             starting = pool.submit(again.start)
             assert waiting.wait(60), "the start did not wait for it"
             assert not starting.done()
-            stopping.terminate()  # the shutdown ends
-            stopping.wait()
+            release()
             starting.result(timeout=120)
         assert "(1 row)" in again._server.psql("SELECT 1;")
-        assert postmaster_pid(tmp_path) != stopping.pid
+        assert postmaster_pid(tmp_path) != holder.pid
     finally:
-        stopping.kill()
         logging.getLogger("app.db.embedded").removeHandler(told)
         again.stop()
+
+
+def test_a_start_waits_for_a_killed_postmaster_its_parent_has_not_reaped(
+    tmp_path: Path,
+) -> None:
+    """A postmaster killed with -9 is a zombie until its parent reaps it: its pid is still
+    taken, the wheel took it for a running server, and the start failed (issue 50)."""
+    import os
+
+    # A dead process not yet reaped, in the postmaster's place (this test is its parent).
+    dead = subprocess.Popen(["true"])
+    os.waitid(os.P_PID, dead.pid, os.WEXITED | os.WNOWAIT)  # exited, still a zombie
+    # Reaped, as its parent (init, after a crash) does.
+    start_held_by(tmp_path, dead, "left by a crash to finish exiting", dead.wait)
+
+
+def test_a_start_waits_for_a_postmaster_still_shutting_down(tmp_path: Path) -> None:
+    """A stop that outran its wait (seen in CI on a loaded machine, in the outage test's
+    quiet restart) leaves a live postmaster whose lock says `stopping`: the wheel took it
+    for a running server and the start failed."""
+    stopping = subprocess.Popen(["sleep", "600"])
+
+    def shutdown_ends() -> None:
+        stopping.terminate()
+        stopping.wait()
+
+    try:
+        start_held_by(tmp_path, stopping, "still shutting down", shutdown_ends, "stopping")
+    finally:
+        stopping.kill()
 
 
 def test_a_start_clears_the_lock_a_killed_standalone_backend_left(tmp_path: Path) -> None:
