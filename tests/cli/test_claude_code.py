@@ -356,6 +356,17 @@ async def test_the_plugin_through_the_real_claude_code(
     assert recent.count("\n- ") == 2 and "ended before the agent answered" not in snapshot
 
 
+def failing_then_fixed(repo: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The stub model's calls for a session that fails a command, writes the missing file,
+    and runs the command again (check.py, written here, imports the missing helper)."""
+    (repo / "check.py").write_text("import helper\nprint(helper.OK)\n")
+    return [
+        ("Bash", {"command": "python3 check.py"}),
+        ("Write", {"file_path": str(repo / "helper.py"), "content": "OK = 'ok'\n"}),
+        ("Bash", {"command": "python3 check.py"}),
+    ]
+
+
 def checkout(path: Path) -> Path:
     """A git work tree with an origin (acme/api) and one commit of app/db/pool.py."""
     (path / "app" / "db").mkdir(parents=True)
@@ -512,13 +523,8 @@ async def test_a_failure_a_change_fixed_becomes_a_draft_the_stop_reminder_lists(
     passes. The service keeps one draft (not a memory), and the Stop reminder lists it."""
     repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
     home.mkdir()
-    (repo / "check.py").write_text("import helper\nprint(helper.OK)\n")
     stub = StubModel()
-    stub.tool_calls = [
-        ("Bash", {"command": "python3 check.py"}),
-        ("Write", {"file_path": str(repo / "helper.py"), "content": "OK = 'ok'\n"}),
-        ("Bash", {"command": "python3 check.py"}),
-    ]
+    stub.tool_calls = failing_then_fixed(repo)
     async with serving(stub.app()) as model_url:
         await claude_run(repo, home, model_url, served, "Bash", "Write", prompt="Fix check.py")
     assert not stub.tool_calls  # the model's three calls were made

@@ -19,7 +19,13 @@ from agent_memory_client.history import Report, Transcript, claude_code, codex, 
 from agent_memory_client.history.instructions import instruction_of
 from app.cli import main
 from tests.cli.test_agent_clients import CODEX, Script, codex_home, codex_run, responses_api
-from tests.cli.test_claude_code import CLAUDE, StubModel, checkout, claude_run
+from tests.cli.test_claude_code import (
+    CLAUDE,
+    StubModel,
+    checkout,
+    claude_run,
+    failing_then_fixed,
+)
 from tests.conftest import serving
 from tests.contracts.test_input_rules import GITHUB_TOKEN
 
@@ -272,15 +278,10 @@ async def test_history_the_real_clients_wrote_becomes_drafts_once(
     """A Claude Code session and a Codex session, each failing, changing a file, passing,
     with a user's rule in the prompt; the Codex prompt also holds a token."""
     repo = checkout(tmp_path / "checkout")
-    (repo / "check.py").write_text("import helper\nprint(helper.OK)\n")
     claude_home, codex_dir = tmp_path / "claude-home", tmp_path / "codex-home"
     claude_home.mkdir()
     stub = StubModel()
-    stub.tool_calls = [
-        ("Bash", {"command": "python3 check.py"}),
-        ("Write", {"file_path": str(repo / "helper.py"), "content": "OK = 'ok'\n"}),
-        ("Bash", {"command": "python3 check.py"}),
-    ]
+    stub.tool_calls = failing_then_fixed(repo)
     async with serving(stub.app()) as model_url:
         await claude_run(repo, claude_home, model_url, served, "Bash", "Write", prompt=PROMPT)
     (repo / "helper.py").unlink()
