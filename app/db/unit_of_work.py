@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any
 from uuid import UUID
 
@@ -125,20 +125,6 @@ class UnitOfWork:
         self._conn: Any = None
         self._tx: Any = None
         self._lost = False
-
-    @property
-    def connected(self) -> bool:
-        """Whether this unit of work holds a connection (and its transaction) yet."""
-        return self._conn is not None
-
-    def beside(self) -> AbstractAsyncContextManager[UnitOfWork]:
-        """A unit of work of its own for the same tenant and key, for a read sent while
-        this one does slow work that holds no connection (a search's query embedding). It
-        holds its connection only for that read. Not for a caller that already holds one:
-        with the tenant's connections taken, the two would wait on each other."""
-        if self.connected:
-            raise RuntimeError("a unit of work beside one that holds a connection")
-        return unit_of_work(self._database, self.tenant_id, self.key_id)
 
     async def connection(self, settings: Mapping[str, str] | None = None) -> Any:
         """The transaction's connection. `settings` are transaction-local parameters the

@@ -4,8 +4,7 @@ worker, planned there once per connection (memory_search_on_worker(), migration 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -23,7 +22,6 @@ from app.repository.search_statement import (
     SearchParams,
     SearchStatement,
     counted_reads,
-    postings_statement,
     search_statement,
 )
 from app.repository.sql import named
@@ -66,35 +64,29 @@ class SearchRepository:
             settings["plan_cache_mode"] = "force_generic_plan"
         return settings
 
-    async def keyword_postings(
-        self, f: MemoryFilter, query: str, term_cap: int, timeout_ms: int = 0
-    ) -> dict[str, Any]:
-        """The keyword reader's answer for `query`, read on its own (postings_statement),
-        for `search` to take as `SearchParams.postings`."""
-        statement = postings_statement(self._uow.tenant_id, f, query, term_cap)
-        with _stopped_after(timeout_ms):
-            conn = await self._uow.connection(self._settings(timeout_ms))
-            answer: dict[str, Any] = await conn.fetchval(*named(statement.sql, statement.values))
-        return answer
-
     async def search(self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
-        with _stopped_after(timeout_ms):
+        try:
             conn, statement = await self._statement(f, p, timeout_ms)
             rows = await self._rows(conn, statement)
-        hits = [
-            SearchHit(
-                memory=to_memory(row),
-                score=float(row["score"]),
-                similarity=float(row["similarity"]),
-                vector_similarity=float(row["vector_similarity"]),
-                keyword_score=float(row["keyword_score"]),
-                decayed_score=float(row["decayed_score"]),
-            )
-            for row in rows
-            if row["id"] is not None  # the counts' row when nothing is returned
-        ]
+            hits = [
+                SearchHit(
+                    memory=to_memory(row),
+                    score=float(row["score"]),
+                    similarity=float(row["similarity"]),
+                    vector_similarity=float(row["vector_similarity"]),
+                    keyword_score=float(row["keyword_score"]),
+                    decayed_score=float(row["decayed_score"]),
+                )
+                for row in rows
+                if row["id"] is not None  # the counts' row when nothing is returned
+            ]
+        except asyncpg.QueryCanceledError as exc:
+            raise SearchTimeoutError(
+                f"the search took longer than {timeout_ms} ms and was stopped; "
+                "a shorter or more specific query is cheaper"
+            ) from exc
         counts = rows[0]
         return SearchOutcome(
             hits,
@@ -148,18 +140,6 @@ class SearchRepository:
         sql, args = statement.compiled()
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]
-
-
-@contextmanager
-def _stopped_after(timeout_ms: int) -> Iterator[None]:
-    """A statement the server cancelled at the search's timeout, as SearchTimeoutError."""
-    try:
-        yield
-    except asyncpg.QueryCanceledError as exc:
-        raise SearchTimeoutError(
-            f"the search took longer than {timeout_ms} ms and was stopped; "
-            "a shorter or more specific query is cheaper"
-        ) from exc
 
 
 def _ids(values: list[str]) -> list[UUID]:

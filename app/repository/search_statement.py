@@ -97,9 +97,6 @@ class SearchParams:
     # Memories written on this branch score `branch_boost` times higher (None: no branch).
     git_branch: str | None = None
     branch_boost: float = 1.0
-    # The keyword reader's answer, when it was read beside the query's embedding
-    # (postings_statement): the statement then takes it as a value and reads nothing for it.
-    postings: dict[str, Any] | None = None
 
     @property
     def uses_vectors(self) -> bool:
@@ -192,42 +189,19 @@ def _keyword_on(p: SearchParams) -> str:
 _HITS = "postings p CROSS JOIN jsonb_array_elements_text(p.hits -> {term}) AS k(hit)"
 
 
-def _postings_call(filters: str, all_terms: str) -> str:
-    """The keyword reader's call: each term's hits, read once through the GIN index, or for
-    a term ANALYZE's statistics call common (more than 5 x term_cap rows) its frequency
-    instead, so that a posting list every row is on is never read. With `all_terms` (SQL
-    boolean), the rows holding all the terms too, under the key "" (memory_keyword_postings())."""
-    return f"memory_keyword_postings(:tenant_id, :query, :term_cap, {filters}, {all_terms})"
-
-
-def postings_statement(
-    tenant_id: str, f: MemoryFilter, query: str, term_cap: int
-) -> SearchStatement:
-    """The keyword reader's call on its own, for a search with a vector side, sent while
-    its query is embedded; its answer becomes `SearchParams.postings`. On Citus a call of
-    the function alone is delegated to the tenant's worker (migration 0035)."""
-    s = SearchStatement()
-    for name, value in (("tenant_id", tenant_id), ("query", query), ("term_cap", term_cap)):
-        s.bind(value, name)
-    s.sql = f"SELECT {_postings_call(filter_value(f, s.bind), 'false')}"
-    return s
-
-
 def _term_reads(filters: str, p: SearchParams, s: SearchStatement) -> list[str]:
     """The query's terms, and what the keyword reader answers for each: its hits, or (a
     common term) its frequency."""
-    if p.postings is not None:
-        # Read beside the query's embedding (postings_statement), for a search with a
-        # vector side: the same call, without the rows holding all terms.
-        hits = f"{s.bind(p.postings, 'postings')}::jsonb"
-    else:
-        # Without a vector side, the rows holding all the terms are read from the index too
-        # (under the key "": _keyword).
-        hits = _postings_call(filters, s.bind(not p.uses_vectors, "all_terms"))
+    # Without a vector side, the rows holding all the terms are read from the index too
+    # (under the key "": _keyword).
+    all_terms = s.bind(not p.uses_vectors, "all_terms")
     return [
         f"""postings AS MATERIALIZED (
-    -- Each term's hits, or a common term's frequency (_postings_call).
-    SELECT {hits} AS hits
+    -- Each term's hits, read once through the GIN index, or for a term ANALYZE's statistics
+    -- call common (more than 5 x term_cap rows) its frequency instead: a posting list
+    -- every row is on is never read (memory_keyword_postings()).
+    SELECT memory_keyword_postings(:tenant_id, :query, :term_cap, {filters},
+                                   {all_terms}) AS hits
     WHERE {_keyword_on(p)}
 )""",
         f"""query_terms AS (

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from app.config import Settings
@@ -82,27 +80,27 @@ class SearchService:
         if ids:
             await self._repo.count_reads(ids)
 
-    async def _params(
-        self, query: SearchQuery, read_beside: bool = True
-    ) -> tuple[SearchParams, str | None]:
+    async def _params(self, query: SearchQuery) -> tuple[SearchParams, str | None]:
         """The statement's parameters, the query embedded; and why the search is
-        keyword-only when the provider failed (None otherwise). With `read_beside`, a
-        search with both sides reads its keyword postings while its query is embedded."""
+        keyword-only when the provider failed (None otherwise)."""
         alpha = self._settings.hybrid_alpha if query.alpha is None else query.alpha
-        embedding = postings = degraded = None
+        embedding = None
+        degraded = None
         if alpha > 0:
-            embedding, postings = await self._embedded_with_postings(
-                query, read_postings=read_beside and alpha < 1
-            )
-            if embedding is None:
-                # Memory stays usable: keyword side only (which reads its postings in the
-                # statement, with the rows holding all terms), and the answer says so.
-                alpha, postings = 0.0, None
-                degraded = "keyword-only: the embedding provider is unavailable"
+            embed_started = time.perf_counter()
+            try:
+                embedding = await self._embedder.embed_one(
+                    query.text, tenant=self._uow.tenant_id, interactive=True
+                )
+                self._telemetry.embedding_seconds(time.perf_counter() - embed_started, 1)
+            except EmbeddingError as exc:
+                # Memory stays usable: keyword side only, and the answer says so.
+                logger.warning("query embedding failed; searching keyword-only: %s", exc)
+                self._telemetry.embedding_failures.inc()
+                alpha, degraded = 0.0, "keyword-only: the embedding provider is unavailable"
         params = SearchParams(
             query=query.text,
             embedding=embedding,
-            postings=postings,
             alpha=alpha,
             limit=query.limit,
             # Enough candidates per side that fusion can reorder, never fewer than asked for.
@@ -117,57 +115,12 @@ class SearchService:
         )
         return params, degraded
 
-    async def _embedded_with_postings(
-        self, query: SearchQuery, read_postings: bool
-    ) -> tuple[list[float] | None, dict[str, Any] | None]:
-        """The query's vector (None when the provider failed) and, with `read_postings`,
-        the keyword postings, read while the model works: the keyword side needs no
-        vector, and at 100,000 memories its reads took 2-3 ms of a 12 ms statement
-        (docs/benchmarks.md)."""
-        embedding = asyncio.ensure_future(self._embedded(query.text))
-        try:
-            postings = await self._postings_beside(query) if read_postings else None
-            return await embedding, postings
-        except BaseException:
-            embedding.cancel()
-            await asyncio.gather(embedding, return_exceptions=True)
-            raise
-
-    async def _embedded(self, text: str) -> list[float] | None:
-        started = time.perf_counter()
-        try:
-            embedding = await self._embedder.embed_one(
-                text, tenant=self._uow.tenant_id, interactive=True
-            )
-        except EmbeddingError as exc:
-            logger.warning("query embedding failed; searching keyword-only: %s", exc)
-            self._telemetry.embedding_failures.inc()
-            return None
-        self._telemetry.embedding_seconds(time.perf_counter() - started, 1)
-        return embedding
-
-    async def _postings_beside(self, query: SearchQuery) -> dict[str, Any]:
-        """The keyword postings, on a connection held for that read alone, unless this
-        search's transaction already holds one (a hint inside a write): then on that."""
-        timeout_ms = self._settings.search_timeout_ms
-        term_cap = self._settings.keyword_term_cap
-        if self._uow.connected:
-            return await self._repo.keyword_postings(query.filter, query.text, term_cap, timeout_ms)
-        async with self._uow.beside() as uow:
-            return await SearchRepository(uow).keyword_postings(
-                query.filter, query.text, term_cap, timeout_ms
-            )
-
     async def explain(self, draft: SearchDraft) -> tuple[SearchStatement, list[str]]:
         """The statement a search would send, with its values, and its plan as it ran
-        (EXPLAIN ANALYZE, BUFFERS; accesses not counted). An admin's tool. The keyword
-        postings are read inside it, as a keyword-only search reads them, so that the plan
-        shows that read too (a search with both sides reads them beside its embedding)."""
+        (EXPLAIN ANALYZE, BUFFERS; accesses not counted). An admin's tool."""
         self._actor.require("admin")
         query = search_query(draft, self._limits)
-        params, _ = await self._params(
-            dataclasses.replace(query, track_access=False), read_beside=False
-        )
+        params, _ = await self._params(dataclasses.replace(query, track_access=False))
         return await self._repo.explain(query.filter, params)
 
     async def run(self, query: SearchQuery) -> SearchResponse:

@@ -140,57 +140,6 @@ async def test_a_store_holds_no_connection_while_its_text_is_embedded(
         await db.execute("TRUNCATE memories, memory_access")
 
 
-async def test_a_hybrid_search_reads_its_keyword_postings_while_its_query_is_embedded(
-    settings: Settings, database_url: str, db: asyncpg.Connection, another_model: None
-) -> None:
-    """The keyword side needs no vector: its postings are read on a connection of their
-    own while the model holds the query, and that connection is given back before the
-    model answers (one pooled connection serves another request meanwhile)."""
-    one = Settings(
-        **{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 1, "db_acquire_timeout_s": 2}
-    )
-    embedder = GatedEmbedder()
-    application = create_app(one, embedder=embedder, database_url=database_url)
-    try:
-        async with running(application):
-            database = application.state.runtime.database
-            transport = httpx.ASGITransport(app=application)
-            async with httpx.AsyncClient(
-                transport=transport, base_url="http://localhost"
-            ) as client:
-                embedder.gate.set()
-                stored = await client.post(
-                    "/memories",
-                    json={"content": "checkRateLimit throws on an empty bucket", "source_repo": None},
-                )
-                assert stored.status_code == 201
-                embedder.gate.clear()
-                embedder.entered.clear()
-                released = asyncio.Event()
-                release_for = database.release_for
-
-                async def spied(tenant_id: str, conn: object, *, lost: bool = False) -> None:
-                    await release_for(tenant_id, conn, lost=lost)
-                    if embedder.entered.is_set() and not embedder.gate.is_set():
-                        released.set()
-
-                database.release_for = spied
-                searching = asyncio.create_task(
-                    client.get("/search", params={"q": "checkRateLimit", "floor": False})
-                )
-                await embedder.entered.wait()
-                # Read and given back while the model still holds the query.
-                await asyncio.wait_for(released.wait(), timeout=60)
-                assert (await client.get("/memories")).status_code == 200
-                embedder.gate.set()
-                response = await searching
-                assert response.status_code == 200, response.text
-                (hit,) = response.json()["results"]
-                assert hit["keyword_score"] == 1.0 and hit["vector_similarity"] > 0
-    finally:
-        await db.execute("TRUNCATE memories, memory_access")
-
-
 async def test_a_transaction_that_has_written_keeps_its_connection(
     app: FastAPI, api: httpx.AsyncClient, db: asyncpg.Connection, distributed: bool
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from dataclasses import replace
 from typing import Any
 
 import asyncpg
@@ -18,8 +17,7 @@ from app.db.pool import create_pool
 from app.db.unit_of_work import Database, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.memory import DEFAULT_TENANT
-from app.embeddings.base import Embedder
-from app.repository.search import SearchOutcome, SearchRepository
+from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams
 from tests.services.forgetting_curve import ranked_score, retention
 
@@ -290,51 +288,6 @@ async def test_filtered_vector_search_is_complete(
     assert f"generated memory {best}" in [r["content"] for r in rows]
 
 
-async def searched_both_ways(
-    app: FastAPI, f: MemoryFilter, params: SearchParams
-) -> tuple[SearchOutcome, SearchOutcome, dict[str, Any]]:
-    """The search with its keyword postings read inside the statement, and with them read
-    first on their own (as a search does while its query is embedded), and those postings."""
-    async with unit_of_work(app.state.runtime.database, DEFAULT_TENANT) as uow:
-        repo = SearchRepository(uow)
-        inline = await repo.search(f, params)
-        postings = await repo.keyword_postings(f, params.query, params.term_cap)
-        beside = await repo.search(f, replace(params, postings=postings))
-    return inline, beside, postings
-
-
-def ranking(outcome: SearchOutcome) -> list[tuple[str, float, float]]:
-    """Each hit, its keyword score and its score (to 9 places: both ways compute the same
-    floats, but one may round its last bit apart)."""
-    return [(h.memory.content, round(h.keyword_score, 9), round(h.score, 9)) for h in outcome.hits]
-
-
-async def test_postings_read_beside_the_embedding_rank_as_the_statements_own(
-    api: httpx.AsyncClient, app: FastAPI, embedder: Embedder
-) -> None:
-    for text in CORPUS:
-        await store(api, text)
-    await store(api, "checkRateLimit retries with backoff in the web app", source_repo="acme/web")
-    for query in ("checkRateLimit", "TypeError: Cannot read property", "reversible migrations"):
-        vector = await embedder.embed_one(query)
-        params = SearchParams(query, vector, 0.6, 10, 40, 200, 0.0, 30.0, False)
-        for f in (MemoryFilter(), MemoryFilter(source_repo="acme/web", include_global=False)):
-            inline, beside, postings = await searched_both_ways(app, f, params)
-            if not f.is_narrowed:
-                assert any(postings.values()), (query, postings)  # rare terms: their hits
-            assert ranking(beside) == ranking(inline), (query, f)
-            assert beside.keyword_candidates == inline.keyword_candidates
-    # The filter reaches the read: no global memory's hit for a repository without them.
-    _, scoped, postings = await searched_both_ways(
-        app, MemoryFilter(source_repo="acme/web", include_global=False),
-        SearchParams("checkRateLimit", None, 0.6, 10, 40, 200, 0.0, 30.0, False),
-    )  # fmt: skip
-    assert len(postings["checkratelimit"]) == 1
-    assert [h.memory.content for h in scoped.hits] == [
-        "checkRateLimit retries with backoff in the web app"
-    ]
-
-
 @pytest.mark.single_node
 async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
     api: httpx.AsyncClient, db: asyncpg.Connection, app: FastAPI
@@ -353,13 +306,6 @@ async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
 
     hybrid = await run(0.6)
     assert len(hybrid) == 40  # the vector candidates, nothing else
-    params = SearchParams("deploy pipeline", query, 0.6, 100, 40, 10, 0.0, 30.0, False)
-    _, beside, postings = await searched_both_ways(app, MemoryFilter(), params)
-    # Read beside the embedding: frequencies, no hits; the same rows from the vector side.
-    assert len(postings) == 2 and not any(isinstance(v, list) for v in postings.values())
-    assert [(h.memory.id, h.keyword_score) for h in beside.hits] == [
-        (h.memory.id, h.keyword_score) for h in hybrid
-    ]
     scored = [h for h in hybrid if h.keyword_score > 0]
     assert scored and all(h.memory.content.startswith("deploy pipeline") for h in scored)
     assert all(h.keyword_score == 0 for h in hybrid if h.memory.content.startswith("deploy note"))
