@@ -126,6 +126,10 @@ class Settings(BaseSettings):
     # exact distance instead of walking the graph (docs/search.md, "Filtered vector
     # search"). 0: always the graph.
     vector_exact_factor: float = Field(default=500.0, ge=0.0, le=1_000_000.0)
+    # A repository with at least this many live memories gets an HNSW graph of its own,
+    # which its searches walk instead of reading it whole (docs/search.md, "A repository's
+    # own graph"); one that falls below half of it loses it. 0: no repository graphs.
+    repository_graph_rows: int = Field(default=5_000, ge=0)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
     # Hybrid results scoring below RATIO x the best match, or whose similarity to the query

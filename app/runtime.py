@@ -21,6 +21,9 @@ class Runtime:
     telemetry: Telemetry
     schema_head: str
     authenticator: Authenticates
+    # The login the pool connects as before SET ROLE, for the schedule's work as the
+    # table's owner (repositories' graphs); None when it connects as the service's role.
+    owner_url: str | None = None
     # Requests in flight per tenant (see Settings.tenant_max_requests).
     admission: TenantShares = field(init=False)
 

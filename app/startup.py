@@ -116,7 +116,10 @@ async def open_runtime(
                     database, settings.host, settings.require_keys, settings.allow_open_network
                 ),
             )
-            yield Runtime(settings, database, the_embedder, Telemetry(), head, authenticator)
+            yield Runtime(
+                settings, database, the_embedder, Telemetry(), head, authenticator,
+                owner_url=url if settings.db_app_role else None,
+            )  # fmt: skip
         finally:
             await database.close()
             if embedder is None:

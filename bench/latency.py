@@ -16,6 +16,7 @@ other, the other, this tree.
     BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.latency --sizes 1000000 \
         --real-vectors --keep [--as-hooks] [--against b1867d9]
     BENCH_DATABASE_URL=$(scripts/citus url) .venv/bin/python -m bench.latency ...  # Citus
+    ... -m bench.latency --sizes 1000000 --keep --graphs  # without and with repositories' graphs
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from app.repository.sql import named
+from app.services.graphs import RepositoryGraphs
 from bench.support import fresh_database, tree_head_revision, worktree
 from bench.synthetic import QUERIES, memory_text
 from bench.vector_cache import VectorCache
@@ -365,6 +367,26 @@ def schedule(against: Path | None) -> list[Path | None]:
     return [None] if against is None else [None, against, against, None]
 
 
+async def repository_graphs(url: str, wanted: bool) -> str:
+    """Each repository of REPOSITORY_GRAPH_ROWS live memories with a graph of its own
+    (`agent-memory graphs`), or none at all; what it did and took."""
+    min_rows = Settings().repository_graph_rows if wanted else 0
+    conn = await asyncpg.connect(url)
+    try:
+        graphs = RepositoryGraphs(conn, min_rows)
+        plan = await graphs.plan()
+        started = time.perf_counter()
+        await graphs.apply(plan)
+        took = time.perf_counter() - started
+    finally:
+        await conn.close()
+    kept = len(plan.keep)
+    return (
+        f"repositories' graphs: {len(plan.build)} built, {len(plan.drop)} dropped, {kept} kept"
+        f" ({took:.0f} s)"
+    )
+
+
 async def set_schema(url: str, tree: Path | None) -> None:
     """The schema the code in `tree` expects (alembic downgrade, by this tree's migrations),
     or this tree's head."""
@@ -397,6 +419,12 @@ async def main() -> None:
         "--as-hooks",
         action="store_true",
         help="every query names a repository, with its global memories, as a hook's does",
+    )
+    parser.add_argument(
+        "--graphs",
+        action="store_true",
+        help="measure this tree without and with repositories' own graphs (agent-memory"
+        " graphs, REPOSITORY_GRAPH_ROWS), alternated: without, with, with, without",
     )
     parser.add_argument(
         "--against",
@@ -438,8 +466,13 @@ async def measure_sizes(
                 loaded = size
                 print(f"loaded {size} memories in {took:.0f}s (HNSW {built:.0f}s)", flush=True)
             stores: dict[str, float] = {}
-            for run, tree in enumerate(schedule(against)):
+            runs = [(tree, False) for tree in schedule(against)]
+            if args.graphs:
+                runs = [(None, False), (None, True), (None, True), (None, False)]
+            for run, (tree, graphs) in enumerate(runs):
                 await set_schema(url, tree)
+                if args.graphs:
+                    print(await repository_graphs(url, graphs), flush=True)
                 print(await disk_use(url), flush=True)
                 searches = await serve_and_measure(
                     url, size, args.queries, repos, args, tree, with_stores=run == 0
@@ -447,6 +480,8 @@ async def measure_sizes(
                 stores = stores or searches.pop("stores", {})
                 await remove_stores(url)  # the next run searches the rows as loaded
                 schema = "this tree" if tree is None else f"{args.against}"
+                if args.graphs:
+                    schema += ", with repositories' graphs" if graphs else ", no graphs"
                 mix = ", as hooks send them" if args.as_hooks else ""
                 print_searches(f"{size:,} memories, {schema}{mix} (run {run + 1})", searches)
             stores["model_per_s"] = await model_ceiling(200, 5)

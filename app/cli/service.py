@@ -1,5 +1,5 @@
 """Commands that run the service or work on its database in this process: serve, migrate,
-mcp (stdio), explain-search, reembed."""
+mcp (stdio), explain-search, reembed, graphs."""
 
 from __future__ import annotations
 
@@ -78,6 +78,16 @@ def register(command: Adder, parents: Parents) -> None:
     reembed.add_argument("--cancel", action="store_true", help="abandon the re-embed under way")
     reembed.add_argument("--batch", type=int, default=64, help="memories per model call")
     reembed.set_defaults(func=cmd_reembed)
+
+    graphs = command(
+        "graphs",
+        "give each repository of at least REPOSITORY_GRAPH_ROWS live memories an HNSW graph"
+        " of its own, which its searches walk, and drop those of repositories below half of"
+        " it (the service's schedule does this too); as the database's owner",
+        [parents.data_dir],
+    )
+    graphs.add_argument("--dry-run", action="store_true", help="say what it would do, and stop")
+    graphs.set_defaults(func=cmd_graphs)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -292,6 +302,53 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         finally:
             await conn.close()
             await target.aclose()
+
+    with local_database(args, migrate=False) as url:
+        return run_async(run(url))
+
+
+def cmd_graphs(args: argparse.Namespace) -> int:
+    """Build and drop repositories' own graphs now (docs/search.md, "A repository's own graph")."""
+    import asyncpg
+
+    from app.domain.graphs import RepositoryGraph
+    from app.services.graphs import RepositoryGraphs
+
+    min_rows = settings_of(args).repository_graph_rows
+
+    def line(act: str, graph: RepositoryGraph) -> str:
+        where = f"{graph.tenant_id}/{graph.source_repo}" if graph.source_repo else "(gone)"
+        return f"{act} {graph.name}: {where}, {graph.live_rows} live memories"
+
+    async def run(url: str) -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            await require_schema(conn, "graphs")
+            graphs = RepositoryGraphs(conn, min_rows)
+            plan = await graphs.plan()
+            if args.dry_run:
+                for act, chosen in (
+                    ("build", plan.build),
+                    ("drop", plan.drop),
+                    ("keep", plan.keep),
+                ):
+                    for graph in chosen:
+                        print(line(act, graph))
+                return 0
+            for graph in plan.keep:
+                print(line("kept", graph))
+            if not await graphs.apply(plan, lambda act, graph: print(line(act, graph), flush=True)):
+                raise CommandError("agent-memory graphs: another server is building graphs now")
+            if not (plan.build or plan.drop or plan.keep):
+                say(f"no repository has {min_rows} live memories (REPOSITORY_GRAPH_ROWS)")
+            return 0
+        except asyncpg.InsufficientPrivilegeError as exc:
+            raise CommandError(
+                "agent-memory graphs: this login does not own the memories table; run it with"
+                " the owner's DATABASE_URL"
+            ) from exc
+        finally:
+            await conn.close()
 
     with local_database(args, migrate=False) as url:
         return run_async(run(url))

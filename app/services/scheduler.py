@@ -1,5 +1,6 @@
-"""The service's own schedule: forgetting on a timer, tidy proposals for a person, and
-embeddings for memories stored while the provider was down."""
+"""The service's own schedule: forgetting on a timer, tidy proposals for a person,
+embeddings for memories stored while the provider was down, and large repositories' own
+graphs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from app.domain.memory import DEFAULT_TENANT
 from app.repository.keys import KeyRepository
 from app.runtime import Runtime
 from app.services.backfill import backfill_embeddings
+from app.services.graphs import keep_graphs_quietly
 from app.services.sessions import prune_quietly
 from app.services.tidy import compute_quietly
 
@@ -21,7 +23,7 @@ logger = logging.getLogger("agent_memory")
 
 async def prune_periodically(runtime: Runtime) -> None:
     """Forgetting on a timer (the advisory lock keeps several servers from overlapping),
-    and embeddings for memories stored while the provider was down."""
+    embeddings for memories stored while the provider was down, and repositories' graphs."""
     while True:
         await asyncio.sleep(runtime.settings.prune_interval_s)
         try:
@@ -37,6 +39,7 @@ async def prune_periodically(runtime: Runtime) -> None:
                 await backfill_embeddings(runtime, tenant_id)
             except Exception:
                 logger.warning("scheduled embedding backfill failed", exc_info=True)
+        await keep_graphs_quietly(runtime.owner_url, runtime.settings.repository_graph_rows)
 
 
 @asynccontextmanager
