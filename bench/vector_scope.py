@@ -7,6 +7,9 @@ Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
 BENCH_DATA_DIR:
 
     BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.vector_scope [--queries 100]
+
+With --graphs, each repository of REPOSITORY_GRAPH_ROWS memories has its own graph first
+(`agent-memory graphs`), which every path then takes for it; without, none has.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pgvector.asyncpg import register_vector
 from app.config import Settings
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
-from bench.latency import RARE_REPO, pct
+from bench.latency import RARE_REPO, pct, repository_graphs
 from bench.support import fresh_database
 from bench.synthetic import memory_text
 
@@ -123,6 +126,9 @@ async def main() -> None:
         type=Path,
         help="a variant of memory_vector_candidates() to install in the bench database first",
     )
+    parser.add_argument(
+        "--graphs", action="store_true", help="with repositories' own graphs (else none)"
+    )
     args = parser.parse_args()
     settings = Settings()
     embedder = build_embedder(settings)
@@ -137,6 +143,7 @@ async def main() -> None:
         await conn.execute("SET hnsw.iterative_scan = relaxed_order")
         if args.function:
             await conn.execute(args.function.read_text())
+        print(await repository_graphs(url, args.graphs), flush=True)
         try:
             print("| scope | rows | path | p50 ms | p99 ms | exact top 10 found |")
             print("|---|---|---|---|---|---|")

@@ -16,6 +16,7 @@ HNSW = "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction =
 # Enough for a repository's graph to be built in memory (pgvector builds on disk, far
 # slower, once the graph outgrows maintenance_work_mem): about 2 KB a memory.
 BUILD_MEMORY = "1GB"
+_LOCK = "hashtext('memory graphs')"
 
 # Each repository with live memories, its size and its graph's name, beside each graph
 # built (by name): a repository that qualifies, or a graph whose repository no longer does.
@@ -74,6 +75,9 @@ class GraphRepository:
         await self._conn.execute(f'DROP INDEX CONCURRENTLY IF EXISTS public."{name}"')
 
     async def try_lock(self) -> bool:
-        """One builder at a time, across servers (released when the connection closes)."""
-        locked = await self._conn.fetchval("SELECT pg_try_advisory_lock(hashtext('memory graphs'))")
+        """One builder at a time, across servers (a session's lock: `unlock` it)."""
+        locked = await self._conn.fetchval(f"SELECT pg_try_advisory_lock({_LOCK})")
         return bool(locked)
+
+    async def unlock(self) -> None:
+        await self._conn.execute(f"SELECT pg_advisory_unlock({_LOCK})")

@@ -31,14 +31,17 @@ class RepositoryGraphs:
         the lock (nothing done)."""
         if not await self._repo.try_lock():
             return False
-        for graph in plan.drop:
-            await self._repo.drop(graph.name)
-            if done:
-                done("dropped", graph)
-        for graph in plan.build:
-            await self._repo.build(graph)
-            if done:
-                done("built", graph)
+        try:
+            for graph in plan.drop:
+                await self._repo.drop(graph.name)
+                if done:
+                    done("dropped", graph)
+            for graph in plan.build:
+                await self._repo.build(graph)
+                if done:
+                    done("built", graph)
+        finally:
+            await self._repo.unlock()
         return True
 
 

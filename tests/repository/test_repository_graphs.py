@@ -16,7 +16,7 @@ from app.domain.filters import MemoryFilter
 from app.domain.graphs import RepositoryGraph, graph_plan
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams
-from app.services.graphs import RepositoryGraphs
+from app.services.graphs import RepositoryGraphs, keep_graphs_quietly
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -183,6 +183,22 @@ async def test_graphs_are_built_for_large_repositories_and_dropped_when_they_shr
     assert (await graphs.plan()) == graph_plan([], 100)
     name = await graph_name(db, TENANT, BIG)
     assert await db.fetchval("SELECT count(*) FROM pg_class WHERE relname = $1", name) == 0
+
+
+async def test_the_schedule_builds_them_as_the_login_the_service_connects_as(
+    db: asyncpg.Connection,
+    memories: dict[str, dict[str, np.ndarray]],
+    app: FastAPI,
+    database_url: str,
+) -> None:
+    name = await graph_name(db, TENANT, BIG)
+    made = "SELECT count(*) FROM pg_class WHERE relname = $1"
+    await keep_graphs_quietly(None, 100)  # a service that logs in as its own role: nothing
+    assert await db.fetchval(made, name) == 0
+    owner_url = app.state.runtime.owner_url
+    assert owner_url == database_url  # it logs in as the owner, then sets its role
+    await keep_graphs_quietly(owner_url, 100)
+    assert await db.fetchval(made, name) == 1
 
 
 def graph(rows: int, built: bool = False, valid: bool = True) -> RepositoryGraph:

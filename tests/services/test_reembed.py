@@ -241,3 +241,62 @@ async def test_the_command_re_embeds_and_reports(database: str, embedder: Embedd
     assert status.stdout.strip() == "vectors by hash; no re-embed under way"
     again = await asyncio.to_thread(reembed)
     assert again.returncode == 2 and "already hash's" in again.stderr
+
+
+GRAPHED = [
+    "The billing worker retries a declined card three times before it gives up",
+    "Use the make target to regenerate the protobuf stubs, never protoc by hand",
+    "Redis keys for sessions expire after thirty minutes of inactivity",
+    "The CI pipeline caches pip wheels between runs on the main branch",
+    "Alembic migrations must be reversible and tested with a downgrade",
+    "The image resizer rejects uploads larger than twenty megabytes",
+]
+
+
+async def test_a_repositorys_graph_goes_with_the_old_vectors_and_is_built_again(
+    database: str, embedder: Embedder
+) -> None:
+    async with server(database, embedder) as old:
+        for text in GRAPHED:
+            response = await old.post("/memories", json={"content": text, "source_repo": "acme/g"})
+            assert response.status_code == 201, response.text
+    env = {**os.environ, "DATABASE_URL": database, "REPOSITORY_GRAPH_ROWS": "5"}
+
+    def command(*args: str, **more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", *args],
+            env={**env, **more},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    async def graphs_on() -> list[str]:
+        async with owner(database) as conn:
+            rows = await conn.fetch(
+                "SELECT pg_get_indexdef(indexrelid) AS made FROM pg_index i"
+                " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname LIKE 'memories_graph_%'"
+            )
+        return [row["made"] for row in rows]
+
+    planned = await asyncio.to_thread(command, "graphs", "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert planned.stdout.startswith("build memories_graph_")
+    assert "default/acme/g, 6 live memories" in planned.stdout
+    assert await graphs_on() == []
+    built = await asyncio.to_thread(command, "graphs")
+    assert built.returncode == 0 and built.stdout.startswith("built memories_graph_"), built.stderr
+    (made,) = await graphs_on()
+    assert "USING hnsw (embedding vector_cosine_ops)" in made
+    assert "tenant_id = 'default'::text" in made and "source_repo = 'acme/g'::text" in made
+    reembedded = await asyncio.to_thread(
+        command, "reembed", EMBEDDING_PROVIDER="hash", EMBEDDING_DIM="48"
+    )
+    assert reembedded.returncode == 0, reembedded.stderr
+    assert await graphs_on() == []  # gone with the old column
+    again = await asyncio.to_thread(command, "graphs")
+    assert again.returncode == 0 and again.stdout.startswith("built memories_graph_"), again.stderr
+    (remade,) = await graphs_on()
+    assert remade == made  # the same graph, on the column now called embedding
+    kept = await asyncio.to_thread(command, "graphs")
+    assert kept.stdout.startswith("kept memories_graph_"), kept.stdout
