@@ -4,13 +4,17 @@ it. The nearest come first either way, with the repository's global memories bes
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import numpy as np
 import pytest
 from fastapi import FastAPI
+from pgvector.asyncpg import register_vector
 
+from app.db.migrations import downgrade, upgrade_head_async
 from app.db.unit_of_work import quote_literal, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.domain.graphs import RepositoryGraph, graph_plan
@@ -199,6 +203,26 @@ async def test_the_schedule_builds_them_as_the_login_the_service_connects_as(
     assert owner_url == database_url  # it logs in as the owner, then sets its role
     await keep_graphs_quietly(owner_url, 100)
     assert await db.fetchval(made, name) == 1
+
+
+@pytest.mark.single_node  # a scratch database of its own, taken down and up again
+async def test_the_migrations_downgrade_drops_every_graph(scratch_database: Any) -> None:
+    url: str = await scratch_database("agent_memory_graph_downgrade")
+    await upgrade_head_async(url)
+    conn = await asyncpg.connect(url)
+    await register_vector(conn)
+    try:
+        await insert(conn, BIG, 6, seed=5)
+        graphs = RepositoryGraphs(conn, min_rows=5)
+        assert await graphs.apply(await graphs.plan())
+        built = "SELECT count(*) FROM pg_class WHERE relname LIKE 'memories\\_graph\\_%'"
+        assert await conn.fetchval(built) == 1
+        await asyncio.to_thread(downgrade, url, "0042")
+        assert await conn.fetchval(built) == 0
+        await upgrade_head_async(url)
+        assert (await graphs.plan()).build  # built again by the next pass
+    finally:
+        await conn.close()
 
 
 def graph(rows: int, built: bool = False, valid: bool = True) -> RepositoryGraph:
