@@ -373,13 +373,12 @@ async def repository_graphs(url: str, wanted: bool) -> str:
     min_rows = Settings().repository_graph_rows if wanted else 0
     conn = await asyncpg.connect(url)
     try:
-        graphs = RepositoryGraphs(conn, min_rows)
-        plan = await graphs.plan()
         started = time.perf_counter()
-        await graphs.apply(plan)
+        plan = await RepositoryGraphs(conn, min_rows).keep()
         took = time.perf_counter() - started
     finally:
         await conn.close()
+    assert plan is not None, "another builder holds the graphs' lock"
     kept = len(plan.keep)
     return (
         f"repositories' graphs: {len(plan.build)} built, {len(plan.drop)} dropped, {kept} kept"

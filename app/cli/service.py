@@ -325,8 +325,8 @@ def cmd_graphs(args: argparse.Namespace) -> int:
         try:
             await require_schema(conn, "graphs")
             graphs = RepositoryGraphs(conn, min_rows)
-            plan = await graphs.plan()
             if args.dry_run:
+                plan = await graphs.plan()
                 for act, chosen in (
                     ("build", plan.build),
                     ("drop", plan.drop),
@@ -335,11 +335,12 @@ def cmd_graphs(args: argparse.Namespace) -> int:
                     for graph in chosen:
                         print(line(act, graph))
                 return 0
-            for graph in plan.keep:
-                print(line("kept", graph))
-            if not await graphs.apply(plan, lambda act, graph: print(line(act, graph), flush=True)):
+            done = await graphs.keep(lambda act, graph: print(line(act, graph), flush=True))
+            if done is None:
                 raise CommandError("agent-memory graphs: another server is building graphs now")
-            if not (plan.build or plan.drop or plan.keep):
+            for graph in done.keep:
+                print(line("kept", graph))
+            if not (done.build or done.drop or done.keep):
                 say(f"no repository has {min_rows} live memories (REPOSITORY_GRAPH_ROWS)")
             return 0
         except asyncpg.InsufficientPrivilegeError as exc:

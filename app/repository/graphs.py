@@ -9,10 +9,8 @@ from typing import Any
 
 from app.db.unit_of_work import quote_literal
 from app.domain.graphs import RepositoryGraph
-from app.repository.sql import named
+from app.repository.sql import hnsw_index, named
 
-# As the tenant's graph (migration 0004): the same graph, over one repository's rows.
-HNSW = "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
 # Enough for a repository's graph to be built in memory (pgvector builds on disk, far
 # slower, once the graph outgrows maintenance_work_mem): about 2 KB a memory.
 BUILD_MEMORY = "1GB"
@@ -63,16 +61,16 @@ class GraphRepository:
     async def build(self, graph: RepositoryGraph) -> None:
         """Without blocking writes; an interrupted build's invalid index is dropped first."""
         assert graph.tenant_id is not None and graph.source_repo is not None
-        await self.drop(graph.name)
+        await self.drop_graph(graph)
         await self._conn.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
         await self._conn.execute(
-            f'CREATE INDEX CONCURRENTLY "{graph.name}" ON memories {HNSW}'
+            f'CREATE INDEX CONCURRENTLY "{graph.name}" ON memories {hnsw_index("embedding")}'
             f" WHERE tenant_id = {quote_literal(graph.tenant_id)}"
             f" AND source_repo = {quote_literal(graph.source_repo)}"
         )
 
-    async def drop(self, name: str) -> None:
-        await self._conn.execute(f'DROP INDEX CONCURRENTLY IF EXISTS public."{name}"')
+    async def drop_graph(self, graph: RepositoryGraph) -> None:
+        await self._conn.execute(f'DROP INDEX CONCURRENTLY IF EXISTS public."{graph.name}"')
 
     async def try_lock(self) -> bool:
         """One builder at a time, across servers (a session's lock: `unlock` it)."""

@@ -18,7 +18,7 @@ from uuid import UUID
 from app.db.migrations import STORAGE_NAMES, set_storage, stored_embedding_model
 from app.db.pool import on_citus
 from app.domain.errors import ConflictError
-from app.repository.sql import named
+from app.repository.sql import hnsw_index, named
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 # As the live ones (migrations 0003, 0010 and 0040), on the second column. The scope's
@@ -26,8 +26,7 @@ LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
 # larger model's are left out, and its scopes read from the rows.
 _NEXT_INDEXES = {
     "memories_embedding_next_hnsw": "CREATE INDEX CONCURRENTLY memories_embedding_next_hnsw"
-    " ON memories USING hnsw (embedding_next vector_cosine_ops)"
-    " WITH (m = 16, ef_construction = 64)",
+    f" ON memories {hnsw_index('embedding_next')}",
     "memories_scope_vectors_next_key": "CREATE INDEX CONCURRENTLY memories_scope_vectors_next_key"
     " ON memories (tenant_id, source_repo)"
     " INCLUDE (id, memory_type, trust_level, relevance_score, created_at, embedding_next)"

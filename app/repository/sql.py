@@ -96,3 +96,9 @@ def psql_script(sql: str, values: Mapping[str, Any]) -> str:
         escaped = literal.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "''")
         sets.append(f"\\set {name} '{escaped}'")
     return "\n".join([*sets, sql.strip() + ";"])
+
+
+def hnsw_index(column: str) -> str:
+    """An HNSW graph over `column`, as the tenant's (migration 0004): the re-embed's next
+    column's, and a repository's own (app/repository/graphs.py)."""
+    return f"USING hnsw ({column} vector_cosine_ops) WITH (m = 16, ef_construction = 64)"

@@ -12,6 +12,8 @@ from app.domain.graphs import GraphPlan, RepositoryGraph, graph_plan
 from app.repository.graphs import GraphRepository
 
 logger = logging.getLogger("agent_memory.graphs")
+# Told what was done to a graph ("dropped", "built"), as it is done.
+Done = Callable[[str, RepositoryGraph], None]
 
 
 class RepositoryGraphs:
@@ -24,25 +26,24 @@ class RepositoryGraphs:
     async def plan(self) -> GraphPlan:
         return graph_plan(await self._repo.graphs(self._min_rows), self._min_rows)
 
-    async def apply(
-        self, plan: GraphPlan, done: Callable[[str, RepositoryGraph], None] | None = None
-    ) -> bool:
-        """Drops, then builds, each as its own statement; false when another builder holds
-        the lock (nothing done)."""
+    async def keep(self, done: Done | None = None) -> GraphPlan | None:
+        """The plan carried out: drops, then builds, each as its own statement, each told
+        to `done` as it ends; None when another builder holds the lock (nothing done)."""
         if not await self._repo.try_lock():
-            return False
+            return None
         try:
-            for graph in plan.drop:
-                await self._repo.drop(graph.name)
-                if done:
-                    done("dropped", graph)
-            for graph in plan.build:
-                await self._repo.build(graph)
-                if done:
-                    done("built", graph)
+            plan = await self.plan()
+            for act, graphs, run in (
+                ("dropped", plan.drop, self._repo.drop_graph),
+                ("built", plan.build, self._repo.build),
+            ):
+                for graph in graphs:
+                    await run(graph)
+                    if done:
+                        done(act, graph)
         finally:
             await self._repo.unlock()
-        return True
+        return plan
 
 
 async def keep_graphs_quietly(owner_url: str | None, min_rows: int) -> None:
@@ -56,15 +57,11 @@ async def keep_graphs_quietly(owner_url: str | None, min_rows: int) -> None:
         logger.warning("repository graphs: no connection", exc_info=True)
         return
     try:
-        graphs = RepositoryGraphs(conn, min_rows)
-        plan = await graphs.plan()
-        if plan.build or plan.drop:
-            await graphs.apply(
-                plan,
-                lambda act, g: logger.info(
-                    "repository graph", extra={"act": act, "graph": g.name, "rows": g.live_rows}
-                ),
+        await RepositoryGraphs(conn, min_rows).keep(
+            lambda act, g: logger.info(
+                "repository graph", extra={"act": act, "graph": g.name, "rows": g.live_rows}
             )
+        )
     except asyncpg.InsufficientPrivilegeError:
         logger.warning(
             "repository graphs: this login does not own the memories table; run"

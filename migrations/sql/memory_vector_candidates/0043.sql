@@ -75,6 +75,25 @@ AS $function$
             -- then checked for.
             from_index constant text := format(kept_by, 'ranked') || '
                    AND public.memory_vector_indexable(m.tenant_id, m.source_repo, m.embedding)';
+            -- Candidates (id, distance) ranked, then each row read and checked against the
+            -- whole filter in that order (LATERAL: one row at a time), until max_rows pass:
+            -- what the candidates' ranking does not hold, the row is checked for.
+            checked_in_order constant text := '
+                SELECT hit.id, hit.pinned, hit.created_at, hit.relevance_score,
+                       greatest(0, 1 - nearest.distance)::float8,
+                       hit.search_vector @@ ($1).all_terms
+                FROM (SELECT * FROM (%s) ranked ORDER BY distance) nearest
+                CROSS JOIN LATERAL (
+                    SELECT m.* FROM ' || home::text || ' m
+                    WHERE m.tenant_id = ($1).tenant AND m.id = nearest.id
+                      AND public.memory_matches(m, ($1).filters)) hit
+                ORDER BY nearest.distance
+                LIMIT ($1).max_rows';
+            -- Whether the index's entries hold every row the filter may keep (they hold
+            -- live rows, without their tags).
+            index_holds_scope constant boolean := (filters).tags IS NULL
+                AND NOT coalesce((filters).include_archived, false)
+                AND NOT coalesce((filters).include_superseded, false);
             within public.memory_filter;
             sized public.memory_filter;
             candidates text;
@@ -106,8 +125,7 @@ AS $function$
             IF (filters).repo IS NOT NULL
                AND public.memory_repository_graph(tenant, (filters).repo, home) THEN
                 -- The repository's nearest from its own graph (its constants let the
-                -- planner prove the graph's predicate), then each candidate's row checked
-                -- against the whole filter in order (LATERAL), until max_rows pass.
+                -- planner prove the graph's predicate), then checked in order.
                 candidates := format('(
                     SELECT m.id, m.embedding <=> ($1).query AS distance
                     FROM %s m
@@ -126,10 +144,7 @@ AS $function$
                         INTO scope_rows
                         USING search;
                     END IF;
-                    IF scope_rows <= search.exact_bound
-                       AND (filters).tags IS NULL
-                       AND NOT coalesce((filters).include_archived, false)
-                       AND NOT coalesce((filters).include_superseded, false)
+                    IF scope_rows <= search.exact_bound AND index_holds_scope
                        AND public.memory_vector_indexable(tenant, NULL, query) THEN
                         candidates := candidates || '
                             UNION ALL
@@ -144,19 +159,7 @@ AS $function$
                             ORDER BY 2 LIMIT ($1).max_rows)';
                     END IF;
                 END IF;
-                RETURN QUERY EXECUTE
-                    'SELECT hit.id, hit.pinned, hit.created_at, hit.relevance_score,
-                            greatest(0, 1 - nearest.distance)::float8,
-                            hit.search_vector @@ ($1).all_terms
-                     FROM (SELECT * FROM (' || candidates || ') scope
-                           ORDER BY distance) nearest
-                     CROSS JOIN LATERAL (
-                         SELECT m.* FROM ' || home::text || ' m
-                         WHERE m.tenant_id = ($1).tenant AND m.id = nearest.id
-                           AND public.memory_matches(m, ($1).filters)) hit
-                     ORDER BY nearest.distance
-                     LIMIT ($1).max_rows'
-                USING search;
+                RETURN QUERY EXECUTE format(checked_in_order, candidates) USING search;
                 RETURN;
             END IF;
             IF search.exact_bound > 0 THEN
@@ -179,29 +182,15 @@ AS $function$
                     USING search;
                 END IF;
                 IF scope_rows <= search.exact_bound
-                   AND (filters).repo IS NOT NULL
-                   AND (filters).tags IS NULL
-                   AND NOT coalesce((filters).include_archived, false)
-                   AND NOT coalesce((filters).include_superseded, false)
+                   AND (filters).repo IS NOT NULL AND index_holds_scope
                    AND public.memory_vector_indexable(tenant, (filters).repo, query) THEN
-                    -- Ranked from the index's entries, then each row read and checked in
-                    -- that order (LATERAL: one row at a time), until max_rows pass.
-                    RETURN QUERY EXECUTE
-                        'SELECT hit.id, hit.pinned, hit.created_at, hit.relevance_score,
-                                greatest(0, 1 - nearest.distance)::float8,
-                                hit.search_vector @@ ($1).all_terms
-                         FROM (SELECT m.id, (m.embedding <=> ($1).query) + 0 AS distance'
-                               || from_index || repo_part || '
-                               UNION ALL
-                               SELECT m.id, (m.embedding <=> ($1).query) + 0'
-                               || from_index || global_part || '
-                               ORDER BY distance) nearest
-                         CROSS JOIN LATERAL (
-                             SELECT m.* FROM ' || home::text || ' m
-                             WHERE m.tenant_id = ($1).tenant AND m.id = nearest.id
-                               AND public.memory_matches(m, ($1).filters)) hit
-                         ORDER BY nearest.distance
-                         LIMIT ($1).max_rows'
+                    -- Ranked from the index's entries, then checked in order.
+                    RETURN QUERY EXECUTE format(checked_in_order,
+                        'SELECT m.id, (m.embedding <=> ($1).query) + 0 AS distance'
+                        || from_index || repo_part || '
+                         UNION ALL
+                         SELECT m.id, (m.embedding <=> ($1).query) + 0'
+                        || from_index || global_part)
                     USING search;
                     RETURN;
                 END IF;
