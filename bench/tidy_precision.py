@@ -10,9 +10,13 @@ the merge and replace proposals a person tidying the memory would accept.
   tidy_history.json): restatements of one lesson, decisions that changed, and lessons
   about neighbouring things that are all true (which a proposal must leave alone). Labels
   come with the script.
+- `heldout`: a second such history (bench/data/tidy_history_heldout.json), written before
+  the contradiction rule of 2026-11-30 was tried on it: the rule was shaped on the two
+  above, so this is the figure that says whether it generalises.
 
     .venv/bin/python -m bench.tidy_precision locomo [--show]    # --show: each, labelled
     .venv/bin/python -m bench.tidy_precision scripted [--show]
+    .venv/bin/python -m bench.tidy_precision heldout [--show]
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from bench.locomo_retrieval import DEFAULT_DATA, turns_of
 
 HERE = Path(__file__).parent / "data"
 LABELS = HERE / "tidy_labels_locomo.json"
-HISTORY = HERE / "tidy_history.json"
+HISTORIES = {"scripted": HERE / "tidy_history.json", "heldout": HERE / "tidy_history_heldout.json"}
 NAMESPACE = UUID(int=52)
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -109,7 +113,7 @@ def scripted_labels(
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", choices=["locomo", "scripted"])
+    parser.add_argument("data", choices=["locomo", *HISTORIES])
     parser.add_argument("--locomo", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--show", action="store_true", help="print each proposal and its label")
     args = parser.parse_args()
@@ -123,7 +127,7 @@ async def main() -> None:
         labels = json.loads(LABELS.read_text()) if LABELS.exists() else {}
         found, keys, texts = await proposals_of(groups)
     else:
-        history = json.loads(HISTORY.read_text())
+        history = json.loads(HISTORIES[args.data].read_text())
         groups = [[(m["key"], m["text"], m["type"]) for m in history["memories"]]]
         found, keys, texts = await proposals_of(groups)
         labels = scripted_labels(found, keys, history)

@@ -3,24 +3,30 @@ a live one of the same repository reinforces it instead of adding a second; one 
 like it says the opposite is stored, and the answer names the memory it may supersede (the
 service never supersedes on its own). "Nearly" is both a vector (cosine) and a lexical
 (word-set overlap) likeness, thresholds chosen on LoCoMo's turns (bench/near_duplicates.py,
-docs/benchmarks.md): different turns must stay different."""
+docs/benchmarks.md): different turns must stay different. "The opposite" is the same
+statement in the same words and order saying another value, shaped on hand-labelled pairs
+and checked on a held-out set (bench/tidy_precision.py, docs/history.md)."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from uuid import UUID
 
 import numpy as np
 
 MERGE_SIMILARITY = 0.90
 MERGE_OVERLAP = 0.7
-# As close in meaning, but with another count of negations or other numbers, or the same frame
-# with other words in it ("deploys go out on Tuesdays" / "... on Fridays"): may contradict.
-# A merge also needs no such swap of words.
+# As close in meaning and the same statement (SAME_STATEMENT of its words in the same order),
+# with another count of negations or other numbers, or, after an opening both share, other
+# words ("deploys go out on Tuesdays" / "... on Fridays"): may contradict. A merge also
+# needs no such swap of words.
 CONTRADICTION_SIMILARITY = 0.85
-SAME_FRAME_OVERLAP = 0.5
+SAME_STATEMENT = 0.75
+STATEMENT_WORDS = 200  # the words a statement is compared on: the alignment is quadratic
 NEAREST = 3  # the live memories a new one is compared with
 
 WORD = re.compile(r"[\w']+")
@@ -69,6 +75,39 @@ def swapped(a: str, b: str) -> bool:
     return bool(only_a) and bool(only_b)
 
 
+def words_of(text: str) -> list[str]:
+    """The statement's first STATEMENT_WORDS words, in order, lower case."""
+    return WORD.findall(text.lower())[:STATEMENT_WORDS]
+
+
+def in_order(a: str, b: str) -> float:
+    """How much of the two texts' words line up in the same order (2 x matched / all): a
+    restatement reorders ("every Sunday night the database is reset" / "the database is
+    reset every Sunday night"), another value keeps the frame."""
+    return SequenceMatcher(None, words_of(a), words_of(b), autojunk=False).ratio()
+
+
+def opens_alike(a: str, b: str) -> bool:
+    """The first third of the shorter text is word for word the same: the same subject
+    ("deploys go out on ..."). "GET /items is cached ..." / "GET /users is cached ..." are
+    two things, both true."""
+    left, right = words_of(a), words_of(b)
+    opening = max(1, -(-min(len(left), len(right)) // 3))
+    return left[:opening] == right[:opening]
+
+
+def exchanged(a: str, b: str) -> bool:
+    """Two words in each other's place, the other words the two share in the same order
+    ("run the migrations before the seed" / "run the seed before the migrations"): another
+    statement, however alike, so never a merge."""
+    left, right = words_of(a), words_of(b)
+    in_left, in_right = Counter(left), Counter(right)
+    once = {w for w in in_left if in_left[w] == 1 and in_right[w] == 1} - STOP_WORDS
+    order_a, order_b = [w for w in left if w in once], [w for w in right if w in once]
+    moved = [i for i, (x, y) in enumerate(zip(order_a, order_b, strict=True)) if x != y]
+    return len(moved) == 2 and order_a[moved[0]] == order_b[moved[1]]
+
+
 def negations(text: str) -> int:
     return sum(word in NEGATIONS for word in WORD.findall(text.lower()))
 
@@ -78,6 +117,14 @@ def opposed(a: str, b: str) -> bool:
     other numbers, or the same in another order ("writer 2, memory 1" / "writer 1, memory
     2"): the same words may say otherwise."""
     return negations(a) != negations(b) or NUMBER.findall(a) != NUMBER.findall(b)
+
+
+def contradicts(a: str, b: str) -> bool:
+    """The same statement saying otherwise: in the same order, with other negations or
+    numbers anywhere, or, after the same opening, other words."""
+    if in_order(a, b) < SAME_STATEMENT:
+        return False
+    return opposed(a, b) or (swapped(a, b) and opens_alike(a, b))
 
 
 def unit(vector: Sequence[float]) -> np.ndarray:
@@ -123,17 +170,15 @@ def judge(content: str, memory_type: str, neighbours: Sequence[Neighbour]) -> Ve
     for near in neighbours:
         if near.similarity < CONTRADICTION_SIMILARITY:
             break
-        if opposed(content, near.content):
+        if contradicts(content, near.content):
             return Verdict(may_supersede=near.id)
-        shared = overlap(content, near.content)
-        if near.memory_type != memory_type:
-            continue
         if (
-            near.similarity >= MERGE_SIMILARITY
-            and shared >= MERGE_OVERLAP
+            near.memory_type == memory_type
+            and near.similarity >= MERGE_SIMILARITY
+            and overlap(content, near.content) >= MERGE_OVERLAP
             and not swapped(content, near.content)
+            and not opposed(content, near.content)
+            and not exchanged(content, near.content)
         ):
             return Verdict(merge_into=near.id)
-        if shared >= SAME_FRAME_OVERLAP:
-            return Verdict(may_supersede=near.id)
     return Verdict()

@@ -16,6 +16,7 @@ import asyncpg
 import httpx
 import pytest
 
+from app.domain.tidy import MEASURED_PRECISION
 from app.services.keys import KeyService
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -358,7 +359,8 @@ def tidy_journey(driver: Any, base: str, admin_key: str) -> None:
     driver.delete_all_cookies()
     sign_in(driver, base, admin_key)
     follow(driver, driver.find_element(By.LINK_TEXT, "Tidy"))
-    assert "merge 0.67" in driver.find_element(By.ID, "precision").text
+    merge = MEASURED_PRECISION["merge"]
+    assert f"merge {merge:.2f}" in driver.find_element(By.ID, "precision").text
     follow(driver, driver.find_element(By.ID, "refresh"))
     assert not driver.find_elements(By.CSS_SELECTOR, "#proposals article")
     assert "1 merge, 1 replace" in driver.find_element(By.ID, "not-listed").text

@@ -12,6 +12,8 @@ from app.domain.duplicates import (
     MERGE_SIMILARITY,
     Neighbour,
     Verdict,
+    contradicts,
+    exchanged,
     judge,
     opposed,
     overlap,
@@ -55,6 +57,55 @@ def test_the_same_frame_with_other_words_is_named() -> None:
         "Deploys go out on Tuesdays after the standup",
     )
     assert judge(new, "decision", near(old, 0.9)) == Verdict(may_supersede=OLD)
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        # A restatement reorders: not the same statement saying otherwise.
+        (
+            "Feature flags are read once at start-up from config/flags.yaml",
+            "Feature flags live in config/flags.yaml and are read once at start-up",
+        ),
+        (
+            "Never use print(); log through the structured logger",
+            "Log with the structured logger, never print()",
+        ),
+        # The same frame about another subject: two things, both true.
+        ("GET /users is cached for 60 seconds", "GET /items is cached for 60 seconds"),
+    ],
+)
+def test_a_restatement_or_a_neighbour_is_not_named(new: str, old: str) -> None:
+    assert not contradicts(new, old)
+    assert judge(new, "learning", near(old, 0.97, "learning")).may_supersede is None
+
+
+def test_a_negation_added_anywhere_is_named() -> None:
+    new, old = "Deploys are no longer frozen on Fridays", "Deploys are frozen on Fridays"
+    assert contradicts(new, old)
+    assert judge(new, "decision", near(old, 0.97)) == Verdict(may_supersede=OLD)
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Run the seed before the migrations", "Run the migrations before the seed"),
+        ("The worker calls the API", "The API calls the worker"),
+    ],
+)
+def test_two_words_exchanged_say_another_thing_and_never_merge(new: str, old: str) -> None:
+    assert exchanged(new, old)
+    assert overlap(new, old) == 1.0
+    assert judge(new, "decision", near(old, 0.99)).merge_into is None
+
+
+def test_a_restatement_that_moves_a_phrase_is_no_exchange() -> None:
+    new, old = (
+        "Every Sunday night the staging database is reset",
+        "The staging database is reset every Sunday night",
+    )
+    assert not exchanged(new, old)
+    assert judge(new, "decision", near(old, 0.97)) == Verdict(merge_into=OLD)
 
 
 def test_a_memory_with_nothing_close_is_just_stored() -> None:
