@@ -10,6 +10,12 @@ the merge and replace proposals a person tidying the memory would accept.
   tidy_history.json): restatements of one lesson, decisions that changed, and lessons
   about neighbouring things that are all true (which a proposal must leave alone). Labels
   come with the script.
+- `retire`: lessons about encode/httpx's files as learned at 0.23.0, each labelled by hand
+  at 0.24.0 and at 0.28.0, one and two and a half years later, outdated or not (bench/data/
+  tidy_retire_httpx.json, with the files `git diff --name-only` gives since 0.23.0). A
+  retire proposal is a memory whose files changed (the session start's stale mark: its
+  `files` overlap the changed ones), then 14 days unread; the history cannot say who read
+  what, so every marked memory counts as unread: right when it is outdated.
 - `heldout`: a second such history (bench/data/tidy_history_heldout.json), written before
   the contradiction rule of 2026-11-30 was tried on it: the rule was shaped on the two
   above, so this is the figure that says whether it generalises.
@@ -17,6 +23,7 @@ the merge and replace proposals a person tidying the memory would accept.
     .venv/bin/python -m bench.tidy_precision locomo [--show]    # --show: each, labelled
     .venv/bin/python -m bench.tidy_precision scripted [--show]
     .venv/bin/python -m bench.tidy_precision heldout [--show]
+    .venv/bin/python -m bench.tidy_precision retire [--show]
 """
 
 from __future__ import annotations
@@ -33,12 +40,13 @@ import numpy as np
 
 from app.config import Settings
 from app.domain.duplicates import CONTRADICTION_SIMILARITY, NEAREST
-from app.domain.tidy import Candidate, Proposal, near_pairs_of, pair_proposals
+from app.domain.tidy import Candidate, Proposal, near_pairs_of, pair_proposals, retire_proposal
 from app.embeddings.factory import build_embedder
 from bench.locomo_retrieval import DEFAULT_DATA, turns_of
 
 HERE = Path(__file__).parent / "data"
 LABELS = HERE / "tidy_labels_locomo.json"
+RETIRE = HERE / "tidy_retire_httpx.json"
 HISTORIES = {"scripted": HERE / "tidy_history.json", "heldout": HERE / "tidy_history_heldout.json"}
 NAMESPACE = UUID(int=52)
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -111,12 +119,39 @@ def scripted_labels(
     return labels
 
 
+def retire_precision(show: bool) -> None:
+    data = json.loads(RETIRE.read_text())
+    memories = data["memories"]
+    learned = candidates([(m["key"], m["text"], "learning") for m in memories])
+    print(f"{len(memories)} memories learned at {data['learned_at']['tag']}\n")
+    print("| checked at | proposals | outdated among them | outdated in all | precision |")
+    print("|---|---|---|---|---|")
+    shown = []
+    for check in data["checks"]:
+        changed, outdated = set(check["changed_files"]), check["outdated"]
+        found = [
+            (retire_proposal(candidate, f"{', '.join(files)} changed"), memory)
+            for candidate, memory in zip(learned, memories, strict=True)
+            if (files := sorted(changed.intersection(memory["files"])))
+        ]
+        right = sum(memory["key"] in outdated for _, memory in found)
+        print(f"| {check['tag']} ({check['date']}) | {len(found)} | {right} | {len(outdated)} |"
+              f" {right / len(found):.2f} |")  # fmt: skip
+        shown += [(check["tag"], p, m, outdated.get(m["key"])) for p, m in found]
+    for tag, proposal, memory, why in shown if show else []:
+        print(f"\n{tag} {memory['key']}: {'outdated: ' + why if why else 'holds'}")
+        print(f"    {memory['text']}\n    {proposal.reason}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", choices=["locomo", *HISTORIES])
+    parser.add_argument("data", choices=["locomo", *HISTORIES, "retire"])
     parser.add_argument("--locomo", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--show", action="store_true", help="print each proposal and its label")
     args = parser.parse_args()
+    if args.data == "retire":
+        retire_precision(args.show)
+        return
     if args.data == "locomo":
         conversations = json.loads(args.locomo.read_text())
         groups = [
