@@ -14,7 +14,7 @@ other, the other, this tree.
 
     .venv/bin/python -m bench.latency [--sizes 10000,100000] [--queries 300] [--model minilm-l6]
     BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.latency --sizes 1000000 \
-        --real-vectors --keep [--as-hooks] [--against b1867d9]
+        --real-vectors --keep [--as-hooks] [--against b1867d9] [--repos 100]
     BENCH_DATABASE_URL=$(scripts/citus url) .venv/bin/python -m bench.latency ...  # Citus
     ... -m bench.latency --sizes 1000000 --keep --graphs  # without and with repositories' graphs
 """
@@ -65,7 +65,9 @@ def pct(values: list[float], p: float) -> float:
 
 
 RARE_REPO = "repo-rare"
-SCOPES = ("all", "1%", "0.1%")  # the queries' filters: none, a 1% repository, a 0.1% one
+# The queries' filters: none, one of the --repos repositories (1% of the rows each, by
+# default), the repository of 0.1%.
+SCOPES = ("all", "repo", "0.1%")
 
 
 def repo_of(n: int, tenants: int, repos: int, rare_every: int, global_every: int = 0) -> str | None:
@@ -278,7 +280,7 @@ async def measure_search(
 
 
 def scope_of(repo: str | None) -> str:
-    return "all" if repo is None else "0.1%" if repo == RARE_REPO else "1%"
+    return "all" if repo is None else "0.1%" if repo == RARE_REPO else "repo"
 
 
 async def measure_store(
@@ -426,6 +428,13 @@ async def main() -> None:
         " graphs, REPOSITORY_GRAPH_ROWS), alternated: without, with, with, without",
     )
     parser.add_argument(
+        "--repos",
+        type=int,
+        default=100,
+        help="the repositories the rows are spread over (100: each holds 1%%); 10 at"
+        " 100,000 rows makes each the size of a million's 1%%",
+    )
+    parser.add_argument(
         "--against",
         metavar="COMMIT",
         help="also measure the searches of the code at COMMIT (its server, on its schema),"
@@ -447,7 +456,7 @@ async def main() -> None:
 async def measure_sizes(
     args: argparse.Namespace, sizes: list[int], cache: VectorCache | None, against: Path | None
 ) -> None:
-    repos = 100
+    repos = args.repos
     async with fresh_database("agent_memory_bench_latency", reuse=args.keep) as url:
         await remove_stores(url)  # an interrupted run's
         loaded = await count_rows(url)

@@ -35,11 +35,12 @@ from bench.synthetic import memory_text
 # A scope: a repository, or a tag (tagged here on first use, as bench.latency loads none).
 TAGS = {"tag-1pct": 100, "tag-rare": 1000}  # a tag on one row in this many
 Scope = tuple[str | None, list[str] | None, bool]  # a repository, tags, with the global rows
+# A repository holds 1% of the rows as bench.latency loads them by default (its --repos).
 SCOPES: dict[str, Scope] = {
     "all rows": (None, None, False),
-    "a 1% repository": ("repo-7", None, False),
-    "a 1% repository and the global rows (as hooks search)": ("repo-7", None, True),
-    "a 0.1% repository": (RARE_REPO, None, False),
+    "a repository": ("repo-7", None, False),
+    "a repository and the global rows (as hooks search)": ("repo-7", None, True),
+    "the 0.1% repository": (RARE_REPO, None, False),
     "a 1% tag": (None, ["tag-1pct"], False),
     "a 0.1% tag": (None, ["tag-rare"], False),
 }
