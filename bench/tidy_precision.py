@@ -1,5 +1,5 @@
 """Tidy proposals' precision (app/domain/tidy.py), on data labelled by hand: what share of
-the merge and replace proposals a person tidying the memory would accept.
+the merge, replace and retire proposals a person tidying the memory would accept.
 
 - `locomo`: every turn of each LoCoMo development conversation as a memory of its own
   repository, its nearest turns read exactly and proposals made by the service's own
