@@ -22,7 +22,7 @@ from uuid import UUID
 import numpy as np
 
 from app.config import Settings
-from app.domain.duplicates import Neighbour, judge, opposed, overlap
+from app.domain.duplicates import Neighbour, judge, opposed, overlap, said
 from app.embeddings.factory import build_embedder
 from bench.locomo_retrieval import DEFAULT_DATA, turns_of
 
@@ -75,10 +75,11 @@ async def main() -> None:
                     ("flip", flipped[i], float(base[i] @ flip[i])),
                 )
             }
+            this, other, copied = said(text), said(turns[j]), said(copies[i])
             rows.append({
-                "other": (float(among[i, j]), overlap(text, turns[j]), opposed(text, turns[j])),
-                "copy": (float(base[i] @ copy[i]), overlap(text, copies[i]),
-                         opposed(text, copies[i])),
+                "other": (float(among[i, j]), overlap(this, other), opposed(this, other)),
+                "copy": (float(base[i] @ copy[i]), overlap(this, copied),
+                         opposed(this, copied)),
                 "flip": (float(base[i] @ flip[i]), flipped[i] != text),
                 "verdicts": verdicts,
             })  # fmt: skip

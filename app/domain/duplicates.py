@@ -51,16 +51,6 @@ class Verdict:
     may_supersede: UUID | None = None
 
 
-def words(text: str) -> frozenset[str]:
-    return frozenset(WORD.findall(text.lower()))
-
-
-def overlap(a: str, b: str) -> float:
-    """Jaccard overlap of the two texts' word sets."""
-    left, right = words(a), words(b)
-    return len(left & right) / len(left | right) if left or right else 1.0
-
-
 # Words whose swap changes nothing a memory says ("in" for "should" in a restatement).
 STOP_WORDS = frozenset(
     {"a", "an", "the", "in", "on", "at", "of", "for", "to", "and", "or", "is", "are", "be",
@@ -68,58 +58,74 @@ STOP_WORDS = frozenset(
 )  # fmt: skip
 
 
-def swapped(a: str, b: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A text as the rules below weigh it, read once (a write compares its text with up to
+    NEAREST others, each by several rules)."""
+
+    words: frozenset[str]  # every word, lower case
+    statement: tuple[str, ...]  # the first STATEMENT_WORDS words, in order
+    negations: int
+    numbers: tuple[str, ...]
+
+
+def said(text: str) -> Said:
+    found = WORD.findall(text.lower())
+    return Said(
+        frozenset(found),
+        tuple(found[:STATEMENT_WORDS]),
+        sum(word in NEGATIONS for word in found),
+        tuple(NUMBER.findall(text)),
+    )
+
+
+def overlap(a: Said, b: Said) -> float:
+    """Jaccard overlap of the two texts' word sets."""
+    union = a.words | b.words
+    return len(a.words & b.words) / len(union) if union else 1.0
+
+
+def swapped(a: Said, b: Said) -> bool:
     """Each side says a word the other does not ("Tuesdays" / "Fridays"): the same frame
     with other content, not a restatement (which adds or drops words, or reorders them)."""
-    only_a, only_b = words(a) - words(b) - STOP_WORDS, words(b) - words(a) - STOP_WORDS
-    return bool(only_a) and bool(only_b)
+    return bool(a.words - b.words - STOP_WORDS) and bool(b.words - a.words - STOP_WORDS)
 
 
-def words_of(text: str) -> list[str]:
-    """The statement's first STATEMENT_WORDS words, in order, lower case."""
-    return WORD.findall(text.lower())[:STATEMENT_WORDS]
-
-
-def in_order(a: str, b: str) -> float:
-    """How much of the two texts' words line up in the same order (2 x matched / all): a
-    restatement reorders ("every Sunday night the database is reset" / "the database is
+def in_order(a: Said, b: Said) -> float:
+    """How much of the two statements' words line up in the same order (2 x matched / all):
+    a restatement reorders ("every Sunday night the database is reset" / "the database is
     reset every Sunday night"), another value keeps the frame."""
-    return SequenceMatcher(None, words_of(a), words_of(b), autojunk=False).ratio()
+    return SequenceMatcher(None, a.statement, b.statement, autojunk=False).ratio()
 
 
-def opens_alike(a: str, b: str) -> bool:
-    """The first third of the shorter text is word for word the same: the same subject
+def opens_alike(a: Said, b: Said) -> bool:
+    """The first third of the shorter statement is word for word the same: the same subject
     ("deploys go out on ..."). "GET /items is cached ..." / "GET /users is cached ..." are
     two things, both true."""
-    left, right = words_of(a), words_of(b)
-    opening = max(1, -(-min(len(left), len(right)) // 3))
-    return left[:opening] == right[:opening]
+    opening = max(1, -(-min(len(a.statement), len(b.statement)) // 3))
+    return a.statement[:opening] == b.statement[:opening]
 
 
-def exchanged(a: str, b: str) -> bool:
+def exchanged(a: Said, b: Said) -> bool:
     """Two words in each other's place, the other words the two share in the same order
     ("run the migrations before the seed" / "run the seed before the migrations"): another
     statement, however alike, so never a merge."""
-    left, right = words_of(a), words_of(b)
-    in_left, in_right = Counter(left), Counter(right)
-    once = {w for w in in_left if in_left[w] == 1 and in_right[w] == 1} - STOP_WORDS
-    order_a, order_b = [w for w in left if w in once], [w for w in right if w in once]
+    in_a, in_b = Counter(a.statement), Counter(b.statement)
+    once = {w for w in in_a if in_a[w] == 1 and in_b[w] == 1} - STOP_WORDS
+    order_a = [w for w in a.statement if w in once]
+    order_b = [w for w in b.statement if w in once]
     moved = [i for i, (x, y) in enumerate(zip(order_a, order_b, strict=True)) if x != y]
     return len(moved) == 2 and order_a[moved[0]] == order_b[moved[1]]
 
 
-def negations(text: str) -> int:
-    return sum(word in NEGATIONS for word in WORD.findall(text.lower()))
-
-
-def opposed(a: str, b: str) -> bool:
+def opposed(a: Said, b: Said) -> bool:
     """Another count of negations ("it is fun, isn't it" / "it is not fun, isn't it"), or
     other numbers, or the same in another order ("writer 2, memory 1" / "writer 1, memory
     2"): the same words may say otherwise."""
-    return negations(a) != negations(b) or NUMBER.findall(a) != NUMBER.findall(b)
+    return a.negations != b.negations or a.numbers != b.numbers
 
 
-def contradicts(a: str, b: str) -> bool:
+def contradicts(a: Said, b: Said) -> bool:
     """The same statement saying otherwise: in the same order, with other negations or
     numbers anywhere, or, after the same opening, other words."""
     if in_order(a, b) < SAME_STATEMENT:
@@ -167,18 +173,20 @@ def nearest_with(
 
 def judge(content: str, memory_type: str, neighbours: Sequence[Neighbour]) -> Verdict:
     """What to do with a new memory given its nearest live ones (best first)."""
+    new = said(content)
     for near in neighbours:
         if near.similarity < CONTRADICTION_SIMILARITY:
             break
-        if contradicts(content, near.content):
+        old = said(near.content)
+        if contradicts(new, old):
             return Verdict(may_supersede=near.id)
         if (
             near.memory_type == memory_type
             and near.similarity >= MERGE_SIMILARITY
-            and overlap(content, near.content) >= MERGE_OVERLAP
-            and not swapped(content, near.content)
-            and not opposed(content, near.content)
-            and not exchanged(content, near.content)
+            and overlap(new, old) >= MERGE_OVERLAP
+            and not swapped(new, old)
+            and not opposed(new, old)
+            and not exchanged(new, old)
         ):
             return Verdict(merge_into=near.id)
     return Verdict()

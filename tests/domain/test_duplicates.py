@@ -17,6 +17,7 @@ from app.domain.duplicates import (
     judge,
     opposed,
     overlap,
+    said,
 )
 
 OLD = UUID(int=1)
@@ -29,7 +30,7 @@ def near(content: str, similarity: float, memory_type: str = "decision") -> list
 
 def test_a_restatement_at_the_thresholds_merges_and_just_below_does_not() -> None:
     restated = "always pin the postgres major version in ci images."
-    assert overlap(RULE, restated) >= MERGE_OVERLAP
+    assert overlap(said(RULE), said(restated)) >= MERGE_OVERLAP
     assert judge(restated, "decision", near(RULE, MERGE_SIMILARITY)) == Verdict(merge_into=OLD)
     below = judge(restated, "decision", near(RULE, MERGE_SIMILARITY - 0.001))
     assert below.merge_into is None
@@ -46,7 +47,7 @@ def test_a_restatement_at_the_thresholds_merges_and_just_below_does_not() -> Non
     ],
 )
 def test_other_numbers_or_negations_are_named_never_merged(new: str, old: str) -> None:
-    assert opposed(new, old)
+    assert opposed(said(new), said(old))
     assert judge(new, "decision", near(old, 0.99)) == Verdict(may_supersede=OLD)
     assert judge(new, "decision", near(old, CONTRADICTION_SIMILARITY - 0.001)) == Verdict()
 
@@ -76,13 +77,13 @@ def test_the_same_frame_with_other_words_is_named() -> None:
     ],
 )
 def test_a_restatement_or_a_neighbour_is_not_named(new: str, old: str) -> None:
-    assert not contradicts(new, old)
+    assert not contradicts(said(new), said(old))
     assert judge(new, "learning", near(old, 0.97, "learning")).may_supersede is None
 
 
 def test_a_negation_added_anywhere_is_named() -> None:
     new, old = "Deploys are no longer frozen on Fridays", "Deploys are frozen on Fridays"
-    assert contradicts(new, old)
+    assert contradicts(said(new), said(old))
     assert judge(new, "decision", near(old, 0.97)) == Verdict(may_supersede=OLD)
 
 
@@ -94,8 +95,8 @@ def test_a_negation_added_anywhere_is_named() -> None:
     ],
 )
 def test_two_words_exchanged_say_another_thing_and_never_merge(new: str, old: str) -> None:
-    assert exchanged(new, old)
-    assert overlap(new, old) == 1.0
+    assert exchanged(said(new), said(old))
+    assert overlap(said(new), said(old)) == 1.0
     assert judge(new, "decision", near(old, 0.99)).merge_into is None
 
 
@@ -104,7 +105,7 @@ def test_a_restatement_that_moves_a_phrase_is_no_exchange() -> None:
         "Every Sunday night the staging database is reset",
         "The staging database is reset every Sunday night",
     )
-    assert not exchanged(new, old)
+    assert not exchanged(said(new), said(old))
     assert judge(new, "decision", near(old, 0.97)) == Verdict(merge_into=OLD)
 
 
