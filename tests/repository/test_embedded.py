@@ -55,6 +55,13 @@ async def test_memories_survive_a_restart_of_the_embedded_server(tmp_path: Path)
         "shared_buffers_mb": shared_buffers_mb(available_memory()),
         "autoprewarm": "on",
     }
+    # Restarted once with those settings, the server still writes to its log.
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("DO $$ BEGIN RAISE LOG 'written after the settings restart'; END $$")
+    finally:
+        await conn.close()
+    assert "written after the settings restart" in (server.pgdata / "log").read_text()
     async with serving(url) as client:
         stored = await client.post(
             "/memories", json={"content": "survives restarts", "source_repo": None}
