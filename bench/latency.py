@@ -465,7 +465,8 @@ async def main() -> None:
         "--restart",
         action="store_true",
         help="restart PostgreSQL before each run, so that each is the first after a start"
-        " (the embedded server, or with BENCH_DATABASE_URL the local Citus cluster)",
+        " (the embedded server, or with BENCH_DATABASE_URL the local Citus cluster), once"
+        " pg_prewarm's autoprewarm has read the buffers back",
     )
     parser.add_argument(
         "--prewarm",
@@ -531,7 +532,8 @@ async def measure_sizes(
                 if args.prewarm:
                     print(await prewarm_graphs(url), flush=True)
                 if args.restart:
-                    await restart_database(url)
+                    waited = await restart_database(url)
+                    print(f"restarted; autoprewarm read the buffers back in {waited:.0f} s")
                 searches = await serve_and_measure(
                     url, size, args.queries, repos, args, tree, with_stores=run == 0
                 )

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import asyncpg
 
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import upgrade_head_async
+from app.db.pool import on_citus
 
 ROOT = Path(__file__).resolve().parents[1]
 # The embedded server behind each URL fresh_database() yielded, for restart_database().
@@ -71,20 +73,52 @@ async def fresh_database(name: str, reuse: bool = False) -> AsyncIterator[str]:
             shutil.rmtree(scratch_dir, ignore_errors=True)
 
 
-async def restart_database(url: str) -> None:
+async def restart_database(url: str) -> float:
     """Stop and start the server behind `url`, a database fresh_database() yielded: its
     embedded server, or with BENCH_DATABASE_URL the local Citus cluster (scripts/citus,
     with this environment's CITUS_SHARED_BUFFERS). Each node's pg_prewarm reads back what
-    its buffers held, as after any start; the connections the server held are gone."""
+    its buffers held, as after any start, and this returns once it has; the connections
+    the server held are gone. The seconds that took, after the start."""
     embedded = _EMBEDDED.get(url)
     if embedded is not None:
         await asyncio.to_thread(embedded.restart)
-        return
-    if not os.environ.get("BENCH_DATABASE_URL"):
+    elif os.environ.get("BENCH_DATABASE_URL"):
+        citus = str(ROOT / "scripts" / "citus")
+        for command in ("stop", "start"):
+            await asyncio.to_thread(subprocess.run, [citus, command], check=True)
+    else:
         raise RuntimeError("only an embedded server or the local Citus cluster is restarted")
-    citus = str(ROOT / "scripts" / "citus")
-    for command in ("stop", "start"):
-        await asyncio.to_thread(subprocess.run, [citus, command], check=True)
+    return await autoprewarm_done(url)
+
+
+# pg_prewarm's autoprewarm worker, reading the buffers back after a start (on every node).
+_PREWARMING = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autoprewarm worker'"
+PREWARM_START_S = 5.0  # a worker not seen by then had nothing to read
+
+
+async def autoprewarm_done(url: str) -> float:
+    """Until autoprewarm has read back what the buffers held (on Citus, on every node): a
+    server some seconds after its start, not in its first. The seconds waited."""
+    conn = await asyncpg.connect(url)
+    try:
+        citus = await on_citus(conn)
+        started = time.monotonic()
+        seen = False
+        while True:
+            if citus:
+                rows = await conn.fetch(
+                    "SELECT result FROM run_command_on_workers($1)", _PREWARMING
+                )
+                busy = sum(int(row["result"]) for row in rows) + await conn.fetchval(_PREWARMING)
+            else:
+                busy = await conn.fetchval(_PREWARMING)
+            seen = seen or busy > 0
+            waited = time.monotonic() - started
+            if not busy and (seen or waited > PREWARM_START_S):
+                return waited
+            await asyncio.sleep(0.2)
+    finally:
+        await conn.close()
 
 
 def as_of(revision: str, path: str, name: str) -> Any:
