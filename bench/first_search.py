@@ -1,7 +1,7 @@
 """A new connection's first search against its second and third, without repositories'
 graphs, with them, and without again, on bench.latency's loaded database: what a pooled
-connection pays once, after each time asyncpg closed it for idling (the functions' plans
-and the catalog entries its backend has not loaded yet).
+connection pays once, after each time asyncpg closed it for idling (what its backend has
+not loaded yet; this does not take that apart).
 
 Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
 BENCH_DATA_DIR (it leaves the database without graphs):

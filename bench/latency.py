@@ -50,7 +50,13 @@ from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from app.repository.sql import named
 from app.services.graphs import RepositoryGraphs
-from bench.support import fresh_database, restart_database, tree_head_revision, worktree
+from bench.support import (
+    fresh_database,
+    restart_database,
+    summed_over_nodes,
+    tree_head_revision,
+    worktree,
+)
 from bench.synthetic import QUERIES, memory_text
 from bench.vector_cache import VectorCache
 
@@ -171,7 +177,7 @@ async def count_rows(url: str) -> int:
 
 
 # Each HNSW graph of memories (the tenant's and the repositories'), read into the buffers;
-# on a Citus node, of each shard there. Blocks read.
+# on a Citus node, of each shard there (the coordinator's are of its empty table). Blocks read.
 _PREWARM_GRAPHS = """
 SELECT coalesce(sum(pg_prewarm(i.indexrelid)), 0)
 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -186,13 +192,7 @@ async def prewarm_graphs(url: str) -> str:
     try:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
         started = time.perf_counter()
-        if await on_citus(conn):
-            rows = await conn.fetch(
-                "SELECT result FROM run_command_on_workers($1)", _PREWARM_GRAPHS
-            )
-            blocks = sum(int(row["result"]) for row in rows)
-        else:
-            blocks = int(await conn.fetchval(_PREWARM_GRAPHS))
+        blocks = await summed_over_nodes(conn, _PREWARM_GRAPHS)
     finally:
         await conn.close()
     took = time.perf_counter() - started

@@ -91,7 +91,17 @@ async def restart_database(url: str) -> float:
     return await autoprewarm_done(url)
 
 
-# pg_prewarm's autoprewarm worker, reading the buffers back after a start (on every node).
+async def summed_over_nodes(conn: asyncpg.Connection, sql: str) -> int:
+    """`sql`'s one number, summed over this node and, on a Citus coordinator, every worker:
+    what each node holds of memories is its own (its shards, its buffers)."""
+    total = int(await conn.fetchval(sql))
+    if await on_citus(conn):
+        rows = await conn.fetch("SELECT result FROM run_command_on_workers($1)", sql)
+        total += sum(int(row["result"]) for row in rows)
+    return total
+
+
+# pg_prewarm's autoprewarm worker, reading the buffers back after a start.
 _PREWARMING = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autoprewarm worker'"
 PREWARM_START_S = 5.0  # a worker not seen by then had nothing to read
 
@@ -101,17 +111,10 @@ async def autoprewarm_done(url: str) -> float:
     server some seconds after its start, not in its first. The seconds waited."""
     conn = await asyncpg.connect(url)
     try:
-        citus = await on_citus(conn)
         started = time.monotonic()
         seen = False
         while True:
-            if citus:
-                rows = await conn.fetch(
-                    "SELECT result FROM run_command_on_workers($1)", _PREWARMING
-                )
-                busy = sum(int(row["result"]) for row in rows) + await conn.fetchval(_PREWARMING)
-            else:
-                busy = await conn.fetchval(_PREWARMING)
+            busy = await summed_over_nodes(conn, _PREWARMING)
             seen = seen or busy > 0
             waited = time.monotonic() - started
             if not busy and (seen or waited > PREWARM_START_S):
