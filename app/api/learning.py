@@ -70,8 +70,9 @@ async def feedback(memory_id: MemoryId, body: FeedbackIn, services: ServicesDep)
 )
 async def remember(body: RememberIn, services: ServicesDep, response: Response) -> RememberOut:
     """Records a learning in a few words, its category inferred from them; the same learning
-    again reinforces the stored one."""
-    result = await services.learning.remember(body.draft())
+    again reinforces the stored one. `trust_level: user` (an admin key, or open mode) makes
+    it a person's own note: never held because an agent session read a page."""
+    result = await services.learning.remember(body.draft(), body.trust_level)
     if result.outcome.status == "reinforced":
         response.status_code = status.HTTP_200_OK
     return render_remember(result)

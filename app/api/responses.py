@@ -88,6 +88,11 @@ class QueuedDraftOut(BaseModel):
     queued_at: datetime
     decided_at: datetime | None
     memory_id: UUID | None = Field(description="The memory a kept draft became.")
+    evidence: dict[str, str] = Field(
+        description="What the session showed (error, failed, change, command, said, shown),"
+        " as queued; {} when none."
+    )
+    key: str | None = Field(description="The client's own key for the same lesson, if sent.")
 
     @classmethod
     def of(cls, entry: DraftEntry) -> QueuedDraftOut:

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from agent_memory_client.protocol import EVIDENCE_CHARS
 from app.api.examples import REPO, body
 from app.api.rules import (
     COMMIT,
@@ -24,6 +25,7 @@ from app.domain.drafts import (
     DRAFT_CHARS,
     DRAFT_CLIENTS,
     DRAFT_FILES,
+    DRAFT_KEY_CHARS,
     DRAFT_KINDS,
     MAX_QUEUE_PAGE,
     MAX_QUEUED_A_CALL,
@@ -49,7 +51,7 @@ from app.domain.inputs import (
 )
 from app.domain.keys import ROLES
 from app.domain.learning import LEARNING_WORDS, MIN_LEARNING_WORDS
-from app.domain.memory import MEMORY_TYPE_PATTERN, TRUST_ORDER
+from app.domain.memory import DEFAULT_TRUST, MEMORY_TYPE_PATTERN, TRUST_ORDER
 from app.domain.provenance import MAX_SOURCE_CHARS, MAX_SOURCES, MAX_SOURCES_A_CALL
 from app.domain.recall import (
     MAX_EXCLUDED,
@@ -273,8 +275,60 @@ class RememberIn(WrittenIn):
         description="The task or situation the learning came from; searched.",
     )
 
+    trust_level: str = Field(
+        default=DEFAULT_TRUST,
+        description="Whose learning it is: `agent` (an agent's, the default) or, for an admin"
+        " key or open mode, `user`: a person's own note, never held for review.",
+        json_schema_extra=documented(choices=("agent", "user")),
+    )
+
     def draft(self) -> RememberDraft:
-        return RememberDraft(**self.model_dump())
+        return RememberDraft(**self.model_dump(exclude={"trust_level"}))
+
+
+EVIDENCE_TEXT = text_rules(chars=EVIDENCE_CHARS)
+
+
+class DraftEvidenceIn(Body):
+    """What the session showed, for the person who reviews the draft: these keys only,
+    each a text of at most EVIDENCE_CHARS."""
+
+    error: str | None = Field(
+        default=None,
+        description="fix: the real error line(s) the failure met (the failing assertion,"
+        " exception or compiler line, not a runner's summary).",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    failed: str | None = Field(
+        default=None, description="fix: the command that failed.", json_schema_extra=EVIDENCE_TEXT
+    )
+    change: str | None = Field(
+        default=None,
+        description="fix: what changed: the files, and the change itself when short; or the"
+        " command run to fix it.",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    command: str | None = Field(
+        default=None,
+        description="fix: the command that passes now.",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    said: str | None = Field(
+        default=None,
+        description="instruction: the user's words it comes from.",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    shown: str | None = Field(
+        default=None,
+        description="convention: the commands or words that show it.",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    distilled_by: str | None = Field(
+        default=None,
+        description="The person's own agent CLI that wrote the lesson (`import-history"
+        " --distill`).",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
 
 
 class DraftIn(Body):
@@ -291,6 +345,16 @@ class DraftIn(Body):
     text: str = Field(json_schema_extra=text_rules(chars=DRAFT_CHARS, required=True))
     files: list[str] = Field(
         default_factory=list, json_schema_extra=line_rules("path", items=DRAFT_FILES)
+    )
+    evidence: DraftEvidenceIn = Field(
+        default_factory=DraftEvidenceIn,
+        description="What the session showed (error, failed, change, command), carried into"
+        " the review queue with the draft; screened for secrets as its text is.",
+    )
+    key: str | None = Field(
+        default=None,
+        description="The client's own key for the same lesson across sessions.",
+        json_schema_extra=line_rules(DRAFT_KEY_CHARS),
     )
 
     def draft(self) -> DraftText:
@@ -358,7 +422,8 @@ class SourcesIn(Body):
 class HistoryDraftIn(Body):
     kind: str = Field(
         description="`fix`: a failed command that passed after a change; `instruction`: a"
-        " user's correction or standing rule.",
+        " user's correction or standing rule; `convention`: how this project is built,"
+        " tested, run or deployed.",
         json_schema_extra=documented(choices=DRAFT_KINDS),
     )
     text: str = Field(json_schema_extra=text_rules(chars=DRAFT_CHARS, required=True))
@@ -383,6 +448,17 @@ class HistoryDraftIn(Body):
         " shown to the person who reviews the draft.",
         json_schema_extra=documented(items=MAX_SOURCES_A_CALL),
     )
+    evidence: DraftEvidenceIn = Field(
+        default_factory=DraftEvidenceIn,
+        description="What the session showed, shown under the draft; screened for secrets"
+        " as its text is.",
+    )
+    key: str | None = Field(
+        default=None,
+        description="The client's own key for the same lesson across sessions: a draft is"
+        " then queued once per repository, kind and key (else per text).",
+        json_schema_extra=line_rules(DRAFT_KEY_CHARS),
+    )
 
 
 class DraftsIn(Body):
@@ -399,7 +475,22 @@ class DraftsIn(Body):
                         "client": "codex",
                         "client_session": "01a228c6-a8d4-79d3-b4f8-5fdbc031b307",
                         "seen_at": "2026-10-02T14:03:11Z",
-                    }
+                        "evidence": {
+                            "error": "ModuleNotFoundError: No module named 'helper'",
+                            "failed": "make test 2>&1 | tail -20",
+                            "change": "helper.py (added)",
+                            "command": "make test",
+                        },
+                        "key": "fix:make test:ModuleNotFoundError helper",
+                    },
+                    {
+                        "kind": "convention",
+                        "text": "Tests run through `uv run pytest -q`, never a bare pytest.",
+                        "source_repo": REPO,
+                        "client": "claude-code",
+                        "client_session": "66c3e9d3-5e2b-4520-8068-c586f826f0c7",
+                        "evidence": {"shown": "uv run pytest -q (passed 3 times)"},
+                    },
                 ]
             }
         ),

@@ -15,13 +15,13 @@ import sys
 from typing import Any
 
 from app import __version__
-from app.cli import cluster, drafts, keys, memories, service, tidy, transfer
+from app.cli import cluster, drafts, history, keys, memories, service, tidy, transfer
 from app.cli.common import HELP, CommandError, Parents
 from app.client import ClientError
 from app.config import Settings
 from app.logging import configure_logging
 
-GROUPS = (service, memories, drafts, tidy, transfer, keys, cluster)
+GROUPS = (service, memories, history, drafts, tidy, transfer, keys, cluster)
 
 
 def build_parser() -> argparse.ArgumentParser:

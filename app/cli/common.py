@@ -1,17 +1,23 @@
 """What the commands share: the help format, the common options, one way to the local
-database (embedded or DATABASE_URL, migrated or checked), one way to a running server."""
+database (embedded or DATABASE_URL, migrated or checked, and the one a running server uses),
+one way to a running server."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
+
+import platformdirs
 
 from app.client import MemoryClient, default_api_key, default_url
 from app.config import Settings
@@ -166,21 +172,146 @@ def _uuid(text: str, kind: str) -> str:
 
 
 @contextmanager
-def local_database(args: argparse.Namespace, *, migrate: bool) -> Iterator[str]:
+def local_database(
+    args: argparse.Namespace, *, migrate: bool, follow_running: bool = False
+) -> Iterator[str]:
     """The database this machine serves: DATABASE_URL, or the embedded server (started for
     the command, stopped after it; always brought to the schema, it being ours). With
-    `migrate`, an external database is brought to the schema too."""
+    `migrate`, an external database is brought to the schema too. With `follow_running`,
+    the one a running server uses when none is named, and the command says which
+    (addressed()). A server (serve, mcp) records the database it uses while it runs."""
     from app.db.migrations import upgrade_head
     from app.startup import resolve_database_url
 
-    url, embedded = resolve_database_url(settings_of(args))
+    settings = settings_of(args)
+    if follow_running:
+        settings = addressed(args, settings)
+    url, embedded = resolve_database_url(settings)
     try:
-        if embedded is not None or migrate:
-            upgrade_head(url)
-        yield url
+        with serving_recorded(args, settings):
+            if embedded is not None or migrate:
+                upgrade_head(url)
+            yield url
     finally:
         if embedded is not None:
             embedded.stop()
+
+
+# ---- the database a running server uses ---------------------------------------------------
+
+SERVING_COMMANDS = ("serve", "mcp")
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """A server running on this machine (its record, written while it runs)."""
+
+    pid: int
+    command: str
+    data_dir: Path | None  # None: an external database
+    database: str  # which, in words: an embedded data directory, or a URL without secrets
+
+    def named(self) -> str:
+        return f"pid {self.pid}, `agent-memory {self.command}`"
+
+
+def serving_records() -> Path:
+    return Path(platformdirs.user_state_dir("agent-memory")) / "serving"
+
+
+def database_in_words(settings: Settings) -> str:
+    if settings.database_url:
+        parts = urlsplit(settings.database_url)
+        host = parts.hostname or parse_qs(parts.query).get("host", ["a local socket"])[0]
+        port = f":{parts.port}" if parts.port else ""
+        return f"the database {parts.path.lstrip('/')} at {host}{port} (DATABASE_URL)"
+    return f"the embedded database in {settings.data_dir.resolve()}"
+
+
+def _started(pid: int) -> float | None:
+    """When process `pid` started (None: no such process): a pid reused since a record was
+    written is another process."""
+    import psutil
+
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
+@contextmanager
+def serving_recorded(args: argparse.Namespace, settings: Settings) -> Iterator[None]:
+    """While a server runs, a record of the database it uses, where `keys` looks first."""
+    if getattr(args, "command", None) not in SERVING_COMMANDS:
+        yield
+        return
+    record = serving_records() / f"{os.getpid()}.json"
+    data_dir = None if settings.database_url else str(settings.data_dir.resolve())
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({
+            "pid": os.getpid(), "started": _started(os.getpid()), "command": args.command,
+            "data_dir": data_dir, "database": database_in_words(settings),
+        }))  # fmt: skip
+    except OSError:
+        pass  # a server serves without its record; `keys` then says which database it used
+    try:
+        yield
+    finally:
+        record.unlink(missing_ok=True)
+
+
+def running_servers() -> list[Serving]:
+    """The servers running now, by their records (a record left by one killed is dropped)."""
+    found = []
+    for path in sorted(serving_records().glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+            pid, started = int(record["pid"]), record["started"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if pid == os.getpid():
+            continue
+        if started is None or _started(pid) != started:
+            path.unlink(missing_ok=True)
+            continue
+        data_dir = Path(record["data_dir"]) if record.get("data_dir") else None
+        found.append(Serving(pid, str(record["command"]), data_dir, str(record["database"])))
+    return found
+
+
+def addressed(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The database a command that works on it directly addresses, said on stderr:
+    DATABASE_URL, --data-dir or AGENT_MEMORY_DATA_DIR when set; else the one the running
+    server uses; else the default data directory. A server running on another database
+    is said too: a key made in a database no server reads would never work."""
+    servers = running_servers()
+    default_dir = Settings.model_fields["data_dir"].get_default(call_default_factory=True)
+    named = settings.database_url or getattr(args, "data_dir", None)
+    if not named and settings.data_dir == default_dir:
+        embedded = {s.data_dir for s in servers if s.data_dir is not None}
+        if len(embedded) > 1:
+            listed = "; ".join(f"{s.data_dir} ({s.named()})" for s in servers if s.data_dir)
+            raise CommandError(
+                f"servers run on several data directories ({listed}): say which with --data-dir"
+            )
+        if embedded:
+            settings = settings.model_copy(update={"data_dir": embedded.pop()})
+    database = database_in_words(settings)
+    users = [s for s in servers if s.database == database]
+    command = f"agent-memory {getattr(args, 'command', '')}".strip()
+    if users:
+        say(f"{command}: {database}, which the running server uses ({users[0].named()})")
+    elif servers:
+        other = servers[0]
+        where = f" (--data-dir {other.data_dir})" if other.data_dir else ""
+        say(
+            f"{command}: {database}; warning: no running server uses it, the one running"
+            f" ({other.named()}) uses {other.database}{where}"
+        )
+    else:
+        say(f"{command}: {database} (no agent-memory server is running here)")
+    return settings
 
 
 async def require_schema(conn: Any, command: str) -> None:

@@ -1,5 +1,6 @@
 """agent-memory keys: create, list and revoke API keys, straight in the database (as its
-owner, across tenants; what an operator on the server does)."""
+owner, across tenants; what an operator on the server does): the one the running server
+uses unless one is named (common.addressed()), said on stderr."""
 
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ def register(command: Adder, parents: Parents) -> None:
     )
     create.add_argument("--tenant", default="default", help="the tenant it acts for")
     create.add_argument(
-        "--role", choices=["agent", "reader", "admin"], default="agent", help="what it may do"
+        "--role",
+        choices=["agent", "reader", "admin"],
+        help="what it may do (default: admin when the tenant has no active key, so that"
+        " someone can manage its keys; else agent)",
     )
     create.add_argument("--name", required=True, help="who or what holds it")
     listing = actions.add_parser(
@@ -56,11 +60,17 @@ def cmd_keys(args: argparse.Namespace) -> int:
         async with owner_connection(url, "keys") as conn:
             service = KeyService.on_connection(conn)
             if args.keys_command == "create":
-                created = await service.create(args.tenant, args.name, args.role)
+                role = await service.role_of_new(args.tenant, args.role)
+                created = await service.create(args.tenant, args.name, role)
                 print(created.key)
+                why = (
+                    " (admin: the tenant had no active key, and no --role was given)"
+                    if args.role is None and role == "admin"
+                    else ""
+                )
                 say(
                     f"created {created.record.role} key {created.record.id} for tenant "
-                    f"{created.record.tenant_id}: store it now, it is not shown again"
+                    f"{created.record.tenant_id}{why}: store it now, it is not shown again"
                 )
             elif args.keys_command == "list":
                 for key in await service.list(args.tenant):
@@ -76,7 +86,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
                     say(revoked.note)
         return 0
 
-    with local_database(args, migrate=False) as url:
+    with local_database(args, migrate=False, follow_running=True) as url:
         return run_async(run(url))
 
 

@@ -7,7 +7,8 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from app.cli.common import (
     Adder,
@@ -22,8 +23,11 @@ from app.cli.common import (
     session_id,
     written_here,
 )
+from app.client import ClientError
 from app.domain.audit import MAX_AUDIT_PAGE
 from app.domain.inputs import CONFIDENCES, MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
+from app.domain.memory import Memory
+from app.domain.provenance import reasons_of, sources_of, unreviewed
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.text import cut, one_line
 
@@ -137,17 +141,32 @@ def cmd_remember(args: argparse.Namespace) -> int:
             tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
             metadata = {"reasoning": args.reasoning} if args.reasoning else {}
             given = {k: v for k, v in fields.items() if v is not None}
-            answer = memory.store(
+            answer = as_person(lambda trust: memory.store(
                 args.text, memory_type=args.memory_type or "learning", tags=tags,
-                metadata=metadata, **given,
-            )  # fmt: skip
+                metadata=metadata, **given, **trust,
+            ))  # fmt: skip
             stored = answer["memory"]
             message = f"{answer['status'].capitalize()}: {stored['memory_type']} {stored['id']}"
         else:
-            answer = memory.remember(args.text, reasoning=args.reasoning, **fields)
+            reasoning = args.reasoning
+            answer = as_person(
+                lambda trust: memory.remember(args.text, reasoning=reasoning, **fields, **trust)
+            )
             stored, message = answer["memory"], answer["message"]
     print(f"{message}; {filed_where(stored.get('source_repo'))}")
     return 0
+
+
+def as_person(write: Callable[[dict[str, str]], Any]) -> Any:
+    """A note a person writes from the shell is theirs (trust `user`): never held because an
+    agent session of its repository read a page. A key that may not write that (an agent's)
+    writes it as an agent's."""
+    try:
+        return write({"trust_level": "user"})
+    except ClientError as exc:
+        if exc.status != 403 or "trust_level" not in exc.fields:
+            raise
+        return write({})
 
 
 def filed_where(repo: str | None) -> str:
@@ -168,13 +187,62 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What provenance.unreviewed() reads of a memory (its held_at and provenance), from a
+    memory as the server answers it: the rule is the domain's, applied once."""
+
+    held_at: str | None
+    provenance: dict[str, Any] | None
+
+    @property
+    def held(self) -> bool:
+        return self.held_at is not None
+
+
+def review_of(memory: dict[str, Any]) -> tuple[bool, bool]:
+    """(held, unreviewed): held for a person's review, or written after untrusted input and
+    not approved (app/domain/provenance.py unreviewed(); a held one is both)."""
+    shown = Shown(memory.get("held_at"), memory.get("provenance"))
+    return shown.held, unreviewed(cast(Memory, shown))
+
+
+SOURCE_SHOWN_CHARS = 60
+
+
+def review_mark(memory: dict[str, Any]) -> str:
+    """A held or unreviewed memory's mark, `[held: read "https://..." +1]` (the first source
+    its session read, quoted: a page's address is data, never this listing's structure), or
+    the reason it is held (`[held: tells an agent to run downloaded code]`); "" for any
+    other."""
+    held, unchecked = review_of(memory)
+    if not unchecked:
+        return ""
+    state = "held" if held else "unreviewed"
+    sources = sources_of(memory.get("provenance"))
+    if sources:
+        first = json.dumps(cut(sources[0], SOURCE_SHOWN_CHARS), ensure_ascii=False)
+        more = f" +{len(sources) - 1}" if len(sources) > 1 else ""
+        return f"[{state}: read {first}{more}]"
+    reasons = reasons_of(memory.get("provenance"))
+    return f"[{state}: {reasons[0]}]" if reasons else f"[{state}]"
+
+
+def with_review(memory: dict[str, Any]) -> dict[str, Any]:
+    """A memory as --json prints it: the server's fields, and `held` and `unreviewed`."""
+    held, unchecked = review_of(memory)
+    return {**memory, "held": held, "unreviewed": unchecked}
+
+
 def print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
     """One memory on one line: its id, type, where it is filed (its repository, or
-    `global`), and the start of its text."""
+    `global`), the start of its text, and its review mark when it is held or unreviewed."""
     lead = f"{score:5.3f}  " if score is not None else ""
     kind = memory["memory_type"][:14]
     where = cut(memory.get("source_repo") or "global", 24)
-    print(f"{lead}{memory['id']}  {kind:14}  {where:24}  {cut(one_line(memory['content']), 70)}")
+    text = cut(one_line(memory["content"]), 70)
+    mark = review_mark(memory)
+    print(f"{lead}{memory['id']}  {kind:14}  {where:24}  {text}{f'  {mark}' if mark else ''}")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -183,11 +251,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         return "no good match" if answer.get("below_floor") else "no memories match"
 
     return _show(args, "results", lambda hit: print_memory_line(hit["memory"], hit["score"]),
-                 nothing)  # fmt: skip
+                 nothing, lambda hit: {**hit, "memory": with_review(hit["memory"])})  # fmt: skip
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    return _show(args, "memories", print_memory_line, lambda _: "no memories")
+    return _show(args, "memories", print_memory_line, lambda _: "no memories", with_review)
 
 
 def _show(
@@ -195,12 +263,14 @@ def _show(
     key: str,
     line: Callable[[dict[str, Any]], None],
     nothing: Callable[[dict[str, Any]], str],
+    as_json: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> int:
-    """What a search or a list read here (JSON, or a line each), and when it is nothing,
-    where it looked and what the other repositories hold."""
+    """What a search or a list read here (JSON, each item as `as_json` makes it, or a line
+    each), and when it is nothing, where it looked and what the other repositories hold."""
     answer, repo, elsewhere = _read_here(args, key)
     if args.json:
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        shown = {**answer, key: [as_json(item) for item in answer[key]]}
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     for item in answer[key]:
         line(item)
@@ -254,8 +324,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     with client_of(args) as memory:
         item = memory.get(wanted)
     if args.json:
-        print(json.dumps(item, indent=2, ensure_ascii=False))
+        print(json.dumps(with_review(item), indent=2, ensure_ascii=False))
         return 0
+    if mark := review_mark(item):
+        print(mark)  # before the text: what it says is not yet vouched for
     print(item["content"])
     print()
     # What it is first, then every other field that has a value, in the server's order.

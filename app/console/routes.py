@@ -1,41 +1,34 @@
 """The console's pages: search, browse, a memory, stats, sessions, strategies; and the
 admin's buttons (archive, restore, pin, delete, prune). Every page goes through the same
 services and tenant scope as the API, so a key sees its own tenant only and its role
-decides what it may press."""
+decides what it may press. The drafts pages are drafts.py's, included here; what every
+page shares is pages.py's."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Form, Query, Request, Response
-from fastapi.responses import RedirectResponse
-from fastapi.routing import APIRoute
-from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
+from fastapi import Form, Query, Request, Response
 
-from app.console.signin import (
-    CSRF_FIELD,
-    KEY_COOKIE,
-    check_csrf,
-    csrf_token,
-    set_cookies,
-    sign_out,
-    signed_in,
+from app.console import drafts
+from app.console.pages import (
+    PAGE_SIZE,
+    SECURITY_HEADERS,
+    STATIC_URL,
+    RuntimeDep,
+    back_to,
+    console_router,
+    page,
+    services_of,
+    static_files,
 )
+from app.console.signin import KEY_COOKIE, check_csrf, set_cookies, sign_out, signed_in
 from app.domain.audit import UNDOABLE, AuditQuery
-from app.domain.compact import age
-from app.domain.drafts import MAX_QUEUE_PAGE
-from app.domain.errors import AppError, NotFoundError, UnauthorizedError
+from app.domain.errors import AppError, NotFoundError
 from app.domain.filters import FilterDraft
 from app.domain.inputs import ListDraft, MemoryDraft, SearchDraft
 from app.domain.memory import Memory
-from app.domain.principal import Principal
-from app.domain.problems import problem_of
 from app.domain.sessions import SessionEnd
 from app.domain.snapshot import render_markdown
 from app.domain.tidy import (
@@ -44,115 +37,14 @@ from app.domain.tidy import (
     PROPOSAL_KINDS,
     SHOWN_BY_DEFAULT,
 )
-from app.http_headers import page_headers
-from app.runtime import Runtime
-from app.services.scope import Services, services_for
 
-HERE = Path(__file__).parent
-STATIC_URL = "/console/static"
-# A page's own styles only: no script at all, nothing from another origin.
-SECURITY_HEADERS = page_headers(
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'"
-)
-PAGE_SIZE = 25
+# What main.py mounts and tests read, from here as before.
+__all__ = ["SECURITY_HEADERS", "STATIC_URL", "router", "static_files"]
 
-
-async def runtime_of(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
-RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
-
-templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"
-
+router = console_router()
 
 # The memories an audit entry names on its row (the rest are counted: "+2").
 MEMORIES_AN_ENTRY_SHOWS = 3
-
-
-def shown_value(value: Any) -> Any:
-    """A value as a person reads it in the audit trail: a stored real (a float4's
-    1.100000023841858) rounded to what it holds."""
-    return float(f"{value:.6g}") if isinstance(value, float) else value
-
-
-templates.env.filters["shown"] = shown_value
-
-
-def static_files() -> StaticFiles:
-    return StaticFiles(directory=HERE / "static")
-
-
-def secured(response: Response) -> Response:
-    response.headers.update(SECURITY_HEADERS)
-    return response
-
-
-class ConsoleRoute(APIRoute):
-    """A refusal on a console page is a page (with the same status), not problem JSON."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def render_errors(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except UnauthorizedError:
-                return secured(RedirectResponse("/console/sign-in", status_code=303))
-            except AppError as exc:
-                return page(request, "error.html", {"problem": problem_of(exc)}, exc.status)
-
-        return render_errors
-
-
-router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
-
-
-def page(
-    request: Request,
-    template: str,
-    context: dict[str, Any],
-    status: int = 200,
-    principal: Principal | None = None,
-) -> Response:
-    principal = principal or getattr(request.state, "principal", None)
-    shown = {
-        "principal": principal,
-        # Buttons are shown by the same capability table the services enforce.
-        "is_admin": principal is not None and principal.can("admin"),
-        "can_write": principal is not None and principal.can("write"),
-        "open_mode": principal is not None and principal.key_id is None,
-        "csrf_field": CSRF_FIELD,
-        "csrf": csrf_token(request),
-        "static": STATIC_URL,
-        **context,
-    }
-    response = templates.TemplateResponse(request, template, shown, status_code=status)
-    set_cookies(request, response)
-    return secured(response)
-
-
-async def caller(request: Request, runtime: Runtime) -> Principal:
-    principal = await signed_in(request, runtime)
-    if principal is None:
-        raise UnauthorizedError("sign in")
-    request.state.principal = principal
-    return principal
-
-
-def back_to(path: str) -> Response:
-    """After a form: the page again (POST, redirect, GET), so a reload repeats nothing."""
-    return secured(RedirectResponse(path, status_code=303))
-
-
-@asynccontextmanager
-async def services_of(request: Request, runtime: Runtime) -> AsyncIterator[Services]:
-    """The signed-in caller's services for one page, in one transaction."""
-    principal = await caller(request, runtime)
-    async with services_for(runtime, principal) as services:
-        yield services
 
 
 # Sign-in and sign-out.
@@ -327,8 +219,11 @@ async def memory_supersede(
     check_csrf(request, csrf_token)
     async with services_of(request, runtime) as services:
         old = await services.memories.get(memory_id)
-        draft = MemoryDraft(content=content, memory_type=old.memory_type, tags=old.tags,
-                            category=old.category, source="console")  # fmt: skip
+        # A person's own correction: theirs to vouch for where the key may (never held).
+        draft = MemoryDraft(
+            content=content, memory_type=old.memory_type, tags=old.tags, category=old.category,
+            source="console", trust_level=services.principal.own_words_trust,
+        )  # fmt: skip
         _, outcome = await services.lifecycle.supersede(memory_id, draft)
     return back_to(f"/console/memories/{outcome.memory.id}")
 
@@ -531,58 +426,6 @@ async def review_page(request: Request, runtime: RuntimeDep) -> Response:
     return page(request, "review.html", {"nav": "review", "held": held})
 
 
-@router.get("/console/drafts")
-async def drafts_page(request: Request, runtime: RuntimeDep) -> Response:
-    """The review queue: drafts from past sessions, newest first, each kept (as it is or
-    rewritten) or dropped by an admin; the last dropped, to put back."""
-    async with services_of(request, runtime) as services:
-        queued = await services.drafts.pending(None, MAX_QUEUE_PAGE)
-        admin = services.principal.can("admin")
-        dropped = await services.drafts.recently_dropped(PAGE_SIZE) if admin else []
-    shown = {"nav": "drafts", "drafts": queued.drafts, "dropped": dropped}
-    return page(request, "drafts.html", shown)
-
-
-@router.post("/console/drafts/{draft_id:uuid}/keep")
-async def draft_keep(
-    request: Request,
-    runtime: RuntimeDep,
-    draft_id: UUID,
-    text: Annotated[str, Form(max_length=100_000)] = "",
-    csrf_token: Annotated[str, Form(max_length=100)] = "",
-) -> Response:
-    check_csrf(request, csrf_token)
-    async with services_of(request, runtime) as services:
-        await services.drafts.keep(draft_id, text.strip() or None)
-    return back_to("/console/drafts")
-
-
-@router.post("/console/drafts/drop")
-async def drafts_drop(
-    request: Request,
-    runtime: RuntimeDep,
-    draft: Annotated[list[UUID], Form()],
-    csrf_token: Annotated[str, Form(max_length=100)] = "",
-) -> Response:
-    check_csrf(request, csrf_token)
-    async with services_of(request, runtime) as services:
-        await services.drafts.drop(draft)
-    return back_to("/console/drafts")
-
-
-@router.post("/console/drafts/{draft_id:uuid}/restore")
-async def draft_restore(
-    request: Request,
-    runtime: RuntimeDep,
-    draft_id: UUID,
-    csrf_token: Annotated[str, Form(max_length=100)] = "",
-) -> Response:
-    check_csrf(request, csrf_token)
-    async with services_of(request, runtime) as services:
-        await services.drafts.restore(draft_id)
-    return back_to("/console/drafts")
-
-
 @router.get("/console/tidy")
 async def tidy_page(request: Request, runtime: RuntimeDep, every_kind: Text = None) -> Response:
     """Tidy proposals (admins): merge, replace, retire, each accepted or dismissed in one
@@ -644,3 +487,6 @@ async def strategies_page(
         "strategies.html",
         {"nav": "strategies", "form": {"source_repo": repo or ""}, "listed": listed},
     )
+
+
+router.include_router(drafts.router)

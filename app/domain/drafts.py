@@ -7,14 +7,22 @@ person. Few and short by construction."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
 
+from agent_memory_client.protocol import EVIDENCE_CHARS
 from app.domain.errors import InvalidInputError
 from app.domain.provenance import clean_sources
-from app.domain.validation import FIELD_CHARS, clean_line, clean_paths, clean_text, one_of
+from app.domain.validation import (
+    FIELD_CHARS,
+    clean_line,
+    clean_paths,
+    clean_text,
+    forbid_unknown,
+    one_of,
+)
 
 MAX_DRAFTS = 3  # a session keeps its newest three
 DRAFT_CHARS = 500
@@ -23,23 +31,33 @@ DRAFT_FILES = 10
 
 @dataclass(frozen=True, slots=True)
 class DraftText:
-    """A draft as a hook sends it (the text and the files it is about), before its rules."""
+    """A draft as a hook sends it (the text and the files it is about, what showed it, the
+    client's key for the same lesson), before its rules."""
 
     text: str
     files: Sequence[str] | None = None
+    evidence: Mapping[str, str | None] | None = None  # EVIDENCE_KEYS
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Draft:
     text: str
     files: tuple[str, ...] = ()
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    key: str | None = None
 
 
 def draft_of(draft: DraftText) -> Draft:
     text = clean_text(draft.text, "text", max_chars=DRAFT_CHARS)
     if not text:
         raise InvalidInputError("text must not be empty", field="text")
-    return Draft(text=text, files=clean_paths(draft.files, "files", DRAFT_FILES))
+    return Draft(
+        text=text,
+        files=clean_paths(draft.files, "files", DRAFT_FILES),
+        evidence=evidence_of(draft.evidence),
+        key=clean_line(draft.key, "key", max_chars=DRAFT_KEY_CHARS),
+    )
 
 
 # --- The review queue: drafts a person keeps, edits or drops (migration 0041) -------------
@@ -47,12 +65,29 @@ def draft_of(draft: DraftText) -> Draft:
 # from the client's transcripts) or from a session that ended holding it. It is never a
 # memory by itself: nothing searches it, nothing hands it to an agent.
 
-DRAFT_KINDS = ("fix", "instruction")  # a failure a change fixed; a user's standing rule
-DRAFT_CLIENTS = ("claude-code", "codex", "gemini-cli", "cursor")
+# A failure a change fixed; a user's standing rule; how this project is built, tested, run
+# or deployed (migration 0044 added the last).
+DRAFT_KINDS = ("fix", "instruction", "convention")
+DRAFT_CLIENTS = ("claude-code", "codex", "gemini-cli", "cursor", "copilot-cli", "opencode")
 DRAFT_STATUSES = ("pending", "kept", "dropped")
 MAX_QUEUED_A_CALL = 100  # drafts one import call sends
 MAX_QUEUE_PAGE = 100
 SESSION_ID_CHARS = 200
+DRAFT_KEY_CHARS = 200  # the client's own key for "the same lesson", across sessions
+
+# A draft's evidence (migration 0044): what the session showed, so that a person judges the
+# draft at a glance. Each a text of at most EVIDENCE_CHARS, cleaned as a draft's text is;
+# the keys are these and no other, each with its label as the queue shows it.
+EVIDENCE_LABELS = {
+    "error": "error",  # a fix: the real error line(s) the failure met
+    "failed": "failed",  # a fix: the command that failed
+    "change": "changed",  # a fix: the files and the change, or the command run to fix it
+    "command": "passes now",  # a fix: the command that passes now
+    "said": "the user said",  # an instruction: the user's words it comes from
+    "shown": "shown by",  # a convention: the commands or words that show it
+    "distilled_by": "written by",  # the person's own agent CLI that wrote the lesson
+}
+EVIDENCE_KEYS = tuple(EVIDENCE_LABELS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +102,8 @@ class HistoryDraftText:
     seen_at: str | None = None  # when the session did it, ISO 8601 (None: now)
     files: Sequence[str] | None = None
     sources: Sequence[str] | None = None  # the untrusted input the session had read
+    evidence: Mapping[str, str | None] | None = None  # EVIDENCE_KEYS
+    key: str | None = None  # the client's own key for the same lesson (fingerprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +118,19 @@ class QueuedDraft:
     seen_at: datetime | None
     files: tuple[str, ...]
     sources: tuple[str, ...]
+    evidence: Mapping[str, str] = field(default_factory=dict)  # in EVIDENCE_KEYS' order
+    key: str | None = None
 
     @property
     def fingerprint(self) -> str:
-        """The same finding (its text, of its kind, for its repository): queued once,
-        whichever session showed it (a live session's hooks, then its transcript read
-        again), and whatever its status since (a dropped draft stays dropped)."""
-        key = "\x1f".join((self.source_repo, self.kind, self.text))
-        return hashlib.sha256(key.encode()).hexdigest()
+        """The same finding, for its repository and of its kind: queued once, whichever
+        session showed it (a live session's hooks, then its transcript read again), and
+        whatever its status since (a dropped draft stays dropped). The finding is the
+        client's key when it sent one (one lesson seen in many sessions, each in its own
+        words), else the text. The two never meet: a text holds no \\x1f, and a key's form
+        has one part more."""
+        parts = (self.kind, "", self.key) if self.key is not None else (self.kind, self.text)
+        return hashlib.sha256("\x1f".join((self.source_repo, *parts)).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,15 +150,40 @@ class DraftEntry:
     queued_at: datetime
     decided_at: datetime | None
     memory_id: UUID | None
+    evidence: Mapping[str, str] = field(default_factory=dict)  # in EVIDENCE_KEYS' order
+    key: str | None = None
+
+    def evidence_lines(self) -> list[tuple[str, str]]:
+        """Its evidence as a person reads it: (label, text), in EVIDENCE_KEYS' order."""
+        return [(EVIDENCE_LABELS[k], self.evidence[k]) for k in EVIDENCE_KEYS if k in self.evidence]
+
+
+def evidence_of(value: Mapping[str, str | None] | None, name: str = "evidence") -> dict[str, str]:
+    """A draft's evidence: only EVIDENCE_KEYS (another is refused, named: `evidence.foo`),
+    each a text as a draft's is, at most EVIDENCE_CHARS; a blank or null one left out. In
+    EVIDENCE_KEYS' order, whatever order it came in (a JSON object has none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{name} must be an object", field=name)
+    forbid_unknown(value, EVIDENCE_KEYS, name)
+    kept: dict[str, str] = {}
+    for key in EVIDENCE_KEYS:
+        sent = value.get(key)
+        if sent is not None:
+            text = clean_text(sent, f"{name}.{key}", max_chars=EVIDENCE_CHARS)
+            if text:
+                kept[key] = text
+    return kept
 
 
 def queued_draft(draft: HistoryDraftText) -> QueuedDraft:
     """Every rule a queued draft's fields obey, each once: the live draft's text and files,
     a repository as a memory names one, a known client and kind, sources as a session keeps
-    them."""
+    them, its evidence, and its key on one line."""
     kind = one_of(draft.kind, "kind", DRAFT_KINDS, "")
     client = one_of(draft.client, "client", DRAFT_CLIENTS, "")
-    text = draft_of(DraftText(draft.text, draft.files))
+    text = draft_of(DraftText(draft.text, draft.files, draft.evidence, draft.key))
     repo = clean_line(draft.source_repo, "source_repo", max_chars=FIELD_CHARS["source_repo"])
     if repo is None:
         raise InvalidInputError(
@@ -142,4 +209,6 @@ def queued_draft(draft: HistoryDraftText) -> QueuedDraft:
         seen_at=seen_at,
         files=text.files,
         sources=clean_sources(draft.sources or ()),
+        evidence=text.evidence,
+        key=text.key,
     )

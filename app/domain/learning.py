@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from app.domain.memory import NewMemory, TrustLevel
+from app.domain.validation import one_of
 
 if TYPE_CHECKING:
     from app.domain.inputs import Learning
@@ -82,3 +83,11 @@ def learned_memory(
         git_commit=learned.git_commit,
         files=learned.files,
     )
+
+
+REMEMBERED_TRUST: tuple[TrustLevel, ...] = ("agent", "user")  # an agent's, a person's own
+
+
+def remembered_trust(value: str) -> TrustLevel:
+    """Whose a `remember` is: an agent's, or a person's own note."""
+    return one_of(value, "trust_level", REMEMBERED_TRUST, "agent")  # type: ignore[return-value]

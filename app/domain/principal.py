@@ -9,7 +9,7 @@ from uuid import UUID
 
 from app.domain.errors import ForbiddenError
 from app.domain.keys import CAPABILITIES, TRUST_ALLOWED
-from app.domain.memory import DEFAULT_TENANT
+from app.domain.memory import DEFAULT_TENANT, TrustLevel
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,12 @@ class Principal:
                 f"{article} {self.role} key may not write trust_level '{trust_level}'",
                 field="trust_level",
             )
+
+    @property
+    def own_words_trust(self) -> TrustLevel:
+        """The trust a person's own words get under this key (a console correction): `user`
+        where the key may vouch for them (an admin's, open mode), else an agent's."""
+        return "user" if self.may_write_trust("user") else "agent"
 
     @property
     def writable_trust(self) -> list[str]:

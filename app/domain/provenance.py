@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
+from agent_memory_client.protocol import FETCH_PROGRAMS
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
 from app.domain.text import one_line
@@ -50,7 +51,7 @@ MAX_SOURCES_A_CALL = 20
 
 # --- The rule for commands that fetch and run code, or send data out ---------------------
 # Programs that download, and what runs what they downloaded.
-_FETCHER = r"(?:curl|wget|fetch|aria2c|http|https|iwr|irm|invoke-webrequest|invoke-restmethod)"
+_FETCHER = "(?:" + "|".join(re.escape(p) for p in FETCH_PROGRAMS) + ")"  # the client's list
 _RUNNER = (
     r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?"
     r"(?:ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|perl|ruby|node|deno|bun|php|pwsh|powershell"

@@ -1,5 +1,5 @@
-"""The review queue's drafts (migration 0041): queued once each, listed newest first,
-decided (kept or dropped) once, a dropped one restored."""
+"""The review queue's drafts (migration 0041; their evidence and key, 0044): queued once
+each, listed newest first, decided (kept or dropped) once, a dropped one restored."""
 
 from __future__ import annotations
 
@@ -9,24 +9,24 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.drafts import DraftEntry, QueuedDraft
+from app.domain.drafts import EVIDENCE_KEYS, DraftEntry, QueuedDraft
 from app.repository.sql import named
 
 DRAFT_COLUMNS = (
     "id, kind, text, files, source_repo, client, client_session, seen_at, sources, status,"
-    " queued_at, decided_at, memory_id"
+    " queued_at, decided_at, memory_id, evidence, key"
 )
 
 # One statement a batch: a draft already queued (same fingerprint, whatever its status) is
 # passed over, and what was new comes back.
 _QUEUE = """
 INSERT INTO drafts (tenant_id, kind, text, files, source_repo, client, client_session,
-                    seen_at, sources, fingerprint)
+                    seen_at, sources, evidence, key, fingerprint)
 SELECT :tenant_id, d.kind, d.text, d.files, d.source_repo, d.client, d.client_session,
-       coalesce(d.seen_at, now()), d.sources, d.fingerprint
+       coalesce(d.seen_at, now()), d.sources, d.evidence, d.key, d.fingerprint
 FROM jsonb_to_recordset(:drafts::jsonb) AS d(kind text, text text, files text[],
      source_repo text, client text, client_session text, seen_at timestamptz,
-     sources text[], fingerprint text)
+     sources text[], evidence jsonb, key text, fingerprint text)
 ON CONFLICT (tenant_id, fingerprint) DO NOTHING
 RETURNING id
 """
@@ -44,7 +44,10 @@ LIMIT :limit
 
 def draft_entry(row: Any) -> DraftEntry:
     values = {key: row[key] for key in DRAFT_COLUMNS.split(", ")}
-    return DraftEntry(**{**values, "files": tuple(row["files"]), "sources": tuple(row["sources"])})
+    # jsonb keeps no order of keys: the evidence comes back in EVIDENCE_KEYS' order.
+    evidence = {k: row["evidence"][k] for k in EVIDENCE_KEYS if k in row["evidence"]}
+    lists = {"files": tuple(row["files"]), "sources": tuple(row["sources"])}
+    return DraftEntry(**{**values, **lists, "evidence": evidence})
 
 
 def as_row(draft: QueuedDraft) -> dict[str, Any]:
@@ -57,6 +60,8 @@ def as_row(draft: QueuedDraft) -> dict[str, Any]:
         "client_session": draft.client_session,
         "seen_at": draft.seen_at.isoformat() if draft.seen_at else None,
         "sources": list(draft.sources),
+        "evidence": dict(draft.evidence),
+        "key": draft.key,
         "fingerprint": draft.fingerprint,
     }
 

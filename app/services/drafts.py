@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
+from app.domain.draft_groups import near_groups
 from app.domain.drafts import (
     MAX_QUEUE_PAGE,
     MAX_QUEUED_A_CALL,
@@ -27,6 +28,7 @@ from app.domain.inputs import (
 )
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
+from app.domain.text import cut
 from app.domain.validation import Limits
 from app.repository.drafts import DraftRepository
 from app.services.audit import AuditTrail
@@ -48,6 +50,15 @@ class Queued:
 @dataclass(frozen=True, slots=True)
 class DraftPage:
     drafts: list[DraftEntry]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftGroups:
+    """A page of the queue with its near-duplicates together (app/domain/draft_groups.py):
+    each group led by its first draft, in the queue's order."""
+
+    groups: list[list[DraftEntry]]
     next_cursor: str | None
 
 
@@ -102,6 +113,12 @@ class DraftQueue:
         last = page[-1] if more else None
         return DraftPage(page, encode_cursor(last.seen_at, last.id) if last else None)
 
+    async def in_groups(self, source_repo: str | None, limit: int) -> DraftGroups:
+        """The first page of the queue, near-duplicates together (of one repository and
+        kind: draft_groups.near)."""
+        page = await self.pending(source_repo, limit)
+        return DraftGroups(near_groups(page.drafts), page.next_cursor)
+
     async def recently_dropped(self, limit: int) -> list[DraftEntry]:
         self._actor.require("admin")
         return await self._repo.recently_dropped(min(limit, MAX_QUEUE_PAGE))
@@ -113,29 +130,69 @@ class DraftQueue:
         draft = await self._repo.get(draft_id, for_update=True)
         _require_pending(draft, draft_id)
         assert draft is not None
+        return await self._kept(draft, text)
+
+    async def keep_each(self, draft_ids: Sequence[UUID]) -> list[RememberResult]:
+        """Many drafts kept at once, each as its text (a rewrite is one at a time); those
+        not pending (decided since the page was read, or unknown) are passed over, as a
+        drop passes them over. One refused by a write's rules refuses them all, named."""
+        self._actor.require("admin")
+        _bounded(draft_ids)
+        kept = []
+        for draft_id in dict.fromkeys(draft_ids):
+            draft = await self._repo.get(draft_id, for_update=True)
+            if draft is None or draft.status != "pending":
+                continue
+            try:
+                kept.append(await self._kept(draft, None))
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"draft {draft_id}: {exc}", field=exc.field) from None
+        return kept
+
+    async def keep_first(
+        self, draft_id: UUID, text: str | None, rest: Sequence[UUID]
+    ) -> RememberResult:
+        """A group of near-duplicates settled at once: its first draft kept (as it is, or
+        rewritten), the rest dropped; nothing of it when the keep is refused."""
+        kept = await self.keep(draft_id, text)
+        others = [d for d in rest if d != draft_id]
+        if others:
+            await self.drop(others)
+        return kept
+
+    async def _kept(self, draft: DraftEntry, text: str | None) -> RememberResult:
         when = draft.seen_at.date().isoformat()
         result = await self._learning.learned(
             RememberDraft(
                 text=draft.text if text is None else text,
                 source_repo=draft.source_repo,
                 files=list(draft.files),
-                context=f"Drafted from a {draft.client} session of {when}, kept by a person.",
+                context=self._context(draft, when),
             ),
             source="draft-review",
             trust_level="user",
         )
         outcome = result.outcome
-        await self._repo.decide([draft_id], "kept", outcome.memory.id)
-        detail = {"draft": str(draft_id), "edited": text is not None and text != draft.text}
+        await self._repo.decide([draft.id], "kept", outcome.memory.id)
+        detail = {"draft": str(draft.id), "edited": text is not None and text != draft.text}
         await self._audit.record("draft_keep", after=[outcome.memory], detail=detail)
         return result
+
+    def _context(self, draft: DraftEntry, when: str) -> str:
+        """A kept draft's context: where it came from, then its evidence (searched, so
+        that the error it met finds the lesson again), within the context's limit. Not the
+        evidence of a session that had read untrusted input: a person who keeps the lesson
+        vouches for its text, and its evidence may quote what an outsider wrote."""
+        lines = [f"Drafted from a {draft.client} session of {when}, kept by a person."]
+        if not draft.sources:
+            lines += [f"{label}: {text}" for label, text in draft.evidence_lines()]
+        return cut("\n".join(lines), self._limits.max_context_chars)
 
     async def drop(self, draft_ids: Sequence[UUID]) -> list[UUID]:
         """The pending ones among them dropped (kept as dropped: an import does not bring
         them back); their ids."""
         self._actor.require("admin")
-        if not 1 <= len(draft_ids) <= MAX_QUEUE_PAGE:
-            raise InvalidInputError(f"ids holds 1 to {MAX_QUEUE_PAGE} drafts", field="ids")
+        _bounded(draft_ids)
         dropped = [d.id for d in await self._repo.decide(draft_ids, "dropped")]
         if dropped:
             await self._audit.record("draft_drop", detail={"drafts": [str(d) for d in dropped]})
@@ -152,6 +209,11 @@ class DraftQueue:
             raise ConflictError(f"draft {draft_id} is {found.status}, not dropped")
         await self._audit.record("draft_restore", detail={"draft": str(draft_id)})
         return restored[0]
+
+
+def _bounded(draft_ids: Sequence[UUID]) -> None:
+    if not 1 <= len(draft_ids) <= MAX_QUEUE_PAGE:
+        raise InvalidInputError(f"ids holds 1 to {MAX_QUEUE_PAGE} drafts", field="ids")
 
 
 def _require_pending(draft: DraftEntry | None, draft_id: UUID) -> None:

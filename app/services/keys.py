@@ -77,6 +77,14 @@ class KeyService:
             return None
         return await self.create("default", "first-admin", "admin")
 
+    async def role_of_new(self, tenant_id: str, role: str | None) -> str:
+        """The role of a key created from the server's shell: the one asked for, else admin
+        for a tenant with no active key (someone must manage its keys), else agent."""
+        if role is not None:
+            return role
+        active = [k for k in await self.list(tenant_id) if not k.revoked_at]
+        return "agent" if active else "admin"
+
     async def list(self, tenant_id: str | None) -> list[ApiKey]:
         return await (await self._keys()).list(tenant_id)
 

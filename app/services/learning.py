@@ -23,7 +23,7 @@ from app.domain.inputs import (
     retry_draft,
     strategy_attempt,
 )
-from app.domain.learning import learned_memory
+from app.domain.learning import learned_memory, remembered_trust
 from app.domain.memory import Memory, NewMemory, StoreOutcome, TrustLevel, outcome_note
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
@@ -136,10 +136,14 @@ class LearningService:
         )
         return LearnResult(outcome.status, None, outcome.memory)
 
-    async def remember(self, draft: RememberDraft) -> RememberResult:
+    async def remember(self, draft: RememberDraft, trust_level: str = "agent") -> RememberResult:
+        """An agent's learning, or (`user`) a person's own note, which the caller's key must
+        be allowed to write (an admin's, or open mode)."""
+        trust = remembered_trust(trust_level)
         self._memories.actor.require("write")
-        self._memories.actor.require_trust("agent")
-        return await self.learned(draft, source="session-capture", trust_level="agent")
+        self._memories.actor.require_trust(trust)
+        source = "session-capture" if trust == "agent" else "person"
+        return await self.learned(draft, source=source, trust_level=trust)
 
     async def learned(
         self, draft: RememberDraft, *, source: str, trust_level: TrustLevel

@@ -158,6 +158,7 @@ class SessionService:
                 kind="fix", text=d["text"], source_repo=ended.source_repo,
                 client=ended.agent or "agent", client_session=str(ended.id), seen_at=None,
                 files=tuple(d["files"]), sources=tuple(sources[-MAX_SOURCES_A_CALL:]),
+                evidence=d.get("evidence") or {}, key=d.get("key"),
             )
             for d in drafts
         ]  # fmt: skip
@@ -171,7 +172,8 @@ class SessionService:
         redacted by SECRETS_POLICY); how many the session holds (its newest MAX_DRAFTS)."""
         self._actor.require("write")
         checked = screen_fields(draft_of(draft), self._settings.secrets_policy)
-        item = {"text": checked.text, "files": list(checked.files)}
+        item = {"text": checked.text, "files": list(checked.files),
+                "evidence": dict(checked.evidence), "key": checked.key}  # fmt: skip
         held = await self._repo.add_draft(session_id, item, MAX_DRAFTS)
         if held is not None:
             return held

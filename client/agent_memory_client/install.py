@@ -1,16 +1,24 @@
 """`agent-memory-client install|uninstall CLIENT [--project DIR]`: the client's own
 configuration files, with our hooks (the adapter's HookSpecs) and the MCP bridge merged in.
 
-- Merging: another hook, server or setting in the file is kept as it is; ours are the hooks
-  whose command runs this client half's `hook`, and the server named `agent-memory`.
+- Ours is what runs this client half: a hook whose command runs its `hook`, an MCP server
+  whose command runs its `mcp` (runs_our_bridge), whatever its name. A user's own server
+  under the name we would take (`memory`, the official MCP memory server's usual name) is
+  theirs: ours goes in under another (`agent-memory`, `agent-memory-2`, ...), and install
+  says so. The name written is recorded (ours.record_server) for provenance.
+- Every other byte is kept: a JSON file (with `//` and `/* */` comments, which Gemini CLI
+  reads) is edited in place (jsonc.edited), its comments and layout left as they were;
+  Codex's config.toml gets our tables in one marked block.
 - Idempotent: a file that would not change is not written.
 - Uninstall removes exactly what install added: a file nobody changed since is put back
   byte for byte as it was before (or removed, when install created it); one changed since
-  loses only our entries. What install wrote is recorded under
-  $XDG_STATE_HOME/agent-memory/installed/.
+  (Claude Code rewrites ~/.claude.json) loses only our entries. What install wrote is
+  recorded under $XDG_STATE_HOME/agent-memory/installed/.
 - Codex runs a hook only once trusted: install asks Codex (`codex app-server`, its
   `hooks/list`) for the hash of each of our hooks and records it as trusted, since the
-  user who runs install asked for them; without Codex it says how to trust them.
+  user who runs install asked for them; without Codex it says how to trust them. A
+  project's `.codex/` is read only once the user trusts the project: install says so, and
+  how, rather than trust a project for them.
 """
 
 from __future__ import annotations
@@ -18,25 +26,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_memory_client import jsonc
 from agent_memory_client.clients import CLIENTS, HookSpec
+from agent_memory_client.ours import SERVER_NAME, forget_server, record_server
 
-SERVER_NAME = "agent-memory"
 CLAUDE_SERVER_NAME = "memory"  # as the plugin names it: its tools keep their names
 TOML_BEGIN = "# >>> agent-memory ({tag}): written by `agent-memory-client install codex`"
 TOML_END = "# <<< agent-memory ({tag})"
-CODEX_TIMEOUT_S = 20.0
 # What the bridge reads of its environment, which Codex, Gemini CLI and Cursor do not all
 # hand an MCP server whole (Gemini CLI redacts what looks like a key).
 BRIDGE_ENV = ("AGENT_MEMORY_URL", "AGENT_MEMORY_API_KEY", "AGENT_MEMORY_REPO")
+NOT_FOUND = (
+    "not yet trusted: Codex was not found here; in Codex, open /hooks and trust"
+    " agent-memory's hooks (or run this again with codex on PATH)"
+)
 
 
 class InstallError(Exception):
@@ -80,6 +94,52 @@ def mcp_server(env: str | None = None) -> dict[str, Any]:
 # ---- what each client's files hold ------------------------------------------------------
 
 
+def runs_our_bridge(server: object) -> bool:
+    """An MCP server entry that runs this client half's `mcp` command, as mcp_server()
+    writes it (`agent-memory-client mcp`, `python -m agent_memory_client mcp`), the plugin
+    does, or a person wrote it (through `uvx`, say): ours, whatever its name."""
+    if not isinstance(server, dict) or not isinstance(server.get("command"), str):
+        return False
+    args = server.get("args")
+    if isinstance(args, list):
+        words = [server["command"], *(str(a) for a in args)]
+    else:  # a whole command line in `command`
+        try:
+            words = shlex.split(server["command"])
+        except ValueError:
+            return False
+    for at, word in enumerate(words):
+        program = Path(word).name.removesuffix(".exe")
+        if program == "agent-memory-client" or words[at : at + 2] == ["-m", "agent_memory_client"]:
+            return "mcp" in words[at + 1 :]
+    return False
+
+
+def free_name(wanted: str, servers: dict[str, Any]) -> str:
+    """`wanted`, unless another server has it: then `agent-memory`, `agent-memory-2`..."""
+    candidates = [wanted, SERVER_NAME, *(f"{SERVER_NAME}-{n}" for n in range(2, len(servers) + 3))]
+    return next(name for name in candidates if name not in servers)
+
+
+def projects_servers(config: dict[str, Any]) -> dict[str, Any]:
+    """The servers of each project in ~/.claude.json (Claude Code's local scope), which
+    would hide a user-scope server of the same name there: not ours unless they run it."""
+    projects = config.get("projects")
+    found: dict[str, Any] = {}
+    for project in projects.values() if isinstance(projects, dict) else ():
+        servers = project.get("mcpServers") if isinstance(project, dict) else None
+        if isinstance(servers, dict):
+            found.update({n: s for n, s in servers.items() if not runs_our_bridge(s)})
+    return found
+
+
+def clash_note(path: Path, wanted: str, name: str) -> str:
+    return (
+        f"named {name}: {path} already has an MCP server named {wanted} that is not this"
+        " one (left as it is)"
+    )
+
+
 def matcher_groups(
     client: str, handler: Callable[[str], dict[str, Any]], program: list[str] | None = None
 ) -> dict[str, list[dict[str, Any]]]:
@@ -93,113 +153,191 @@ def matcher_groups(
     return groups
 
 
-def add_groups(config: dict[str, Any], groups: dict[str, list[dict[str, Any]]]) -> None:
-    hooks = config.setdefault("hooks", {})
-    for event, added in groups.items():
-        hooks.setdefault(event, [])
-        hooks[event] = [*hooks[event], *added]
-
-
-def remove_ours(config: dict[str, Any], server_names: tuple[str, ...]) -> dict[str, Any]:
-    """`config` without our hooks (a group left empty goes too, and an event left with no
-    group, and an empty `hooks`) and without our MCP server."""
-    config = json.loads(json.dumps(config))
-    hooks = config.get("hooks")
-    if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept = []
-            for group in groups:
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    inner = [h for h in group["hooks"] if not is_ours(_command(h))]
-                    if inner:
-                        kept.append({**group, "hooks": inner})
-                elif not (isinstance(group, dict) and is_ours(group.get("command"))):
+def hooks_without_ours(
+    hooks: dict[str, Any], keep: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """`hooks` without ours (a group left empty goes too, and an event left with no group),
+    except those exactly as install writes them (`keep`), left where they are."""
+    result: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            result[event] = groups
+            continue
+        wanted = list(keep.get(event, []))
+        kept = []
+        for group in groups:
+            if group in wanted:
+                wanted.remove(group)
+                kept.append(group)
+            elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                inner = [h for h in group["hooks"] if not is_ours(_command(h))]
+                if len(inner) == len(group["hooks"]):
                     kept.append(group)
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-        if not hooks:
-            del config["hooks"]
-    servers = config.get("mcpServers")
-    if isinstance(servers, dict):
-        for name in server_names:
-            servers.pop(name, None)
-        if not servers:
-            del config["mcpServers"]
-    return config
+                elif inner:
+                    kept.append({**group, "hooks": inner})
+            elif not (isinstance(group, dict) and is_ours(group.get("command"))):
+                kept.append(group)
+        if kept:
+            result[event] = kept
+    return result
 
 
 def _command(handler: object) -> object:
     return handler.get("command") if isinstance(handler, dict) else None
 
 
-def with_servers(config: dict[str, Any], name: str, server: dict[str, Any]) -> None:
-    config.setdefault("mcpServers", {})[name] = server
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A configuration file's text after install or uninstall, and what to say of it."""
+
+    text: str
+    server: str | None = None  # the name our MCP server has in it
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class McpEntry:
+    wanted: str  # its name, unless another server has that name
+    server: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class JsonFile:
-    """One JSON configuration file and what install merges into it."""
+    """One JSON configuration file (comments allowed) and what install merges into it:
+    hooks (event -> groups or entries) and the MCP server, under `mcpServers`."""
 
     path: Path
-    add: Callable[[dict[str, Any]], None]
-    server_names: tuple[str, ...] = (SERVER_NAME,)
+    hooks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    server: McpEntry | None = None
     # A file install creates starts from this (Cursor's hooks.json declares its version).
     empty: tuple[tuple[str, Any], ...] = ()
 
-    def installed(self, text: str | None) -> str:
-        config = self.read(text)
-        config = remove_ours(config, self.server_names)  # reinstalling replaces ours
-        self.add(config)
-        return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    def check(self, text: str | None) -> None:
+        self.read(text)
 
-    def uninstalled(self, text: str) -> str:
-        config = remove_ours(self.read(text), self.server_names)
+    def installed(self, text: str | None) -> Change:
+        config = self.read(text)
+        name: str | None = None
+        notes: tuple[str, ...] = ()
+        if self.hooks:
+            hooks = hooks_without_ours(self.section(config, "hooks"), keep=self.hooks)
+            for event, groups in self.hooks.items():
+                present = hooks.get(event, [])
+                if not isinstance(present, list):
+                    raise InstallError(f"{self.path}: hooks.{event} is not a list")
+                hooks[event] = [*present, *(g for g in groups if g not in present)]
+            config["hooks"] = hooks
+        if self.server:
+            servers = self.section(config, "mcpServers")
+            ours = [n for n, s in servers.items() if runs_our_bridge(s)]
+            wanted = self.server.wanted
+            taken = {**servers, **projects_servers(config)}
+            name = wanted if wanted in ours else ours[0] if ours else free_name(wanted, taken)
+            if name != wanted and wanted in taken and wanted not in ours:
+                notes = (clash_note(self.path, wanted, name),)
+            config["mcpServers"] = {
+                **{n: s for n, s in servers.items() if n == name or n not in ours},
+                name: self.server.server,
+            }
+        return Change(self.edited(text, config), name, notes)
+
+    def uninstalled(self, text: str) -> Change:
+        config = self.read(text)
+        if isinstance(config.get("hooks"), dict):
+            config["hooks"] = hooks_without_ours(config["hooks"], keep={})
+            if not config["hooks"]:
+                del config["hooks"]
+        if isinstance(config.get("mcpServers"), dict):
+            kept = {n: s for n, s in config["mcpServers"].items() if not runs_our_bridge(s)}
+            config["mcpServers"] = kept
+            if not kept:
+                del config["mcpServers"]
         if config == dict(self.empty):
             config = {}
-        return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+        return Change(self.edited(text, config))
+
+    def our_servers(self, text: str | None) -> set[str]:
+        servers = self.read(text).get("mcpServers")
+        if not isinstance(servers, dict):
+            return set()
+        return {name for name, server in servers.items() if runs_our_bridge(server)}
 
     def read(self, text: str | None) -> dict[str, Any]:
         if text is None or not text.strip():
             return dict(self.empty)
         try:
-            config = json.loads(text)
-        except ValueError as exc:
+            config = jsonc.loads(text)
+        except jsonc.JsoncError as exc:
             raise InstallError(f"{self.path} is not JSON ({exc}): fix it, then again") from exc
         if not isinstance(config, dict):
             raise InstallError(f"{self.path} does not hold a JSON object")
         return config
 
+    def section(self, config: dict[str, Any], key: str) -> dict[str, Any]:
+        found = config.get(key, {})
+        if not isinstance(found, dict):
+            raise InstallError(f"{self.path}: {key} is not an object")
+        return dict(found)
+
+    def edited(self, text: str | None, config: dict[str, Any]) -> str:
+        return jsonc.edited(text if text and text.strip() else None, config)
+
 
 @dataclass(frozen=True, slots=True)
 class TomlBlock:
     """Codex's config.toml: our tables in one marked block at its end (TOML tables may
-    stand anywhere), removed whole by uninstall."""
+    stand anywhere), removed whole by uninstall. `body` makes them, given the rest of the
+    file as TOML reads it."""
 
     path: Path
     tag: str  # which block: the MCP server, or the trust of one hooks.json
-    body: Callable[[], str]
+    body: Callable[[dict[str, Any]], Change]
 
-    def installed(self, text: str | None) -> str:
-        rest = self.uninstalled(text or "")
-        body = self.body()
-        if not body:
-            return rest if text is not None else ""
+    def check(self, text: str | None) -> None:
+        self.rest(text)
+
+    def installed(self, text: str | None) -> Change:
+        rest, document = self.rest(text)
+        change = self.body(document)
+        if not change.text:
+            return Change(rest if text is not None else "", change.server, change.notes)
         begin, end = TOML_BEGIN.format(tag=self.tag), TOML_END.format(tag=self.tag)
-        return f"{rest}\n{begin}\n{body}{end}\n"
+        after = f"{rest}\n{begin}\n{change.text}{end}\n"
+        try:
+            tomllib.loads(after)
+        except tomllib.TOMLDecodeError as exc:
+            raise InstallError(
+                f"{self.path} cannot take our tables ({exc}; its own define them otherwise):"
+                f" add them yourself:\n{change.text}"
+            ) from exc
+        return Change(after, change.server, change.notes)
 
-    def uninstalled(self, text: str) -> str:
+    def uninstalled(self, text: str) -> Change:
+        span = self.span(text)
+        return Change(text if span is None else text[: span[0]] + text[span[1] :])
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where our block is in `text` (from the line break before it), if anywhere."""
         begin_line, end_line = TOML_BEGIN.format(tag=self.tag), TOML_END.format(tag=self.tag)
         begin = text.find(f"\n{begin_line}\n")
         if begin < 0:
-            return text
+            return None
         end = text.find(f"{end_line}\n", begin)
-        end = len(text) if end < 0 else end + len(end_line) + 1
-        return text[:begin] + text[end:]
+        return begin, len(text) if end < 0 else end + len(end_line) + 1
+
+    def our_servers(self, text: str | None) -> set[str]:
+        """The servers in our block (one the user wrote elsewhere is theirs to remove)."""
+        span = self.span(text or "")
+        block = (text or "")[span[0] : span[1]] if span else ""
+        return set(re.findall(r"^\[mcp_servers\.\"?([^\"\]]+)\"?\]$", block, re.MULTILINE))
+
+    def rest(self, text: str | None) -> tuple[str, dict[str, Any]]:
+        """The file without our block, and what TOML reads of it."""
+        rest = self.uninstalled(text or "").text
+        try:
+            return rest, tomllib.loads(rest)
+        except tomllib.TOMLDecodeError as exc:
+            raise InstallError(f"{self.path} is not TOML ({exc}): fix it, then again") from exc
 
 
 ConfigFile = JsonFile | TomlBlock
@@ -209,38 +347,118 @@ def toml_string(value: str) -> str:
     return json.dumps(value)  # a TOML basic string is written as JSON writes one
 
 
-def codex_server() -> str:
-    server = mcp_server()
-    args = ", ".join(toml_string(a) for a in server["args"])
-    passed = ", ".join(toml_string(name) for name in BRIDGE_ENV)
-    return (
-        f"[mcp_servers.{SERVER_NAME}]\ncommand = {toml_string(server['command'])}\n"
-        f"args = [{args}]\nenv_vars = [{passed}]\n"
-    )
+def codex_server(path: Path) -> Callable[[dict[str, Any]], Change]:
+    """The bridge as Codex's `[mcp_servers.NAME]`, named as free_name() says; none when the
+    file's own tables already run it."""
 
-
-def codex_trusted(hooks_file: Path, trust: Callable[[Path], dict[str, str]]) -> Callable[[], str]:
-    """Our hooks' trust, which Codex reads from the user's config.toml only (a project
-    cannot trust its own hooks)."""
-
-    def body() -> str:
-        found = sorted(trust(hooks_file).items())
-        return "".join(
-            f"[hooks.state.{toml_string(key)}]\ntrusted_hash = {toml_string(digest)}\n"
-            for key, digest in found
+    def body(document: dict[str, Any]) -> Change:
+        servers = document.get("mcp_servers")
+        servers = servers if isinstance(servers, dict) else {}
+        ours = [name for name, server in servers.items() if runs_our_bridge(server)]
+        if ours:
+            kept = f"kept: your [mcp_servers.{ours[0]}] in {path} runs this bridge already"
+            return Change("", ours[0], (kept,))
+        name = free_name(SERVER_NAME, servers)
+        notes = (clash_note(path, SERVER_NAME, name),) if name != SERVER_NAME else ()
+        server = mcp_server()
+        args = ", ".join(toml_string(a) for a in server["args"])
+        passed = ", ".join(toml_string(n) for n in BRIDGE_ENV)
+        text = (
+            f"[mcp_servers.{name}]\ncommand = {toml_string(server['command'])}\n"
+            f"args = [{args}]\nenv_vars = [{passed}]\n"
         )
+        return Change(text, name, notes)
 
     return body
 
 
-def codex_trust(codex_home: Path, cwd: Path) -> Callable[[Path], dict[str, str]]:
-    """Our hooks' keys and hashes as Codex computes them (asked of `codex app-server`),
-    or none when Codex is not installed here."""
+def codex_trusted(
+    hooks_file: Path, trust: Callable[[Path], dict[str, str] | None], project: Path | None
+) -> Callable[[dict[str, Any]], Change]:
+    """Our hooks' trust, which Codex reads from the user's config.toml only (a project
+    cannot trust its own hooks); for a project, once the user has trusted the project."""
 
-    def trust(hooks_file: Path) -> dict[str, str]:
+    def body(user_config: dict[str, Any]) -> Change:
+        if project is not None and (level := project_trust(user_config, project)) != "trusted":
+            return Change("", notes=(untrusted_project_note(project, hooks_file, level),))
+        found = trust(hooks_file)
+        if found is None:
+            return Change("", notes=(NOT_FOUND,))
+        hooks = user_config.get("hooks")
+        state = hooks.get("state") if isinstance(hooks, dict) else None
+        trusted = "trusted: the hooks above, in Codex's hook trust"
+        if not found:
+            listed_none = (
+                f"not yet trusted: Codex lists none of {hooks_file}'s hooks; in Codex, open"
+                " /hooks and trust agent-memory's"
+            )
+            return Change("", notes=(listed_none,))
+        text = "".join(  # a hash the user's own tables record already stays theirs
+            f"[hooks.state.{toml_string(key)}]\ntrusted_hash = {toml_string(digest)}\n"
+            for key, digest in sorted(found.items())
+            if not (isinstance(state, dict) and key in state)
+        )
+        return Change(text, notes=(trusted,))
+
+    return body
+
+
+def project_trust(user_config: dict[str, Any], project: Path) -> str | None:
+    """The project's `trust_level` in the user's config.toml, as Codex looks it up: the
+    folder's own entry, else that of the git checkout it is in (a linked worktree's: the
+    main checkout's)."""
+    projects = user_config.get("projects")
+    if not isinstance(projects, dict):
+        return None
+    for folder in codex_project_keys(project):
+        entry = projects.get(str(folder))
+        if isinstance(entry, dict) and isinstance(entry.get("trust_level"), str):
+            return str(entry["trust_level"])
+    return None
+
+
+def codex_project_keys(project: Path) -> list[Path]:
+    keys = [project]
+    checkout = next((p for p in (project, *project.parents) if (p / ".git").exists()), None)
+    if checkout is None:
+        return keys
+    keys.append(checkout)
+    git = checkout / ".git"
+    if git.is_file():  # a linked worktree: `gitdir: <main>/.git/worktrees/<name>`
+        pointer = git.read_text(encoding="utf-8", errors="replace").partition("gitdir:")[2]
+        main, found, _ = pointer.strip().partition(f"{os.sep}.git{os.sep}worktrees{os.sep}")
+        if found:
+            keys.append(Path(main))
+    return list(dict.fromkeys(keys))
+
+
+def untrusted_project_note(project: Path, hooks_file: Path, level: str | None) -> str:
+    user_config = codex_user_home() / "config.toml"
+    state = "is marked untrusted" if level == "untrusted" else "is not trusted yet"
+    return (
+        f"not yet trusted: Codex reads {hooks_file.parent} (these hooks and the MCP server)"
+        f" only in a trusted project, and {project} {state}. To trust it, put in"
+        f" {user_config}:\n"
+        f"    [projects.{toml_string(str(project))}]\n"
+        f'    trust_level = "trusted"\n'
+        f"  (or answer Yes when Codex asks whether to trust {project}), then run"
+        f" `agent-memory-client install codex --project {shlex.quote(str(project))}` again"
+        " to trust these hooks"
+    )
+
+
+def codex_user_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def codex_trust(codex_home: Path, cwd: Path) -> Callable[[Path], dict[str, str] | None]:
+    """Our hooks' keys and hashes as Codex computes them (asked of `codex app-server`),
+    or None when Codex is not installed here."""
+
+    def trust(hooks_file: Path) -> dict[str, str] | None:
         codex = os.environ.get("AGENT_MEMORY_CODEX") or shutil.which("codex")
         if not codex:
-            return {}
+            return None
         messages: list[dict[str, Any]] = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
              "params": {"clientInfo": {"name": "agent-memory-client", "version": "0.1.0"}}},
@@ -271,20 +489,20 @@ def _ask_codex(
     except OSError:
         return []
     assert process.stdin is not None and process.stdout is not None
-    try:
-        for message in messages:
-            process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        for line in process.stdout:
-            answer = json.loads(line)
-            if answer.get("id") == 2:
-                data = answer.get("result", {}).get("data") or [{}]
-                return list(data[0].get("hooks") or [])
-    except (OSError, ValueError):
-        return []
-    finally:
-        process.kill()
-        process.wait(timeout=CODEX_TIMEOUT_S)
+    with process:  # its pipes closed, and it waited for, whatever happens
+        try:
+            for message in messages:
+                process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+            for line in process.stdout:
+                answer = json.loads(line)
+                if answer.get("id") == 2:
+                    data = answer.get("result", {}).get("data") or [{}]
+                    return list(data[0].get("hooks") or [])
+        except (OSError, ValueError):
+            return []
+        finally:
+            process.kill()
     return []
 
 
@@ -298,67 +516,52 @@ def gemini_hooks(program: list[str] | None = None) -> dict[str, list[dict[str, A
     return matcher_groups("gemini", handler, program)
 
 
+def cursor_hooks() -> dict[str, list[dict[str, Any]]]:
+    """Cursor's hooks.json: event -> entries, each a command of its own."""
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    for spec in CLIENTS["cursor"].hooks:
+        entry: dict[str, Any] = {"command": hook_command("cursor", spec), "timeout": 5}
+        if spec.matcher:
+            entry["matcher"] = spec.matcher
+        hooks.setdefault(spec.event, []).append(entry)
+    return hooks
+
+
 def client_files(client: str, project: str | None) -> list[ConfigFile]:
     home = Path.home()
     root = Path(project).resolve() if project else None
-    command_hook = {"type": "command", "timeout": 5}
+
+    def command_hook(command: str) -> dict[str, Any]:
+        return {"type": "command", "timeout": 5, "command": command}
+
     if client == "claude-code":
         settings = (root or home) / ".claude" / "settings.json"
         servers = root / ".mcp.json" if root else home / ".claude.json"
-        server = {"type": "stdio", **mcp_server()}
+        server = McpEntry(CLAUDE_SERVER_NAME, {"type": "stdio", **mcp_server()})
         return [
-            JsonFile(settings, lambda c: add_groups(c, matcher_groups(
-                client, lambda cmd: {**command_hook, "command": cmd}))),
-            JsonFile(servers, lambda c: with_servers(c, CLAUDE_SERVER_NAME, server),
-                     (CLAUDE_SERVER_NAME,)),
-        ]  # fmt: skip
+            JsonFile(settings, hooks=matcher_groups(client, command_hook)),
+            JsonFile(servers, server=server),
+        ]
     if client == "codex":
-        user_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+        user_home = codex_user_home()
         codex_home = root / ".codex" if root else user_home
         hooks_file = codex_home / "hooks.json"
+        trust = codex_trusted(hooks_file, codex_trust(user_home, root or home), root)
         return [
-            JsonFile(hooks_file, lambda c: add_groups(c, matcher_groups(
-                client, lambda cmd: {**command_hook, "command": cmd}))),
-            TomlBlock(codex_home / "config.toml", "mcp server", codex_server),
-            TomlBlock(user_home / "config.toml", f"trust {hooks_file}",
-                      codex_trusted(hooks_file, codex_trust(user_home, root or home))),
+            JsonFile(hooks_file, hooks=matcher_groups(client, command_hook)),
+            TomlBlock(codex_home / "config.toml", "mcp server",
+                      codex_server(codex_home / "config.toml")),
+            TomlBlock(user_home / "config.toml", f"trust {hooks_file}", trust),
         ]  # fmt: skip
     if client == "gemini":
-        settings = (root or home) / ".gemini" / "settings.json"
-
-        def gemini(c: dict[str, Any]) -> None:
-            add_groups(
-                c,
-                matcher_groups(
-                    client,
-                    lambda cmd: {
-                        "name": SERVER_NAME,
-                        "type": "command",
-                        "command": cmd,
-                        "timeout": 5000,
-                    },
-                ),
-            )
-            with_servers(c, SERVER_NAME, mcp_server(env="${name}"))
-
-        return [JsonFile(settings, gemini)]  # fmt: skip
+        server = McpEntry(SERVER_NAME, mcp_server(env="${name}"))
+        return [JsonFile((root or home) / ".gemini" / "settings.json", gemini_hooks(), server)]
     if client == "cursor":
         folder = (root or home) / ".cursor"
-
-        def cursor(c: dict[str, Any]) -> None:
-            hooks = c.setdefault("hooks", {})
-            for spec in CLIENTS[client].hooks:
-                entry: dict[str, Any] = {"command": hook_command(client, spec), "timeout": 5}
-                if spec.matcher:
-                    entry["matcher"] = spec.matcher
-                hooks[spec.event] = [*hooks.get(spec.event, []), entry]
-
+        server = McpEntry(SERVER_NAME, mcp_server(env="${{env:{name}}}"))
         return [
-            JsonFile(folder / "hooks.json", cursor, empty=(("version", 1),)),
-            JsonFile(
-                folder / "mcp.json",
-                lambda c: with_servers(c, SERVER_NAME, mcp_server(env="${{env:{name}}}")),
-            ),
+            JsonFile(folder / "hooks.json", hooks=cursor_hooks(), empty=(("version", 1),)),
+            JsonFile(folder / "mcp.json", server=server),
         ]
     raise InstallError(f"no such client: {client}")
 
@@ -392,34 +595,25 @@ def install(client: str, project: str | None = None) -> list[str]:
     done = []
     files = client_files(client, project)
     for config in files:  # every file read before any is written: none half-installed
-        if isinstance(config, JsonFile):
-            config.installed(read_text(config.path))
+        config.check(read_text(config.path))
     for config in files:  # in order: Codex's trust is asked once its hooks.json is written
         before = read_text(config.path)
-        after = config.installed(before)
+        change = config.installed(before)
+        after = change.text
         if after == before or (before is None and not after):
             done.append(f"unchanged: {config.path}")
-            continue
-        record = record_path(config.path)
-        known = json.loads(read_text(record) or "null")
-        original = known["original"] if known else before
-        write_text(config.path, after)
-        write_text(record, json.dumps({"path": str(config.path), "original": original,
-                                       "written": after}))  # fmt: skip
-        done.append(f"{'created' if before is None else 'updated'}: {config.path}")
-    if client == "codex":
-        done += codex_notes(files)
+        else:
+            record = record_path(config.path)
+            known = json.loads(read_text(record) or "null")
+            original = known["original"] if known else before
+            write_text(config.path, after)
+            write_text(record, json.dumps({"path": str(config.path), "original": original,
+                                           "written": after}))  # fmt: skip
+            done.append(f"{'created' if before is None else 'updated'}: {config.path}")
+        if change.server:
+            record_server(client, change.server)
+        done += change.notes
     return done
-
-
-def codex_notes(files: list[ConfigFile]) -> list[str]:
-    block = next(f for f in files if isinstance(f, TomlBlock) and f.tag.startswith("trust"))
-    if TOML_BEGIN.format(tag=block.tag) in (read_text(block.path) or ""):
-        return ["trusted: the hooks above, in Codex's hook trust"]
-    return [
-        "not yet trusted: Codex was not found here; in Codex, open /hooks and trust"
-        " agent-memory's hooks (or run this again with codex on PATH)"
-    ]
 
 
 def uninstall(client: str, project: str | None = None) -> list[str]:
@@ -431,16 +625,17 @@ def uninstall(client: str, project: str | None = None) -> list[str]:
         if current is None:
             record.unlink(missing_ok=True)
             continue
+        ours_before = config.our_servers(current)
         if known and known.get("written") == current:  # untouched since: as it was
-            original = known["original"]
-            if original is None:
+            after = known["original"]
+            if after is None:
                 config.path.unlink()
                 done.append(f"removed: {config.path}")
             else:
-                write_text(config.path, original)
+                write_text(config.path, after)
                 done.append(f"restored: {config.path}")
         else:
-            after = config.uninstalled(current)
+            after = config.uninstalled(current).text
             if after == current or (
                 isinstance(config, JsonFile) and config.read(current) == config.read(after)
             ):
@@ -449,4 +644,6 @@ def uninstall(client: str, project: str | None = None) -> list[str]:
                 write_text(config.path, after)
                 done.append(f"updated: {config.path}")
         record.unlink(missing_ok=True)
+        for name in ours_before - config.our_servers(after):
+            forget_server(client, name)
     return done

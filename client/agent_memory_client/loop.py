@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 
 from agent_memory_client.connection import Connection, Unavailable
-from agent_memory_client.drafting import after_pass, error_query, failure_of, with_change
+from agent_memory_client.drafting import Tracker, error_query
 from agent_memory_client.git import (
     GitState,
     changed_files,
@@ -39,6 +39,7 @@ from agent_memory_client.git import (
     history,
     repository_name,
 )
+from agent_memory_client.provenance import outsider
 from agent_memory_client.quoting import quoted
 
 TYPE_CHECKING = False  # typing's import is a hook's cost: types are for mypy alone
@@ -87,6 +88,9 @@ CAPTURE_REMINDER = {
 
 # idle: a moment with nothing of its own, where context that waits can be handed over.
 KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "fetched", "stop", "end", "idle")
+# Moments a past session's transcript shows and no hook reports: the user's answer to the
+# agent's own question (history/, for its instructions).
+HISTORY_KINDS = ("answered",)
 # An end's reason for a turn that ends where the client has no session end (Codex): the
 # memory session is recorded, and the next prompt opens another, keeping these.
 TURN = "turn"
@@ -101,6 +105,7 @@ class Event:
 
     __slots__ = (
         "agent",
+        "change",
         "command",
         "continuing",
         "cwd",
@@ -129,9 +134,10 @@ class Event:
         continuing: bool = False,  # stop: the agent already goes on, a Stop hook said so
         did_something: bool = False,  # stop: the client says the turn did something
         sources: tuple[str, ...] = (),  # fetched: what the tool read (provenance.py)
+        change: str = "",  # edited: the change itself, where the client says (a diff's text)
     ) -> None:
         self.kind, self.session, self.agent, self.cwd = kind, session, agent, cwd
-        self.sources = sources
+        self.sources, self.change = sources, change
         self.text, self.command, self.path, self.transcript = text, command, path, transcript
         self.reason, self.continuing, self.did_something = reason, continuing, did_something
 
@@ -423,11 +429,13 @@ def prompt(event: Event, server: Connection) -> Answer:
 
 def failed(event: Event, server: Connection) -> Answer:
     """Recall on failure: a failed command's error against the error patterns. The failure
-    is kept for a draft, should the same command pass after a change."""
+    waits in the session's fix tracker (drafting.py) for the same work to pass."""
     query = error_query(event.text)
     state = load(event)
     if state is not None:
-        state = {**state, "failure": failure_of(event.command, event.text)}
+        tracker = Tracker(state.get("fixes"))
+        tracker.failed(event.command, event.text)
+        state = {**state, "fixes": tracker.state()}
         save(event, state)
     return _recall(event, server, query, "failure", state)
 
@@ -467,36 +475,34 @@ def _file_recall(event: Event, server: Connection, state: dict[str, Any], path: 
 
 
 def edited(event: Event, server: Connection) -> Answer:
-    """A file changed: noted for the draft after a failure, and its memories, once."""
+    """A file changed: noted in the fix tracker, and its memories, once."""
     state = load(event)
     path = in_repository(state, event) if state else None
     if state is None or path is None:
         return Answer(done="noted")
-    failure = state.get("failure")
-    changed = with_change(failure, path) if isinstance(failure, dict) else None
-    if changed is not None:
-        state = {**state, "failure": changed}
-        save(event, state)
+    tracker = Tracker(state.get("fixes"))
+    tracker.edited(path, event.change)
+    state = {**state, "fixes": tracker.state()}
+    save(event, state)
     return _file_recall(event, server, state, path)
 
 
 def ran(event: Event, server: Connection) -> Answer:
-    """After a failure, when the same command passes, a draft of what was learned (the
-    failure, the change, the pass), sent to the service, which screens it and keeps it
-    beside the session (never as a memory). A retry that passes with nothing changed drafts
-    nothing."""
+    """A command passed: when it ends a failure the session waits on, the fix tracker's
+    draft of what was learned (drafting.py), sent to the service, which screens it and
+    keeps it beside the session (never as a memory)."""
     state = load(event)
-    failure = state.get("failure") if state else None
-    if state is None or not isinstance(failure, dict) or state.get("session_id") is None:
+    waiting = (state.get("fixes") or {}).get("open") if state else None
+    if state is None or state.get("session_id") is None or not waiting:
         return Answer(done="noted")
-    ended, draft = after_pass(failure, event.command)
-    if not ended:
+    tracker = Tracker(state.get("fixes"))
+    draft = tracker.ran(event.command)
+    save(event, {**state, "fixes": tracker.state()})
+    if draft is None:
         return Answer(done="noted")
-    save(event, {k: v for k, v in state.items() if k != "failure"})
-    if draft is not None:  # screened and kept by the service
-        server.call("POST", f"/sessions/{state['session_id']}/drafts", body=draft)
-        return Answer(done="draft kept")
-    return Answer(done="noted")
+    body = {k: draft[k] for k in ("text", "files", "evidence", "key")}  # the service screens it
+    server.call("POST", f"/sessions/{state['session_id']}/drafts", body=body)
+    return Answer(done="draft kept")
 
 
 def fetched(event: Event, server: Connection) -> Answer:
@@ -506,7 +512,8 @@ def fetched(event: Event, server: Connection) -> Answer:
     if state is None or state.get("session_id") is None:
         return Answer(done="noted")
     sent = list(state.get("sources") or [])
-    new = [s for s in dict.fromkeys(event.sources) if s and s not in sent]
+    read = outsider(dict.fromkeys(event.sources), state.get("repo"))  # its own site is its own
+    new = [s for s in read if s and s not in sent]
     if not new:
         return Answer(done="noted")
     server.call(

@@ -1,98 +1,310 @@
-"""Which tools bring content from outside the repository and the user into a session: the
-one rule, for every client (docs/security.md, "Memory that a web page cannot teach").
+"""Which tool calls bring into a session text that someone other than the user, their
+repository and their own tools wrote: the one rule, for every client, the live hooks and
+the history import alike (docs/security.md, "Memory that a web page cannot teach").
 
-A session that used one is recorded as having read untrusted input, with its sources
-(`POST /sessions/{id}/sources`): a memory written while it is open waits for a person
-before other sessions are handed it (app/domain/provenance.py on the server).
+A session that made one is recorded as having read untrusted input, with its sources
+(`POST /sessions/{id}/sources`): a memory written while it is open waits for a person.
 
-- **Web tools**: fetch and search, by each client's name for them. Their source is the URL
-  (a search: `search:<query>`).
-- **Another MCP server's tools**: any tool of a server other than this one (an issue
-  tracker's, a browser's, a documentation server's) returns text someone else wrote. Its
-  source is `tool:<name>`. This server's own tools (remember, search_memories, ...) are not.
-- **Shell commands that fetch**: a command that runs a downloader (curl, wget, httpie,
-  aria2c, a text browser) with a URL, or `gh` reading issues, pull requests, releases,
-  gists or the API (text others wrote). Its sources are the URLs in it (or `command:gh`).
-  Git's own fetches (clone, pull) are left out: a repository's own remote is everyday work,
-  and what it brings is code the session then reads as the repository's.
+Outsider reads:
+- **web tools**, by each client's name for them; the source is the URL (a search:
+  `search:<query>`);
+- **another MCP server's reads**: a tool of a server the installer did not write (ours.py:
+  by the name it wrote, not by a word in a name) whose name does not say it writes. A
+  browser's navigation to a page off this machine is one (its source is the URL); driving
+  the user's own dev server on localhost is not;
+- **shell commands that fetch**: a downloader (protocol.FETCH_PROGRAMS) given a URL off this
+  machine, or `gh` reading what others wrote: `issue`/`pr`/`release`/`gist` view, list or
+  diff, `search`, `api` with GET (its default without fields).
 
-Reading a file of the repository is not untrusted input here: the repository is the user's.
+Not outsider reads: the client's own question tool (the user's own words), this server's
+tools, a fetch of localhost (the user's own app), `gh` writes (`pr create`, `merge`,
+`checks`, `edit`, `comment`, `release create`), git's own fetches (the repository's own
+remote), an MCP write (creating an issue answers with what the agent wrote).
 """
 
 from __future__ import annotations
 
 import re
 
+from agent_memory_client.ours import our_servers
+from agent_memory_client.protocol import FETCH_PROGRAMS, TOOL_NAMES
+from agent_memory_client.shell import program_name, segments, unwrapped
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
-# Web tools by client: Claude Code, Gemini CLI, Codex, Cursor.
+# Web tools by client: Claude Code, Gemini CLI, Codex, Copilot CLI, OpenCode, Cursor.
 WEB_TOOLS = frozenset(
-    {"WebFetch", "WebSearch", "web_fetch", "google_web_search", "web_search", "fetch"}
-)
-# This server's tools, as every client names them (bare, or after its MCP prefix).
-OWN_TOOLS = frozenset(
     {
-        "remember", "search_memories", "store_memory", "get_memory", "confirm_memory",
-        "get_strategy_hint", "learn_strategy", "start_session", "end_session", "recall",
-        "list_memories", "supersede_memory", "memory_feedback", "retry_context",
+        "WebFetch",
+        "WebSearch",
+        "web_fetch",
+        "google_web_search",
+        "web_search",
+        "webfetch",
+        "websearch",
+        "codesearch",
+        "fetch",
+        "web_search_call",
     }
-)  # fmt: skip
+)
+# A client's own tool that asks the user: its answer is the user's own words.
+QUESTION_TOOLS = frozenset({"AskUserQuestion", "ask_user", "request_user_input"})
 # An MCP tool's name: Claude Code and Codex `mcp__<server>__<tool>`, Gemini CLI
-# `mcp_<server>_<tool>`.
+# `mcp_<server>_<tool>` (where its hook names the server apart, that name is taken).
 _MCP_NAME = re.compile(
     r"^mcp__(?P<server>.+?)__(?P<tool>.+)$|^mcp_(?P<gserver>[^_]+)_(?P<gtool>.+)$"
 )
-_OUR_SERVER = re.compile(r"memory", re.IGNORECASE)
-_DOWNLOADERS = frozenset(
-    {"curl", "wget", "http", "https", "xh", "aria2c", "lynx", "w3m", "links", "elinks"}
+# A tool whose name says it writes (create_issue, update_page, mark_chapter): what it
+# answers is what the agent sent. Anything else of another server is taken as a read.
+_WRITES = re.compile(
+    r"^(?:create|update|delete|remove|add|set|post|send|write|edit|mark|dismiss|spawn|close"
+    r"|assign|archive|comment|upload|save|submit|move|rename|label|link|unlink|merge|resize"
+    r"|type|click|press|hover|drag|select|fill|wait|handle|install|stop|start)"
+    r"(?:[_-]|$)",
+    re.IGNORECASE,
 )
-_GH_READS = frozenset({"issue", "pr", "release", "gist", "api", "discussion", "search"})
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s'\"<>`|;&)]+", re.IGNORECASE)
+_BROWSER = re.compile(r"browser|playwright|puppeteer|chrome|chromium|selenium", re.IGNORECASE)
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s'\"<>`|;&)\]]+", re.IGNORECASE)
+_LOCAL_NAMES = ("localhost", "host.docker.internal")
+_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".test")
+# gh's commands that read what others wrote, by group (None: every verb of it).
+_GH_READS: dict[str, frozenset[str] | None] = {
+    "issue": frozenset({"view", "list"}),
+    "pr": frozenset({"view", "list", "diff"}),
+    "release": frozenset({"view", "list", "download"}),
+    "gist": frozenset({"view", "list", "clone"}),
+    "discussion": frozenset({"view", "list"}),
+    "repo": frozenset({"view", "clone"}),
+    "run": frozenset({"view"}),
+    "search": None,
+}
+# What gh can print that people wrote (`--json` without one of these is numbers and names).
+_WRITTEN_FIELDS = frozenset(
+    {
+        "body",
+        "comments",
+        "reviews",
+        "title",
+        "description",
+        "readme",
+        "latestreviews",
+        "commits",
+        "messages",
+        "log",
+        "files",
+    }
+)
+# A package registry's text: advisories, another package's readme.
+_REGISTRY_READS = {
+    "npm": frozenset({"audit", "view", "info", "show", "docs"}),
+    "pnpm": frozenset({"audit", "view", "info"}),
+    "yarn": frozenset({"audit", "info", "npm"}),
+    "bun": frozenset({"audit", "info"}),
+    "pip": frozenset({"download", "index"}),
+}
+# Hosts that tunnel to the user's own machine (ngrok and its kin): their own app.
+_TUNNELS = (
+    ".ngrok-free.app",
+    ".ngrok.io",
+    ".ngrok.app",
+    ".ngrok-free.dev",
+    ".trycloudflare.com",
+    ".loca.lt",
+    ".localhost.run",
+)
+# A command substitution's inside is a command too (`n=$(gh pr view --json number)`).
+_SUBSTITUTION = re.compile(r"\$\(|`|\)")
+_GH_FIELDS = ("-f", "-F", "--field", "--raw-field", "--input")
 MAX_SOURCES = 10  # of one tool call
+OWN_WORD_CHARS = 6  # a word of the repository's name this long names its site
 
 
-def is_own_tool(name: str, server: str = "") -> bool:
-    """A tool of this server: one of its names, under a server whose name says memory."""
+def is_local(url: str) -> bool:
+    """A URL of this machine or its private network: the user's own app, not an outsider."""
+    import ipaddress  # here: a hook pays for every import, and most never need it
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    if not host or host in _LOCAL_NAMES or host.endswith(_LOCAL_SUFFIXES + _TUNNELS):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def outside_urls(text: str) -> list[str]:
+    found = dict.fromkeys(u.rstrip(".,") for u in _URL.findall(text))
+    return [u for u in found if not is_local(u)][:MAX_SOURCES]
+
+
+def mcp_parts(name: str) -> tuple[str, str] | None:
+    """(server, tool) of an MCP tool's name, or None for a client's own tool."""
     found = _MCP_NAME.match(name)
-    if found:
-        server = found.group("server") or found.group("gserver") or ""
-        name = found.group("tool") or found.group("gtool") or ""
-    return name in OWN_TOOLS and (not server or bool(_OUR_SERVER.search(server)))
+    if not found:
+        return None
+    server = found.group("server") or found.group("gserver") or ""
+    return server, found.group("tool") or found.group("gtool") or ""
 
 
-def is_mcp_tool(name: str) -> bool:
-    return bool(_MCP_NAME.match(name))
+def is_own_tool(name: str, server: str = "", ours: frozenset[str] | None = None) -> bool:
+    """A tool of this server: one of its names, under a server name the installer wrote;
+    where the client names no server (Cursor's), one of its names."""
+    parts = mcp_parts(name)
+    if parts is not None:
+        server, name = server or parts[0], parts[1]
+    if name not in TOOL_NAMES:
+        return False
+    return not server or server in (ours if ours is not None else our_servers())
+
+
+def _gh_read(args: list[str]) -> str | None:
+    """What `gh ARGS` read that others wrote, as a source; None for a write or own work."""
+    positional = [a for a in args if not a.startswith("-")]
+    if not positional:
+        return None
+    group, verb = positional[0], (positional[1] if len(positional) > 1 else "")
+    if group == "api":
+        method = next(
+            (args[i + 1].upper() for i, a in enumerate(args[:-1]) if a in ("-X", "--method")),
+            None,
+        )
+        posts = any(a in _GH_FIELDS or a.startswith(("--field=", "--raw-field=")) for a in args)
+        if (method or ("POST" if posts else "GET")) != "GET":
+            return None
+        return f"gh api {verb}".strip()
+    if group not in _GH_READS:
+        return None
+    verbs = _GH_READS[group]
+    if verbs is not None and verb not in verbs:
+        return None
+    fields = _json_fields(args)
+    if fields is not None and not fields & _WRITTEN_FIELDS:
+        return None  # numbers, states and names only: nobody's words
+    urls = outside_urls(" ".join(args))
+    return urls[0] if urls else " ".join(["gh", *positional[:3]])
+
+
+def _json_fields(args: list[str]) -> set[str] | None:
+    """The fields `gh ... --json a,b` asks for; None when it prints the whole thing."""
+    for i, arg in enumerate(args):
+        if arg == "--json" and i + 1 < len(args):
+            return {f.strip().lower() for f in args[i + 1].split(",")}
+        if arg.startswith("--json="):
+            return {f.strip().lower() for f in arg[len("--json=") :].split(",")}
+    return None
 
 
 def command_sources(command: str) -> list[str]:
-    """The sources a shell command fetched from: the URLs a downloader was given, or `gh`
-    reading what others wrote; none for any other command."""
-    words = command.replace("\\\n", " ").split()
-    programs = {w.rsplit("/", 1)[-1] for w in words}
-    urls = list(dict.fromkeys(_URL.findall(command)))
-    if programs & _DOWNLOADERS and urls:
-        return urls[:MAX_SOURCES]
-    for i, word in enumerate(words[:-1]):
-        if word.rsplit("/", 1)[-1] == "gh" and words[i + 1] in _GH_READS:
-            return urls[:MAX_SOURCES] or [f"command:gh {words[i + 1]}"]
-    return []
+    """The outsider sources a shell command read: the URLs off this machine a downloader
+    was given, or what `gh` read that others wrote; none for any other command."""
+    sources: list[str] = []
+    for found in segments(_SUBSTITUTION.sub(" ; ", command)):
+        _, words = unwrapped(found)
+        program = program_name(words[0]).lower() if words else ""
+        positional = [w for w in words[1:] if not w.startswith("-")]
+        if program in FETCH_PROGRAMS:
+            sources += outside_urls(" ".join(words[1:]))
+        elif program == "gh":
+            read = _gh_read(words[1:])
+            sources += [read] if read else []
+        elif program == "git" and positional[:1] == ["clone"]:
+            sources += outside_urls(" ".join(positional[1:]))[:1]  # another's repository
+        elif positional[:1] and positional[0] in _REGISTRY_READS.get(program, ()):
+            sources.append(" ".join(["registry:", program, *positional[:2]]).replace(": ", ":"))
+    return list(dict.fromkeys(sources))[:MAX_SOURCES]
 
 
 def tool_sources(
-    tool: str, tool_input: dict[str, Any], server: str = "", mcp: bool = False
+    tool: str,
+    tool_input: dict[str, Any],
+    server: str = "",
+    mcp: bool = False,
+    ours: frozenset[str] | None = None,
 ) -> list[str]:
-    """The untrusted sources one tool call brought into the session; none for a tool that
-    brings nothing from outside (or for this server's own). `server`: the MCP server, where
-    the client names it apart (Gemini CLI's mcp_context); `mcp`: the call is an MCP tool's
-    whatever its name (Cursor's afterMCPExecution, whose names carry no prefix)."""
+    """The outsider sources one tool call read; none for a tool that reads nothing from
+    outside. `server`: the MCP server, where the client names it apart (Gemini CLI's
+    mcp_context); `mcp`: the call is an MCP tool's whatever its name (Cursor's
+    afterMCPExecution, whose names carry no prefix); `ours`: this server's names (default:
+    what the installer recorded, ours.py)."""
+    if tool in QUESTION_TOOLS:
+        return []
     if tool in WEB_TOOLS:
-        url = tool_input.get("url") or tool_input.get("uri")
-        if isinstance(url, str) and url:
-            return [url]
-        query = tool_input.get("query") or tool_input.get("prompt")
-        return [f"search:{query}" if isinstance(query, str) and query else f"tool:{tool}"]
-    if (mcp or server or is_mcp_tool(tool)) and not is_own_tool(tool, server):
-        return [f"tool:{tool}" if not server else f"tool:{server}/{tool}"]
+        return _web_sources(tool, tool_input)
+    parts = mcp_parts(tool)
+    if not (mcp or server or parts):
+        return []
+    if is_own_tool(tool, server, ours):
+        return []
+    named = server  # the client names the server apart (Gemini CLI)
+    name = parts[1] if parts else tool
+    server = server or (parts[0] if parts else "")
+    if _BROWSER.search(server) or name.startswith("browser_"):
+        return _browser_sources(tool, name, tool_input)
+    if _WRITES.match(name):
+        return []
+    return [f"tool:{named}/{tool}" if named else f"tool:{tool}"]
+
+
+def _web_sources(tool: str, tool_input: dict[str, Any]) -> list[str]:
+    url = tool_input.get("url") or tool_input.get("uri")
+    if isinstance(url, str) and url:
+        return [] if is_local(url) else [url]
+    said = tool_input.get("query") or tool_input.get("prompt")
+    if isinstance(said, str) and said:
+        named = _URL.findall(said)
+        if named:
+            return outside_urls(said)
+        return [f"search:{said}"]
+    return [f"tool:{tool}"]
+
+
+def _browser_sources(tool: str, name: str, tool_input: dict[str, Any]) -> list[str]:
+    """A browser's navigation to a page off this machine is a read of it; one to the user's
+    own dev server is not, nor is driving a page already open (its navigation said where)."""
+    url = tool_input.get("url") or tool_input.get("uri")
+    if isinstance(url, str) and url:
+        return [] if is_local(url) else [url]
     return []
+
+
+def own_site(source: str, repository: str | None) -> bool:
+    """A source on the project's own site (its docs, its deployments): a host that names
+    the repository's owner, the repository's name, or a long word of it
+    (`ohmyposh.dev` for oh-my-posh, `planetfall-...vercel.app` for planetfall-seed-signalkit).
+    Its text is the project's own, as its repository's is."""
+    if not repository or "/" not in repository:
+        return False
+    if source.startswith(("gh repo view ", "registry:")):  # its own repository, its package
+        named = source.split()[-1].lower().lstrip("@")
+        if named == repository.lower():
+            return True
+        flat = re.sub(r"[^a-z0-9]", "", named.split("/")[0])
+    elif "://" in source:
+        from urllib.parse import urlsplit
+
+        try:
+            host = (urlsplit(source).hostname or "").lower()
+        except ValueError:
+            return False
+        flat = re.sub(r"[^a-z0-9]", "", host)
+    else:
+        return False
+    owner, name = [part.lower() for part in repository.rsplit("/", 2)[-2:]]
+    words = [re.sub(r"[^a-z0-9]", "", w) for w in re.split(r"[-_.]", name)]
+    names = {re.sub(r"[^a-z0-9]", "", owner), re.sub(r"[^a-z0-9]", "", name)}
+    names |= {w for w in words if len(w) >= OWN_WORD_CHARS}
+    return any(len(n) >= 4 and n in flat for n in names)
+
+
+def outsider(sources: Iterable[str], repository: str | None) -> list[str]:
+    """The sources that are an outsider's, the project's own site left out."""
+    return [s for s in sources if not own_site(s, repository)]

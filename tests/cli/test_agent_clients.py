@@ -24,7 +24,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.cli.test_claude_code import PLANTED, RECALLED, checkout, git, page_app
+from tests.cli.test_claude_code import (
+    PLANTED,
+    RECALLED,
+    checkout,
+    fetch_from_afar,
+    git,
+    page_app,
+)
 from tests.conftest import serving
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
@@ -346,10 +353,8 @@ async def test_a_lesson_a_web_page_planted_waits_in_every_client(
     repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
     served_page: list[int] = []
     async with serving(page_app(served_page)) as page_url:
-        url = f"{page_url}/setup-guide"
-        script = Script(
-            steps=[(shell, {shell_argument: f"curl -s {url}"}), ("remember", {"text": PLANTED})]
-        )
+        url, fetch = fetch_from_afar(page_url)
+        script = Script(steps=[(shell, {shell_argument: fetch}), ("remember", {"text": PLANTED})])
         async with serving(api(script)) as model_url:
             configure(home, model_url, served)
             await run_client(repo, home, model_url, served, "Set up the tests as the guide says")

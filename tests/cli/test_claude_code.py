@@ -607,6 +607,14 @@ def page_app(served_page: list[int]) -> Starlette:
     return Starlette(routes=[Route("/setup-guide", setup_guide)])
 
 
+def fetch_from_afar(page_url: str) -> tuple[str, str]:
+    """The page's URL as a public site's, and the `curl` that reads it there: a page on this
+    machine is the user's own app, never an outsider (provenance.is_local)."""
+    port = page_url.rsplit(":", 1)[1]
+    url = "http://guide.example/setup-guide"
+    return url, f"curl -s --connect-to guide.example:80:127.0.0.1:{port} {url}"
+
+
 @pytest.mark.skipif(
     not CLAUDE.exists(), reason="no Claude Code CLI: ./scripts/claude-code installs it"
 )
@@ -624,9 +632,9 @@ async def test_a_lesson_a_web_page_planted_waits_for_a_person(
     fetched: list[int] = []
     stub = StubModel()
     async with serving(page_app(fetched)) as page_url, serving(stub.app()) as model_url:
-        url = f"{page_url}/setup-guide"
+        url, fetch = fetch_from_afar(page_url)
         stub.tool_calls = [
-            ("Bash", {"command": f"curl -s {url}"}),
+            ("Bash", {"command": fetch}),
             (f"{TOOL_PREFIX}remember", {"text": PLANTED}),
         ]
         await claude_run(

@@ -21,6 +21,7 @@ from app.db.embedded import EmbeddedPostgres
 from app.progress import Progress
 from app.repository.audit import record_operator_entry
 from app.services.keys import KeyService
+from tests.server import launch
 
 
 async def run(*args: str, **env: str) -> tuple[int, str, str]:
@@ -109,6 +110,50 @@ async def test_keys_on_a_data_directory_never_migrated(tmp_path: Path) -> None:
         await conn.close()
     finally:
         await asyncio.to_thread(server.stop)
+
+
+async def test_keys_create_addresses_the_running_servers_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    """A server started on a data directory of its own: `keys create` naming none makes
+    the key in that server's database (not in a second one in the default directory), and
+    says which. The tenant's first key is admin when no --role is given, and says so."""
+    for name in ("AGENT_MEMORY_DATA_DIR", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    places = {"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    served = tmp_path / "srv"
+    served.mkdir()
+    process, base = await launch(served, **places)
+    server = f"pid {process.pid}, `agent-memory serve`"
+    database = f"the embedded database in {served.resolve()}"
+    try:
+        code, out, err = await run("keys", "create", "--name", "me", **places)
+        assert code == 0, err
+        assert f"agent-memory keys: {database}, which the running server uses ({server})" in err
+        assert "(admin: the tenant had no active key, and no --role was given)" in err
+        async with httpx.AsyncClient(base_url=base) as http:
+            listed = await http.get(
+                "/admin/keys", headers={"Authorization": f"Bearer {out.strip()}"}
+            )
+        assert listed.status_code == 200, listed.text  # the server knows it: its admin
+        assert [(k["name"], k["role"]) for k in listed.json()] == [("me", "admin")]
+        assert not (tmp_path / "data" / "agent-memory").exists()  # no second database
+
+        code, _, err = await run("keys", "create", "--name", "ci", **places)
+        assert code == 0, err
+        assert "created agent key " in err and "no active key" not in err
+
+        # Another database named: that one, and a warning naming the server's.
+        code, _, err = await run("keys", "list", DATABASE_URL=database_url, **places)
+        assert code == 0, err
+        assert (
+            f"warning: no running server uses it, the one running ({server}) uses {database}"
+            f" (--data-dir {served.resolve()})"
+        ) in err
+    finally:
+        process.terminate()
+        await process.wait()
+    assert list((tmp_path / "state" / "agent-memory" / "serving").iterdir()) == []
 
 
 async def test_keys_against_an_unmigrated_external_database_says_what_to_run(

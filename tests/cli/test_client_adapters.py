@@ -69,6 +69,8 @@ def test_cursor_payloads_become_the_loops_events(hook: str) -> None:
         "sessionEnd": ("end", "", "", ""),
     }[hook]
     assert (event.kind, event.text, event.command, event.path) == expected
+    if hook == "afterFileEdit":
+        assert event.change == "- 100\n+ 200"  # what a fix's draft shows it changed
 
 
 CURSOR_ADAPTER = CLIENTS["cursor"]
@@ -96,7 +98,7 @@ def test_each_client_reads_a_passing_and_a_failing_command_apart() -> None:
     gemini = CLIENTS["gemini"]
     failed = {"llmContent": "Output: boom\nExit Code: 1", "returnDisplay": "boom"}
     passed = {"llmContent": "Output: ok\nExit Code: 0", "returnDisplay": "ok"}
-    for response, kind, text in ((failed, "failed", "boom"), (passed, "ran", "")):
+    for response, kind, text in ((failed, "failed", "boom"), (passed, "ran", "ok")):
         payload = {"session_id": "s", "cwd": "/r", "tool_name": "run_shell_command",
                    "tool_input": {"command": "make"}, "tool_response": response}  # fmt: skip
         [event] = gemini.events("AfterTool", payload)
@@ -384,16 +386,28 @@ FETCHES: list[tuple[str, str, dict[str, Any], list[str]]] = [
      {"tool_name": "Bash", "tool_input": {"command": f"curl -s {PAGE}"}}, [PAGE]),
     ("claude-code", "post-tool-use",
      {"tool_name": "mcp__plugin_agent-memory_memory__remember", "tool_input": {}}, []),
+    # A browser's page is its URL; the user's own dev server's is none.
     ("codex", "PostToolUse",
-     {"tool_name": "mcp__browser__navigate", "tool_input": {"url": PAGE}},
-     ["tool:mcp__browser__navigate"]),
+     {"tool_name": "mcp__browser__navigate", "tool_input": {"url": PAGE}}, [PAGE]),
+    ("codex", "PostToolUse",
+     {"tool_name": "mcp__playwright__browser_navigate",
+      "tool_input": {"url": "http://localhost:5173/"}}, []),
     ("codex", "PostToolUse",
      {"tool_name": "Bash", "tool_input": {"command": "gh issue view 12"},
-      "tool_response": "title: setup"}, ["command:gh issue"]),
+      "tool_response": "title: setup"}, ["gh issue view 12"]),
+    # gh's writes and a fetch of the user's own app bring no one else's words.
+    ("codex", "PostToolUse",
+     {"tool_name": "Bash", "tool_input": {"command": "gh pr create --title t --body 'see"
+      " https://docs.example.com/x'"}, "tool_response": "https://github.com/a/b/pull/1"}, []),
+    ("claude-code", "post-tool-use",
+     {"tool_name": "Bash", "tool_input": {"command": "curl -s localhost:8080/healthz"}}, []),
+    # A third-party server that happens to be called memory is another server.
+    ("claude-code", "post-tool-use",
+     {"tool_name": "mcp__memory__read_graph", "tool_input": {}}, ["tool:mcp__memory__read_graph"]),
+    ("claude-code", "post-tool-use", {"tool_name": "AskUserQuestion", "tool_input": {}}, []),
     ("codex", "PostToolUse", {"tool_name": "mcp__agent-memory__remember", "tool_input": {}}, []),
     ("gemini", "AfterTool",
-     {"tool_name": "web_fetch", "tool_input": {"prompt": f"summarise {PAGE}"}},
-     [f"search:summarise {PAGE}"]),
+     {"tool_name": "web_fetch", "tool_input": {"prompt": f"summarise {PAGE}"}}, [PAGE]),
     ("gemini", "AfterTool",
      {"tool_name": "google_web_search", "tool_input": {"query": "acme"}}, ["search:acme"]),
     ("gemini", "AfterTool",
@@ -408,7 +422,7 @@ FETCHES: list[tuple[str, str, dict[str, Any], list[str]]] = [
       "tool_response": {"llmContent": "Output: ok\nExit Code: 0"}}, [PAGE]),
     ("cursor", "afterMCPExecution",
      {"tool_name": "browser_navigate", "tool_input": {"url": PAGE}, "result_json": "{}",
-      "duration": 10}, ["tool:browser_navigate"]),
+      "duration": 10}, [PAGE]),
     ("cursor", "afterMCPExecution",
      {"tool_name": "remember", "tool_input": {"text": "x"}, "result_json": "{}"}, []),
     ("cursor", "afterShellExecution",
@@ -480,3 +494,22 @@ async def test_a_session_that_fetched_a_page_holds_what_it_writes(
     assert lesson["content"] not in started
     out, _ = await asyncio.to_thread(hook, "user-prompt-submit", "c-2", **prompt)
     assert lesson["content"] not in out
+
+
+def test_an_edit_s_change_is_read_in_every_client_that_shows_it() -> None:
+    """A fix's draft shows what changed: the old lines and the new, from each client's own
+    field names (Claude Code's one pair or MultiEdit's list, Gemini's `replace`)."""
+    claude = CLIENTS["claude-code"].events(
+        "post-tool-use",
+        {"session_id": "s", "cwd": "/r", "tool_name": "MultiEdit", "tool_input": {
+            "file_path": "/r/a.py",
+            "edits": [{"old_string": "x = 1", "new_string": "x = 2"},
+                      {"old_string": "y", "new_string": "z"}]}},
+    )  # fmt: skip
+    gemini = CLIENTS["gemini"].events(
+        "AfterTool",
+        {"session_id": "s", "cwd": "/r", "hook_event_name": "AfterTool", "tool_name": "replace",
+         "tool_input": {"file_path": "/r/a.py", "old_string": "x = 1", "new_string": "x = 2"}},
+    )  # fmt: skip
+    assert [e.change for e in claude if e.kind == "edited"] == ["- x = 1\n+ x = 2\n- y\n+ z"]
+    assert [e.change for e in gemini if e.kind == "edited"] == ["- x = 1\n+ x = 2"]

@@ -253,6 +253,6 @@ async def test_a_scripted_session_drafts_only_what_a_change_fixed(
         ["tests/conftest.py"], ["migrations/versions/0007_plans.py"]
     ]  # fmt: skip
     assert drafts[0]["text"] == (
-        "`pytest tests/test_upload.py -q` failed with: E   PermissionError: [Errno 13] /tmp/up."
-        " It passed after changing tests/conftest.py."
+        "`pytest tests/test_upload.py -q` failed with: PermissionError: [Errno 13] /tmp/up."
+        " Fixed by changing tests/conftest.py; `pytest tests/test_upload.py` passes."
     )

@@ -294,27 +294,55 @@ async def test_the_first_key_is_safe_to_make_in_a_real_browser(
     assert await db.fetchval("SELECT role FROM api_keys") == "admin"
 
 
-def drafts_journey(driver: Any, base: str, admin_key: str, ids: list[str]) -> None:
-    """The review queue: one draft rewritten then kept, one kept as it is, one dropped with
-    its tick box, then put back."""
+def drafts_journey(driver: Any, base: str, admin_key: str, ids: dict[str, str]) -> None:
+    """The review queue as a person works through it: each draft whole with its evidence;
+    one rewritten in place and kept; a group of near-duplicates settled in one click (the
+    first kept, the rest dropped); two ticked and kept at once, one ticked and dropped, then
+    put back."""
     from selenium.webdriver.common.by import By
 
-    rewritten, kept, dropped = ids
     driver.delete_all_cookies()
     sign_in(driver, base, admin_key)
     follow(driver, driver.find_element(By.LINK_TEXT, "Drafts"))
-    assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 3
-    text = driver.find_element(By.ID, f"text-{rewritten}")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 6
+    evidence = driver.find_element(By.ID, f"evidence-{ids['fix']}").text
+    assert "ImportError: cannot import name 'helper'" in evidence and "passes now" in evidence
+    assert "codex session c-1" in driver.find_element(By.ID, f"session-{ids['fix']}").text
+    group = driver.find_element(By.CSS_SELECTOR, "#drafts section.group")
+    grouped = [a.get_attribute("id").removeprefix("draft-")
+               for a in group.find_elements(By.TAG_NAME, "article")]  # fmt: skip
+    assert sorted(grouped) == sorted([ids["rule"], ids["rule again"]])
+    shot(driver, "drafts")
+
+    text = driver.find_element(By.ID, f"text-{ids['fix']}")
+    assert text.get_attribute("value") == DRAFT_TEXTS["fix"]  # the whole text, in place
     text.clear()
-    text.send_keys("Generated files come from `make gen`: never edit them by hand.")
-    follow(driver, driver.find_element(By.ID, f"keep-{rewritten}"))
-    follow(driver, driver.find_element(By.ID, f"keep-{kept}"))
+    text.send_keys(REWRITE)
+    follow(driver, driver.find_element(By.ID, f"keep-{ids['fix']}"))
+    follow(driver, driver.find_element(By.ID, f"keep-first-{grouped[0]}"))
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 3
+    assert not driver.find_elements(By.CSS_SELECTOR, "#drafts section.group")
+
+    driver.find_element(By.ID, f"pick-{ids['ruff']}").click()
+    driver.find_element(By.ID, f"pick-{ids['convention']}").click()
+    follow(driver, driver.find_element(By.ID, "keep-picked"))
     assert len(driver.find_elements(By.CSS_SELECTOR, "#drafts article")) == 1
-    driver.find_element(By.ID, f"pick-{dropped}").click()
+    driver.find_element(By.ID, f"pick-{ids['push']}").click()
     follow(driver, driver.find_element(By.ID, "drop-picked"))
     assert "No drafts wait for review" in driver.find_element(By.ID, "drafts").text
-    follow(driver, driver.find_element(By.ID, f"restore-{dropped}"))
-    assert driver.find_elements(By.ID, f"draft-{dropped}")
+    follow(driver, driver.find_element(By.ID, f"restore-{ids['push']}"))
+    assert driver.find_elements(By.ID, f"draft-{ids['push']}")
+
+
+DRAFT_TEXTS = {
+    "rule": "Never edit the generated files; always use the make target instead.",
+    "rule again": "Don't edit generated files by hand, use the make target.",
+    "fix": "`make test` failed with: ImportError: helper.\nIt passed after changing helper.py.",
+    "ruff": "Always run ruff before committing.",
+    "convention": "Tests run through `uv run pytest -q`, never a bare pytest.",
+    "push": "Always open a pull request; never push to main.",
+}
+REWRITE = "`make test` needs helper.py: add it before the tests import it."
 
 
 async def test_the_review_queue_in_a_real_browser(
@@ -323,31 +351,47 @@ async def test_the_review_queue_in_a_real_browser(
     keys = KeyService.on_connection(db)
     admin = (await keys.create("team", "owner", "admin")).key
     base = {"source_repo": "acme/api", "client": "codex", "client_session": "c-1"}
-    texts = [
-        "Never edit the generated files; always use the make target instead.",
-        "`make test` failed with: ImportError: helper. It passed after changing helper.py.",
-        "Always run ruff before committing.",
-    ]
+    kinds = {"fix": "fix", "convention": "convention"}
+    evidence = {"fix": {"error": "ImportError: cannot import name 'helper'",
+                        "change": "helper.py (added)", "command": "make test"}}  # fmt: skip
+    drafts = [
+        {**base, "kind": kinds.get(name, "instruction"), "text": text,
+         "evidence": evidence.get(name, {})}
+        for name, text in DRAFT_TEXTS.items()
+    ]  # fmt: skip
     async with httpx.AsyncClient(base_url=served) as api:
         queued = await api.post(
-            "/drafts",
-            json={"drafts": [{**base, "kind": "instruction", "text": t} for t in texts]},
-            headers={"Authorization": f"Bearer {admin}"},
+            "/drafts", json={"drafts": drafts}, headers={"Authorization": f"Bearer {admin}"}
         )
-    ids = queued.json()["queued"]
+    ids = dict(zip(DRAFT_TEXTS, queued.json()["queued"], strict=True))
     await asyncio.to_thread(drafts_journey, browser, served, admin, ids)
-    memories = await db.fetch("SELECT content, trust_level FROM memories ORDER BY content")
-    assert [(m["content"], m["trust_level"]) for m in memories] == [
-        ("Generated files come from `make gen`: never edit them by hand.", "user"),
-        (texts[1], "user"),
-    ]
-    statuses = await db.fetch("SELECT id::text, status FROM drafts")
-    assert {r["id"]: r["status"] for r in statuses} == dict(
-        zip(ids, ["kept", "kept", "pending"], strict=True)
+    statuses = {r["id"]: r["status"] for r in await db.fetch("SELECT id::text, status FROM drafts")}
+    kept_rule = next(n for n in ("rule", "rule again") if statuses[ids[n]] == "kept")
+    assert {n: statuses[i] for n, i in ids.items()} == {
+        "rule": "kept" if kept_rule == "rule" else "dropped",
+        "rule again": "kept" if kept_rule == "rule again" else "dropped",
+        "fix": "kept", "ruff": "kept", "convention": "kept", "push": "pending",
+    }  # fmt: skip
+    memories = await db.fetch("SELECT content, trust_level FROM memories")
+    assert sorted((m["content"], m["trust_level"]) for m in memories) == sorted(
+        (text, "user")
+        for text in (
+            REWRITE,
+            DRAFT_TEXTS[kept_rule],
+            DRAFT_TEXTS["ruff"],
+            DRAFT_TEXTS["convention"],
+        )
     )
-    trail = "SELECT action FROM audit_log WHERE action LIKE 'draft%' ORDER BY at"
-    actions = [r["action"] for r in await db.fetch(trail)]
-    assert actions == ["draft_import", "draft_keep", "draft_keep", "draft_drop", "draft_restore"]
+    trail = (
+        "SELECT action, detail->>'edited' AS edited FROM audit_log"
+        " WHERE action LIKE 'draft%' ORDER BY at"
+    )
+    actions = [(r["action"], r["edited"]) for r in await db.fetch(trail)]
+    assert actions == [
+        ("draft_import", None), ("draft_keep", "true"), ("draft_keep", "false"),
+        ("draft_drop", None), ("draft_keep", "false"), ("draft_keep", "false"),
+        ("draft_drop", None), ("draft_restore", None),
+    ]  # fmt: skip
 
 
 def tidy_journey(driver: Any, base: str, admin_key: str) -> None:

@@ -19,7 +19,14 @@ import httpx
 import pytest
 from mcp import Client
 
-from app.domain.drafts import DRAFT_CHARS, MAX_QUEUED_A_CALL, SESSION_ID_CHARS
+from agent_memory_client.protocol import EVIDENCE_CHARS
+from app.domain.drafts import (
+    DRAFT_CHARS,
+    DRAFT_KEY_CHARS,
+    EVIDENCE_KEYS,
+    MAX_QUEUED_A_CALL,
+    SESSION_ID_CHARS,
+)
 from app.domain.provenance import MAX_SOURCES_A_CALL
 from app.domain.times import MAX_TIME_CHARS
 from app.domain.validation import (
@@ -199,6 +206,15 @@ OPERATIONS = [
                 "drafts.0.sources",
             ),
             ("drafts", [QUEUED] * (MAX_QUEUED_A_CALL + 1), "drafts"),
+            *(
+                ("drafts", [{**QUEUED, "evidence": {key: bad}}], f"drafts.0.evidence.{key}")
+                for key in EVIDENCE_KEYS
+                for bad in (over(EVIDENCE_CHARS), ZERO_WIDTH)
+            ),
+            ("drafts", [{**QUEUED, "evidence": {"foo": "x"}}], "drafts.0.evidence.foo"),
+            ("drafts", [{**QUEUED, "evidence": []}], "drafts.0.evidence"),
+            ("drafts", [{**QUEUED, "key": over(DRAFT_KEY_CHARS)}], "drafts.0.key"),
+            ("drafts", [{**QUEUED, "key": "two\nlines"}], "drafts.0.key"),
         ],
     ),
     Operation(
@@ -401,6 +417,8 @@ OPERATIONS = [
             *one_line("name"),
             *text("reasoning"),
             ("confidence", "certain", "confidence"),
+            ("trust_level", "system", "trust_level"),
+            ("trust_level", "root", "trust_level"),
             ("references", items_over("references"), "references"),
             ("references", [over(FIELD_CHARS["references"])], "references"),
             ("references", [ESCAPE], "references"),
@@ -464,6 +482,14 @@ OPERATIONS = [
             ("files", ["x.py"] * 11, "files"),
             ("files", ["../outside.py"], "files"),
             ("files", [ESCAPE], "files"),
+            *(
+                ("evidence", {key: bad}, f"evidence.{key}")
+                for key in EVIDENCE_KEYS
+                for bad in (over(EVIDENCE_CHARS), ZERO_WIDTH)
+            ),
+            ("evidence", {"foo": "x"}, "evidence.foo"),
+            ("key", over(DRAFT_KEY_CHARS), "key"),
+            ("key", "two\nlines", "key"),
         ],
     ),
     Operation(
@@ -877,3 +903,11 @@ async def test_a_split_credential_is_found(api: httpx.AsyncClient, db: asyncpg.C
     assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "content"
     assert GITHUB_TOKEN[cut:] not in refused.text
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+def test_a_draft_s_evidence_takes_the_keys_the_queue_knows() -> None:
+    """The evidence a door takes is the domain's list, no key more or less: a key the
+    client sends (`distilled_by`) and the door refused would fail a whole import."""
+    from app.api.schemas import DraftEvidenceIn
+
+    assert tuple(DraftEvidenceIn.model_fields) == EVIDENCE_KEYS

@@ -199,3 +199,133 @@ async def test_a_tenants_drafts_are_its_own(api: httpx.AsyncClient, db: asyncpg.
     assert [d["id"] for d in (await api.get("/drafts", headers=ours)).json()["drafts"]] == [
         draft_id
     ]
+
+
+# --- Evidence, a key, conventions (migration 0044) ----------------------------------------
+
+EVIDENCED: dict[str, Any] = {
+    **FIX,
+    "text": "`pytest -q` failed with: AssertionError: 3 != 4. It passed after changing calc.py.",
+    "client_session": "s-evidence",
+    # In no particular order: the queue gives them back in its own.
+    "evidence": {
+        "command": "pytest -q",
+        "error": "tests/test_calc.py:12: AssertionError: assert 3 == 4\n  where 3 = add(1, 1)",
+        "change": "calc.py: return a + b (was a + a)",
+        "failed": "pytest -q 2>&1 | tail -5",
+    },
+}
+CONVENTION: dict[str, Any] = {
+    **FIX,
+    "kind": "convention",
+    "text": "Tests run through `uv run pytest -q`, never a bare pytest.",
+    "files": [],
+    "client": "opencode",
+    "client_session": "s-convention",
+    "evidence": {"shown": "uv run pytest -q\nuv run pytest -q tests/api"},
+}
+
+
+async def test_a_draft_carries_its_evidence(api: httpx.AsyncClient) -> None:
+    said = {**RULE, "client": "copilot-cli", "evidence": {"said": "no, never edit those files"}}
+    distilled = {
+        **FIX,
+        "text": "The upload tests need tests/conftest.py to make /tmp/up writable first.",
+        "client_session": "s-distilled",
+        "evidence": {"distilled_by": "codex"},
+    }
+    gemini = {**FIX, "client": "gemini-cli"}
+    done = await queue(api, EVIDENCED, CONVENTION, said, gemini, distilled)
+    assert len(done["queued"]) == 5
+    listed = {d["client_session"]: d for d in await pending(api)}
+    evidence = listed["s-evidence"]["evidence"]
+    assert list(evidence) == ["error", "failed", "change", "command"]
+    assert evidence == EVIDENCED["evidence"]
+    assert listed["s-convention"]["kind"] == "convention"
+    assert listed["s-convention"]["evidence"] == {"shown": CONVENTION["evidence"]["shown"]}
+    assert listed[RULE["client_session"]]["evidence"] == {"said": "no, never edit those files"}
+    assert listed[FIX["client_session"]]["evidence"] == {}  # none sent
+    assert listed[FIX["client_session"]]["key"] is None
+    assert listed["s-distilled"]["evidence"] == {"distilled_by": "codex"}  # import --distill
+
+
+async def test_evidence_holds_its_keys_only_each_a_short_clean_text(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    for evidence, field in (
+        ({"error": "E", "foo": "bar"}, "drafts.1.evidence.foo"),
+        ({"error": "x" * 601}, "drafts.1.evidence.error"),
+        ({"said": "look\u200bhere"}, "drafts.1.evidence.said"),
+        ({"shown": 3}, "drafts.1.evidence.shown"),
+    ):
+        refused = await api.post("/drafts", json={"drafts": [FIX, {**FIX, "evidence": evidence}]})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["errors"][0]["field"] == field
+    refused = await api.post("/drafts", json={"drafts": [{**FIX, "key": "one\ntwo"}]})
+    assert refused.json()["errors"][0]["field"] == "drafts.0.key"
+    assert await db.fetchval("SELECT count(*) FROM drafts") == 0
+    # Trimmed as a text is; a blank one is no evidence.
+    padded = {"error": "  E: boom \n", "said": "   ", "command": None}
+    await queue(api, {**FIX, "evidence": padded})
+    assert (await pending(api))[0]["evidence"] == {"error": "E: boom"}
+
+
+async def test_a_credential_in_evidence_leaves_the_draft_out(
+    api: httpx.AsyncClient, db: asyncpg.Connection
+) -> None:
+    leaked = {**EVIDENCED, "evidence": {"error": f"401: bad credentials {GITHUB_TOKEN}"}}
+    done = await queue(api, RULE, leaked)
+    assert len(done["queued"]) == 1 and [r["index"] for r in done["refused"]] == [1]
+    assert "evidence.error" in done["refused"][0]["reason"]
+    assert GITHUB_TOKEN not in done["refused"][0]["reason"]
+    stored = await db.fetchval("SELECT string_agg(text || evidence::text, ' ') FROM drafts")
+    assert GITHUB_TOKEN not in stored
+    keyed = {**RULE, "text": "Another rule: always pin the versions.", "key": GITHUB_TOKEN}
+    assert [r["index"] for r in (await queue(api, keyed))["refused"]] == [0]
+
+
+async def test_one_lesson_keyed_by_its_client_is_queued_once(api: httpx.AsyncClient) -> None:
+    """Seen in three sessions, worded three ways: the client's key makes it one draft; the
+    same key of another kind or repository is another lesson."""
+    key = "fix:pytest -q:AssertionError calc"
+    first = {**EVIDENCED, "key": key}
+    again = {**first, "client_session": "s-2", "text": first["text"] + " (again)"}
+    later = {**first, "client_session": "s-3", "text": "`pytest -q` fails until calc.py adds."}
+    done = await queue(api, first, again)
+    assert len(done["queued"]) == 1 and done["known"] == 1
+    assert (await queue(api, later))["known"] == 1
+    other_repo = {**later, "source_repo": "acme/web"}
+    other_kind = {**later, "kind": "convention"}
+    assert len((await queue(api, other_repo, other_kind))["queued"]) == 2
+    listed = await pending(api, source_repo="acme/api")
+    assert sorted((d["kind"], d["text"], d["key"]) for d in listed) == [
+        ("convention", later["text"], key),
+        ("fix", first["text"], key),
+    ]
+    # Without a key, the text is the lesson, as before.
+    assert (await queue(api, {**FIX}, {**FIX, "client_session": "s-4"}))["known"] == 1
+
+
+async def test_a_kept_draft_keeps_its_evidence_as_its_context(api: httpx.AsyncClient) -> None:
+    (draft_id,) = (await queue(api, EVIDENCED))["queued"]
+    kept = await api.post(f"/drafts/{draft_id}/keep")
+    assert kept.status_code == 201, kept.text
+    context = kept.json()["memory"]["context"]
+    assert (
+        context.splitlines()[0] == "Drafted from a codex session of 2026-10-02, kept by a person."
+    )
+    assert "error: tests/test_calc.py:12: AssertionError: assert 3 == 4" in context
+    assert "passes now: pytest -q" in context
+    # So the error it met finds the lesson again.
+    found = await api.post("/search", json={"q": "AssertionError assert 3 == 4 add(1, 1)"})
+    assert [r["memory"]["id"] for r in found.json()["results"]][:1] == [kept.json()["memory"]["id"]]
+
+
+async def test_evidence_of_a_session_that_read_untrusted_input_stays_out_of_the_memory(
+    api: httpx.AsyncClient,
+) -> None:
+    """The person vouches for the lesson's text; its evidence may quote an outsider's."""
+    exposed = {**EVIDENCED, "sources": ["https://example.com/fix-guide"]}
+    (draft_id,) = (await queue(api, exposed))["queued"]
+    kept = (await api.post(f"/drafts/{draft_id}/keep")).json()["memory"]
+    assert kept["context"] == "Drafted from a codex session of 2026-10-02, kept by a person."

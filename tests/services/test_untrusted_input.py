@@ -6,6 +6,9 @@ with its sources; an admin's approval releases it, and only an admin's."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import io
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +17,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.cli import main
 from app.config import Settings
 from app.embeddings.base import Embedder
 from app.main import create_app
@@ -228,3 +232,47 @@ async def test_the_policy_can_mark_or_hand_over(
                 assert (await remembered(api, INJECTED))["held_at"] is not None
     finally:
         await db.execute(EMPTY_TABLES)
+
+
+async def test_a_persons_own_note_from_the_shell_is_never_held(
+    api: httpx.AsyncClient, agent_and_admin: dict[str, dict[str, str]], served: str
+) -> None:
+    """Issue 66: `agent-memory remember` in a shell was held when an agent session of that
+    repository had read a page. A person's own note (an admin key, or open mode) is theirs:
+    `/remember` takes `trust_level: user`, and the CLI asks for it; an agent's key may not."""
+    agent, admin = agent_and_admin["agent"], agent_and_admin["admin"]
+    started = await api.post("/sessions", json={"source_repo": REPO}, headers=agent)
+    session = started.json()["session_id"]
+    await api.post(f"/sessions/{session}/sources", json={"sources": [PAGE]}, headers=agent)
+    body = {"text": LESSON, "source_repo": REPO, "trust_level": "user"}
+    refused = await api.post("/remember", json=body, headers=agent)
+    assert refused.status_code == 403 and "trust_level" in refused.text
+    agents = await api.post("/remember", json={**body, "trust_level": "agent"}, headers=agent)
+    assert agents.json()["memory"]["held_at"] is not None  # an agent's, after the page
+    persons = await api.post(
+        "/remember", json={**body, "text": "Release tags are signed with the team's key"},
+        headers=admin,
+    )  # fmt: skip
+    memory = persons.json()["memory"]
+    assert (memory["trust_level"], memory["held_at"], memory["provenance"]) == ("user", None, None)
+    # The shell: the CLI writes as the person with an admin key, as an agent with an agent's.
+
+    async def served_cli(argv: list[str], headers: dict[str, str]) -> str:
+        key = headers["Authorization"].removeprefix("Bearer ")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = await asyncio.to_thread(main, [*argv, "--url", served, "--api-key", key])
+        assert code == 0
+        return out.getvalue()
+
+    said = await served_cli(["remember", "The staging database is reset every Monday at 6",
+                             "--source-repo", REPO], admin)  # fmt: skip
+    assert "filed under" in said
+    kept = await api.get("/memories", params={"source_repo": REPO, "q": "staging"}, headers=admin)
+    mine = next(m for m in kept.json()["memories"] if "staging database" in m["content"])
+    assert (mine["trust_level"], mine["held_at"]) == ("user", None)
+    await served_cli(["remember", "The preview database is reset every Friday at 9",
+                      "--source-repo", REPO], agent)  # fmt: skip
+    kept = await api.get("/memories", params={"source_repo": REPO, "q": "preview"}, headers=admin)
+    theirs = next(m for m in kept.json()["memories"] if "preview database" in m["content"])
+    assert theirs["trust_level"] == "agent" and theirs["held_at"] is not None

@@ -12,6 +12,30 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+CHANGE_CHARS = 400  # of an edit's change, what a draft shows
+
+
+def replaced(old: object, new: object) -> str:
+    """An edit's change as a short diff reads: the old lines, then the new ones (nothing
+    unless both are text: a file written whole)."""
+    if not (isinstance(old, str) and isinstance(new, str)):
+        return ""
+    lines = [f"- {line}" for line in old.strip().splitlines()]
+    lines += [f"+ {line}" for line in new.strip().splitlines()]
+    return "\n".join(lines)[:CHANGE_CHARS]
+
+
+def change_of(tool_input: dict[str, Any]) -> str:
+    """An edit's change as a person reads a short diff: what was replaced by what (nothing
+    for a file written whole), of one `old_string`/`new_string` pair or a list of `edits`
+    (Claude Code's MultiEdit, Cursor's afterFileEdit)."""
+    edits = tool_input.get("edits")
+    pairs = edits if isinstance(edits, list) else [tool_input]
+    pairs = [p for p in pairs if isinstance(p, dict)]
+    shown = (replaced(p.get("old_string"), p.get("new_string")) for p in pairs)
+    return "\n".join(s for s in shown if s)[:CHANGE_CHARS]
+
+
 class HookSpec:
     """One hook as the client's configuration declares it: its event, the tools it fires
     for (a matcher; None: every time), and the deadline the client enforces."""

@@ -9,6 +9,7 @@ from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
     at,
+    change_of,
     claude_shaped,
     fetched,
     session_of,
@@ -17,18 +18,27 @@ from agent_memory_client.clients.base import (
 )
 from agent_memory_client.loop import Answer, Event
 from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.shell import cancelled, failed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell: Claude Code on Windows
 # Claude Code's event for each of our hook names.
 EVENT_NAMES = {
     "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
     "post-tool-use-failure": "PostToolUseFailure", "post-tool-use": "PostToolUse",
     "stop": "Stop", "session-end": "SessionEnd",
 }  # fmt: skip
+
+
+def shell_output(response: Any) -> str:
+    """What a shell command printed, as PostToolUse's `tool_response` gives it."""
+    if isinstance(response, dict):
+        return "\n".join(text_of(response.get(k)) for k in ("stdout", "stderr") if response.get(k))
+    return text_of(response)
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
@@ -41,13 +51,18 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "start")]
     if hook == "user-prompt-submit":
         return [at(base, "prompt", text=text_of(payload.get("prompt")))]
-    if hook == "post-tool-use-failure" and tool == "Bash":
-        return [at(base, "failed", command=command, text=str(payload.get("error") or ""))]
-    if hook == "post-tool-use" and tool == "Bash":
+    if hook == "post-tool-use-failure" and tool in SHELL_TOOLS:
+        error = str(payload.get("error") or "")
+        # A call the client cancelled (a sibling failed, the user refused) is no failure.
+        return [] if cancelled(error) else [at(base, "failed", command=command, text=error)]
+    if hook == "post-tool-use" and tool in SHELL_TOOLS:
         # The read recorded first: it holds even when what follows fails.
-        return [*fetched(base, command_sources(command)), at(base, "ran", command=command)]
+        output = shell_output(payload.get("tool_response"))
+        kind = "failed" if failed(command, output, 0) else "ran"  # a pipe may hide a failure
+        return [*fetched(base, command_sources(command)), at(base, kind, command=command,
+                                                               text=output)]  # fmt: skip
     if hook == "post-tool-use" and tool in EDITING_TOOLS:
-        return [at(base, "edited", path=path)]
+        return [at(base, "edited", path=path, change=change_of(tool_input))]
     if hook == "post-tool-use" and tool == "Read":
         return [at(base, "read", path=path)]
     if hook == "post-tool-use" and isinstance(tool, str):  # a web tool, another server's
@@ -70,10 +85,10 @@ ADAPTER = Adapter(
     hooks=(
         HookSpec("SessionStart", "startup|resume|clear|compact", "session-start"),
         HookSpec("UserPromptSubmit", None, "user-prompt-submit"),
-        HookSpec("PostToolUseFailure", "Bash", "post-tool-use-failure"),
+        HookSpec("PostToolUseFailure", "Bash|PowerShell", "post-tool-use-failure"),
         HookSpec(
             "PostToolUse",
-            "Bash|Edit|Write|MultiEdit|NotebookEdit|Read|WebFetch|WebSearch|mcp__.*",
+            "Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|WebFetch|WebSearch|mcp__.*",
             "post-tool-use",
         ),
         HookSpec("Stop", None, "stop"),

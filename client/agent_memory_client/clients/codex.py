@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from agent_memory_client.clients.base import (
+    CHANGE_CHARS,
     Adapter,
     HookSpec,
     at,
@@ -28,6 +29,7 @@ from agent_memory_client.clients.base import (
 )
 from agent_memory_client.loop import Answer, Event
 from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.shell import cancelled, exit_code_in, failed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,11 +37,20 @@ if TYPE_CHECKING:
 
 # *** Update File: path, *** Add File: path, *** Delete File: path, *** Move to: path
 _PATCHED = re.compile(r"^\*\*\* (?:Update|Add|Move to|Delete)(?: File)?: (.+)$", re.MULTILINE)
-SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
+# The shell, by each Codex's name for it (the CLI's, Codex Desktop's `shell_command`).
+SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "shell_command", "local_shell"})
 
 
 def patched_files(patch: str) -> list[str]:
     return list(dict.fromkeys(path.strip() for path in _PATCHED.findall(patch)))
+
+
+def patch_change(patch: str) -> str:
+    """A patch's changed lines, as a short diff reads."""
+    lines = [
+        line for line in patch.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
+    return "\n".join(lines)[:CHANGE_CHARS]
 
 
 def is_patch(command: str) -> bool:
@@ -61,14 +72,17 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         output = payload.get("tool_response")
         output = output if isinstance(output, str) else str(output or "")
         if is_patch(command):
-            return [at(base, "edited", path=path) for path in patched_files(command)]
+            change = patch_change(command)
+            return [at(base, "edited", path=path, change=change) for path in patched_files(command)]
         brought = fetched(base, command_sources(command))
-        if looks_failed(output):
-            return [*brought, at(base, "failed", command=command, text=output)]
-        return [*brought, at(base, "ran", command=command)]
+        code = exit_code_in(output)
+        broke = failed(command, output, code) if code is not None else looks_failed(output)
+        kind = "failed" if broke and not cancelled(output) else "ran"
+        return [*brought, at(base, kind, command=command, text=output)]
     if hook == "PostToolUse" and tool == "apply_patch":
         patch = text_of(tool_input.get("command") or tool_input.get("input"))
-        return [at(base, "edited", path=path) for path in patched_files(patch)]
+        change = patch_change(patch)
+        return [at(base, "edited", path=path, change=change) for path in patched_files(patch)]
     if hook == "PostToolUse" and isinstance(tool, str):  # a web tool, another server's
         return fetched(base, tool_sources(tool, tool_input))
     if hook == "Stop":

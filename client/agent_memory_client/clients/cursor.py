@@ -17,6 +17,7 @@ from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
     at,
+    change_of,
     fetched,
     looks_failed,
     text_of,
@@ -24,6 +25,7 @@ from agent_memory_client.clients.base import (
 )
 from agent_memory_client.loop import Answer, Event
 from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.shell import failed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,9 +50,9 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     if hook == "afterShellExecution":
         command, output = text_of(payload.get("command")), text_of(payload.get("output"))
         brought = fetched(base, command_sources(command))
-        if looks_failed(output):
+        if looks_failed(output) or failed(command, output, None):
             return [*brought, at(base, "failed", command=command, text=output)]
-        return [*brought, at(base, "ran", command=command)]
+        return [*brought, at(base, "ran", command=command, text=output)]
     if hook == "afterMCPExecution":  # any MCP server's tool: its names carry no prefix
         tool = text_of(payload.get("tool_name"))
         return fetched(base, tool_sources(tool, tool_input, mcp=True))
@@ -61,7 +63,8 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     if hook == "beforeReadFile":
         return [at(base, "read", path=text_of(payload.get("file_path")))]
     if hook == "afterFileEdit":
-        return [at(base, "edited", path=text_of(payload.get("file_path")))]
+        path = text_of(payload.get("file_path"))
+        return [at(base, "edited", path=path, change=change_of(payload))]
     if hook == "stop":
         done = payload.get("status") == "completed"
         return [at(base, "stop", did_something=done)]

@@ -17,6 +17,7 @@ from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
     at,
+    change_of,
     claude_shaped,
     fetched,
     session_of,
@@ -25,6 +26,7 @@ from agent_memory_client.clients.base import (
 )
 from agent_memory_client.loop import Answer, Event
 from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.shell import cancelled, failed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,14 +68,20 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "prompt", text=users_prompt(text_of(payload.get("prompt"))))]
     if hook == "AfterTool" and tool == "run_shell_command":
         command = text_of(tool_input.get("command"))
-        failure = shell_failure(payload.get("tool_response"))
+        response = payload.get("tool_response")
+        failure = shell_failure(response)
         brought = fetched(base, command_sources(command))
-        if failure is not None:
+        shown = text_of(response.get("returnDisplay")) if isinstance(response, dict) else ""
+        if failure is None and failed(command, shown, 0):  # a pipe hid what failed
+            failure = shown
+        if failure is not None and not cancelled(failure):
             return [*brought, at(base, "failed", command=command, text=failure)]
-        return [*brought, at(base, "ran", command=command)]
-    if hook == "AfterTool" and tool in EDITING_TOOLS | READING_TOOLS:
-        kind = "read" if tool in READING_TOOLS else "edited"
-        return [at(base, kind, path=text_of(tool_input.get("file_path")))]
+        return [*brought, at(base, "ran", command=command, text=shown)]
+    if hook == "AfterTool" and tool in READING_TOOLS:
+        return [at(base, "read", path=text_of(tool_input.get("file_path")))]
+    if hook == "AfterTool" and tool in EDITING_TOOLS:
+        path = text_of(tool_input.get("file_path"))
+        return [at(base, "edited", path=path, change=change_of(tool_input))]
     if hook == "AfterTool" and isinstance(tool, str):  # a web tool, another server's
         context = payload.get("mcp_context")
         server = context.get("server_name") if isinstance(context, dict) else None

@@ -1,122 +1,197 @@
 """Past sessions as drafts for a person to review (`agent-memory import-history`).
 
 A developer who installs agent-memory after months of agent sessions has, on disk, what it
-would have learned: each client keeps its sessions as JSON lines (claude_code.py, codex.py
-read them, changing nothing). A session is replayed as the moments the live hooks see
-(loop.py's events), and two rules make drafts of it, no model involved:
+would have learned: each client keeps its sessions as JSON (claude_code.py, codex.py,
+gemini.py, copilot.py, opencode.py and cursor.py read them, changing nothing). A session is
+replayed as the moments the live hooks see (loop.py's events), and three rules make drafts
+of it, no model involved (capture.py):
 
-- **fix**: a command failed, the agent changed files, the same command passed: the live
-  hooks' rule (drafting.py), word for word;
-- **instruction**: the user corrected the agent or gave a standing rule ("no, use the make
-  target", "never touch the generated files"): instructions.py.
+- **fix**: a command failed with a real error, something changed (a file edited, a command
+  run, the command itself), the same work passed: drafting.py's rule, which the live hooks
+  run too;
+- **instruction**: the user stated a standing rule or corrected the agent's way of working,
+  in a prompt or in an answer to the agent's own question: instructions.py;
+- **convention**: how the project is built, tested, linted or run, shown by what ran and
+  passed: conventions.py.
 
-A draft is filed under the session's repository (its working folder's git origin, as the
-hooks name it), with the untrusted input the session had read by then. Nothing here stores
-anything: the server queues the drafts, screened, for a person to keep or drop.
+A draft is filed under the session's repository (repository.py: its folder's git origin,
+a prefix the person maps, or what the transcript records; never a folder's name), with the
+untrusted input the session had read by then. Nothing here stores anything: the server
+queues the drafts, screened, for a person to keep or drop.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent_memory_client.drafting import after_pass, failure_of, with_change
-from agent_memory_client.git import normalise_remote, repository_name, top_level
-from agent_memory_client.history.instructions import instruction_of
 from agent_memory_client.loop import SOURCES_A_CALL, Event
+from agent_memory_client.protocol import EVIDENCE_CHARS
+from agent_memory_client.shell import failed, kept
 
-# A session's drafts of each kind, at most (the live hooks keep a session's newest three).
-PER_SESSION = 3
+if TYPE_CHECKING:
+    from agent_memory_client.history.clues import Clue
 
 
 @dataclass
 class Moment:
-    """One moment of a past session: the loop's event, and when it happened (ISO 8601)."""
+    """One moment of a past session: the loop's event, when it happened (ISO 8601), the
+    anchor that names it in its file (a tool call's id, a message's, or `L<line>`), and
+    whether a subagent made it."""
 
     at: str
     event: Event
+    anchor: str = ""
+    sub: bool = False
+
+
+def shell_moment(base: Event, command: str, output: str, code: int) -> Event:
+    """A shell call as the loop reads it: `failed` as the shell saw it (a pipe into `tail`
+    hid nothing), else `ran`; its output without what a client adds."""
+    shown = kept(output)
+    return base.at("failed" if failed(command, shown, code) else "ran", command=command, text=shown)
 
 
 @dataclass
 class Transcript:
-    client: str  # as the server names it: claude-code, codex
+    client: str  # as the server names it: claude-code, codex, gemini-cli, ...
     session: str  # the client's own id
     cwd: str
     path: Path  # the file it was read from
     moments: list[Moment] = field(default_factory=list)
-    remote: str | None = None  # the repository's remote, where the client recorded it
+    clues: list[Clue] = field(default_factory=list)  # of its repository (clues.py)
 
 
 @dataclass
 class Found:
-    kind: str  # fix, instruction
+    """A draft as capture makes it: its kind, its text, the files it is about, when and
+    what the session had read by then, the evidence a person reviews it by, the key that
+    makes one lesson one draft, and the anchors of the moments it comes from."""
+
+    kind: str  # fix, instruction, convention
     text: str
     files: list[str]
     seen_at: str
-    sources: list[str]
+    sources: list[str] = field(default_factory=list)
+    evidence: dict[str, str] = field(default_factory=dict)
+    key: str = ""
+    anchors: list[str] = field(default_factory=list)
+    why: str = ""  # which rule made it (for measuring each: bench/capture.py)
 
     def as_draft(self, transcript: Transcript, source_repo: str) -> dict[str, object]:
         return {
-            "kind": self.kind, "text": self.text, "files": self.files,
-            "source_repo": source_repo, "client": transcript.client,
-            "client_session": transcript.session, "seen_at": self.seen_at or None,
+            "kind": self.kind,
+            "text": self.text,
+            "files": self.files,
+            "source_repo": source_repo,
+            "client": transcript.client,
+            "client_session": transcript.session,
+            "seen_at": self.seen_at or None,
             "sources": self.sources[-SOURCES_A_CALL:],
-        }  # fmt: skip
+            "evidence": {k: _cut(v, EVIDENCE_CHARS) for k, v in self.evidence.items() if v},
+            **({"key": self.key} if self.key else {}),
+        }
 
 
-def drafts_of(transcript: Transcript, top: str | None) -> list[Found]:
-    """What the session shows, replayed: its fixes (the newest PER_SESSION) and its user's
-    instructions (the first PER_SESSION). `top`: the repository's top folder, which an
-    edited file's path is made relative to."""
-    fixes: list[Found] = []
-    rules: list[Found] = []
-    failure: dict[str, object] | None = None
-    sources: list[str] = []
-    for moment in transcript.moments:
-        event = moment.event
-        if event.kind == "fetched":
-            sources += [s for s in event.sources if s not in sources]
-        elif event.kind == "prompt":
-            rule = instruction_of(event.text)
-            if rule is not None and len(rules) < PER_SESSION:
-                rules.append(Found("instruction", rule, [], moment.at, list(sources)))
-        elif event.kind == "failed":
-            failure = failure_of(event.command, event.text)
-        elif event.kind == "edited" and failure is not None:
-            path = relative(event.path, transcript.cwd, top)
-            failure = (with_change(failure, path) if path else None) or failure
-        elif event.kind == "ran" and failure is not None:
-            ended, draft = after_pass(failure, event.command)
-            if ended:
-                failure = None
-            if draft is not None:
-                fix = Found("fix", str(draft["text"]), list(draft["files"]), moment.at, [])
-                fixes.append(fix)
-                fix.sources = list(sources)
-    return fixes[-PER_SESSION:] + rules
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
-def relative(path: str, cwd: str, top: str | None) -> str | None:
-    """A file as the repository names it; None for one outside it (the live hooks' rule)."""
-    if not path:
-        return None
-    full = os.path.normpath(path if os.path.isabs(path) or not cwd else os.path.join(cwd, path))
-    base = top or cwd
-    if not base:
-        return path
-    found = os.path.relpath(full, base)
-    return None if found.startswith("..") else found
+@dataclass
+class LeftOut:
+    client: str
+    session: str
+    cwd: str
+    reason: str
 
 
 @dataclass
 class Report:
     sessions: int = 0
-    no_repository: int = 0  # sessions whose folder is gone or in no git repository
+    no_repository: int = 0  # sessions whose repository nothing names
     other_repository: int = 0  # left out by --repo
-    drafts: dict[str, int] = field(default_factory=lambda: {"fix": 0, "instruction": 0})
+    drafts: dict[str, int] = field(
+        default_factory=lambda: {"fix": 0, "instruction": 0, "convention": 0}
+    )
+    left_out: list[LeftOut] = field(default_factory=list)
+
+
+def named_sessions(
+    transcripts: Iterable[Transcript],
+    report: Report,
+    only_repo: str | None = None,
+    name_of: Callable[[Transcript], tuple[str | None, str | None, str]] | None = None,
+) -> Iterator[tuple[Transcript, str, str | None]]:
+    """Each session with its repository and top folder, counted into `report`; one that
+    nothing names waits for the others (one of its folder's may name it), else is left
+    out with the reason. `name_of`: repository.py's Namer by default."""
+    from agent_memory_client.history.repository import Namer
+
+    name_of = name_of or Namer().name
+    unnamed: list[Transcript] = []
+
+    def kept(transcript: Transcript, repo: str) -> bool:
+        if only_repo is not None and repo != only_repo:
+            report.other_repository += 1
+            return False
+        return True
+
+    for transcript in transcripts:
+        report.sessions += 1
+        repo, top, _ = name_of(transcript)
+        if repo is None:
+            unnamed.append(transcript)
+        elif kept(transcript, repo):
+            yield transcript, repo, top
+    for transcript in unnamed:
+        repo, top, why = name_of(transcript)
+        if repo is None:
+            report.no_repository += 1
+            report.left_out.append(
+                LeftOut(transcript.client, transcript.session, transcript.cwd, why)
+            )
+        elif kept(transcript, repo):
+            yield transcript, repo, top
+
+
+def history_found(
+    transcripts: Iterable[Transcript],
+    report: Report,
+    only_repo: str | None = None,
+    since: datetime | None = None,
+    name_of: Callable[[Transcript], tuple[str | None, str | None, str]] | None = None,
+    candidates: bool = False,
+) -> list[tuple[Transcript, str, Found]]:
+    """Every named session's drafts since `since` with its session and repository, and
+    each repository's conventions; one lesson once (its key, across sessions), counted into
+    `report`. `candidates`: every moment that may hold a lesson, for the person's own agent
+    to judge (distill.py), not only what the rules draft."""
+    from agent_memory_client.history.capture import (
+        candidates_of,
+        conventions_of,
+        drafts_of,
+        one_each,
+    )
+    from agent_memory_client.history.conventions import Conventions
+
+    found: list[tuple[Transcript, str, Found]] = []
+    by_repo: dict[str, tuple[Conventions, Transcript]] = {}
+    for transcript, repo, top in named_sessions(transcripts, report, only_repo, name_of):
+        conventions = by_repo.setdefault(repo, (Conventions(), transcript))[0]
+        by_repo[repo] = (conventions, transcript)  # its newest session carries its drafts
+        read = candidates_of if candidates else drafts_of
+        made = read(transcript, top, repo, conventions)
+        found += [(transcript, repo, d) for d in made if since is None or after(d.seen_at, since)]
+    for repo, (conventions, transcript) in by_repo.items():
+        for draft in conventions_of(conventions, repo, last_moment(transcript)):
+            found.append((transcript, repo, draft))
+    kept = list(one_each(found))
+    for _, _, draft in kept:
+        report.drafts[draft.kind] = report.drafts.get(draft.kind, 0) + 1
+    return kept
 
 
 def history_drafts(
@@ -124,48 +199,15 @@ def history_drafts(
     report: Report,
     only_repo: str | None = None,
     since: datetime | None = None,
-    name_of: Callable[[Transcript], tuple[str | None, str | None]] | None = None,
+    name_of: Callable[[Transcript], tuple[str | None, str | None, str]] | None = None,
 ) -> Iterator[dict[str, object]]:
-    """Every transcript's drafts since `since`, as the server takes them; each distinct
-    finding once, counted into `report`."""
-    name_of = name_of or repository_of
-    seen: set[tuple[str, str, str]] = set()
-    for transcript in transcripts:
-        report.sessions += 1
-        repo, top = name_of(transcript)
-        if repo is None:
-            report.no_repository += 1
-            continue
-        if only_repo is not None and repo != only_repo:
-            report.other_repository += 1
-            continue
-        for found in drafts_of(transcript, top):
-            if since is not None and not after(found.seen_at, since):
-                continue
-            key = (repo, found.kind, found.text)
-            if key in seen:
-                continue
-            seen.add(key)
-            report.drafts[found.kind] += 1
-            yield found.as_draft(transcript, repo)
+    """history_found()'s drafts, as the server takes them."""
+    for transcript, repo, draft in history_found(transcripts, report, only_repo, since, name_of):
+        yield draft.as_draft(transcript, repo)
 
 
-_NAMES: dict[str, tuple[str | None, str | None]] = {}
-
-
-def repository_of(transcript: Transcript) -> tuple[str | None, str | None]:
-    """(repository, top folder) of a session: its working folder's git origin, named as
-    the hooks name it; or the remote the client recorded, when the folder is gone. A
-    folder in no git repository names none: a folder's name is no repository's."""
-    cwd = transcript.cwd
-    if cwd not in _NAMES:
-        top = top_level(cwd) if cwd and os.path.isdir(cwd) else None
-        _NAMES[cwd] = (repository_name(cwd, from_env=False), top) if top else (None, None)
-    repo, top = _NAMES[cwd]
-    if repo is None and transcript.remote:
-        named = normalise_remote(transcript.remote)
-        return (named[1] if named else None), None
-    return repo, top
+def last_moment(transcript: Transcript) -> str:
+    return next((m.at for m in reversed(transcript.moments) if m.at), "")
 
 
 def after(stamp: str, since: datetime) -> bool:

@@ -1,28 +1,52 @@
 """Claude Code's transcripts: `~/.claude/projects/<folder>/<session>.jsonl`, one JSON entry a
-line (seen in 2.1's files). An entry of type `user` or `assistant` holds a `message`:
+line (seen in files of 2.1.7 to 2.1.332). An entry of type `user` or `assistant` holds a
+`message`:
 
 - the user's prompt: a `user` message whose content is text (a string, or `text` blocks);
-  entries marked `isMeta` (hook feedback) or `isCompactSummary` are the client's own words;
+  entries marked `isMeta` (hook feedback) or `isCompactSummary`, and blocks that are the
+  client's own context (`<system-reminder>`, `<ide_opened_file>`, a teammate's message in an
+  agent team), are not the user's words;
 - a tool call: an `assistant` message's `tool_use` block (`id`, `name`, `input`);
 - its result: a later `user` message's `tool_result` block (`tool_use_id`, `is_error`,
-  `content`): a Bash command failed when `is_error` is true.
+  `content`); a shell command (`Bash`, `PowerShell`) failed when `is_error` is true, or when
+  a pipe hid a failure its output shows (shell.py); a cancelled call is neither;
+- a subagent's calls: in `progress` entries (`data.message`, 2.1.x until about 2.1.100), or
+  in the session's own folder (`<session>/subagents/*.jsonl`, later versions);
+- `pr-link` entries: the pull request a session opened, with its repository.
 
-Every entry carries `sessionId`, `cwd` and `timestamp`. Other entry types (attachments,
-`api-request-blob` copies of requests, queue operations) are passed over."""
+Every entry carries `sessionId`, `cwd` and `timestamp`."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.claude_code import EDITING_TOOLS
+from agent_memory_client.clients.base import change_of
+from agent_memory_client.clients.claude_code import EDITING_TOOLS, SHELL_TOOLS
 from agent_memory_client.history import Moment, Transcript
+from agent_memory_client.history.clues import clues_in, clues_in_prompt, pr_link
+from agent_memory_client.history.formats import content_text, json_lines
 from agent_memory_client.loop import Event
 from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.shell import cancelled, failed, kept
 
 CLIENT = "claude-code"
+QUESTION_TOOL = "AskUserQuestion"
+# Text blocks of a user message that are the client's context, not the user's words.
+_CONTEXT = re.compile(
+    r"^\s*<(?:system-reminder|ide_opened_file|ide_selection|ide_diagnostics|command-name"
+    r"|command-message|command-args|local-command-stdout|local-command-stderr|user-memory-input"
+    r"|teammate-message|task-notification|bash-input|bash-stdout|bash-stderr)\b"
+    r"|^\s*\[Request interrupted|^\s*Caveat: The messages below|^\s*Base directory for this skill"
+    r"|^\s*Implement the following plan:",  # plan mode's hand-over: the agent's own plan
+)
+
+
+# A refused call's result, with what the user said to do instead.
+_REJECTED = re.compile(r"tool use was rejected.*?the user said:\s*(.+)", re.DOTALL | re.IGNORECASE)
 
 
 def default_root() -> Path:
@@ -33,84 +57,154 @@ def transcript_files(root: Path) -> list[Path]:
     return sorted((root / "projects").glob("*/*.jsonl"))
 
 
+class _Reading:
+    """One transcript being read: the calls awaiting their results, the moments so far."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.transcript = transcript
+        self.base = Event("start", transcript.session, CLIENT, cwd=transcript.cwd)
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def add(self, at: str, event: Event, anchor: str, sub: bool) -> None:
+        self.transcript.moments.append(Moment(at, event, anchor, sub))
+
+
 def read(path: Path) -> Transcript | None:
-    """The session in one transcript file; None when it holds none."""
-    transcript: Transcript | None = None
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            entry = _entry(line)
-            if entry is None:
+    """The session in one transcript file (with its subagents' files); None when it holds
+    none."""
+    reading: _Reading | None = None
+    for number, entry in json_lines(path):
+        if reading is None:
+            if "sessionId" not in entry:
                 continue
-            if transcript is None:
-                session = str(entry.get("sessionId") or path.stem)
-                transcript = Transcript(CLIENT, session, str(entry.get("cwd") or ""), path)
-            base = Event("start", transcript.session, CLIENT, cwd=transcript.cwd)
-            at = str(entry.get("timestamp") or "")
-            for event in _events(entry, base, calls):
-                transcript.moments.append(Moment(at, event))
-    return transcript
-
-
-def _entry(line: str) -> dict[str, Any] | None:
-    try:
-        entry = json.loads(line)
-    except ValueError:
+            session = str(entry.get("sessionId") or path.stem)
+            reading = _Reading(Transcript(CLIENT, session, "", path))
+        if not reading.transcript.cwd and entry.get("cwd"):  # the first entry that says
+            reading.transcript.cwd = str(entry["cwd"])
+            reading.base = reading.base.at("start", cwd=reading.transcript.cwd)
+        _read_entry(reading, entry, number, sub=bool(entry.get("isSidechain")))
+    if reading is None:
         return None
-    if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
-        return None
-    if entry.get("isMeta") or entry.get("isCompactSummary"):
-        return None
-    message = entry.get("message")
-    return entry if isinstance(message, dict) else None
+    for subagent in sorted((path.parent / path.stem / "subagents").glob("*.jsonl")):
+        for number, entry in json_lines(subagent):
+            _read_entry(reading, entry, number, sub=True)
+    return reading.transcript
 
 
-def _events(
-    entry: dict[str, Any], base: Event, calls: dict[str, tuple[str, dict[str, Any]]]
-) -> Iterator[Event]:
-    content = entry["message"].get("content")
-    if entry["type"] == "user" and isinstance(content, str):
-        yield base.at("prompt", text=content)
+def _read_entry(reading: _Reading, entry: dict[str, Any], number: int, sub: bool) -> None:
+    kind = entry.get("type")
+    at = str(entry.get("timestamp") or "")
+    queued = _queued(entry)
+    if queued is not None:  # typed while the agent worked
+        anchor = str(entry.get("uuid") or f"L{number}")
+        if not _CONTEXT.match(queued):
+            reading.add(at, reading.base.at("prompt", text=queued), anchor, sub)
         return
-    blocks = [b for b in content or [] if isinstance(b, dict)] if isinstance(content, list) else []
+    if kind == "pr-link":
+        found = pr_link(entry.get("prRepository"), entry.get("prUrl"), f"L{number}")
+        reading.transcript.clues += found
+        return
+    data = entry.get("data")
+    if kind == "progress" and isinstance(data, dict) and isinstance(data.get("message"), dict):
+        inner = data["message"]  # a subagent's message, as it went
+        if isinstance(inner.get("message"), dict):
+            nested = {
+                "type": inner.get("type"),
+                "message": inner["message"],
+                "uuid": inner.get("uuid"),
+            }
+            _read_message(reading, nested, at, number, sub=True)
+        return
+    if kind not in ("user", "assistant") or not isinstance(entry.get("message"), dict):
+        return
+    if entry.get("isMeta") or entry.get("isCompactSummary"):
+        return
+    _read_message(reading, entry, at, number, sub)
+
+
+def _queued(entry: dict[str, Any]) -> str | None:
+    """A prompt the user typed while the agent worked: a queue operation's text (not a
+    background task's JSON), or a `queued_command` attachment's."""
+    if entry.get("type") == "queue-operation" and entry.get("operation") == "enqueue":
+        content = entry.get("content")
+        if isinstance(content, str) and content.strip() and not content.lstrip().startswith("{"):
+            return content
+        return ""
+    attachment = entry.get("attachment")
+    if entry.get("type") == "attachment" and isinstance(attachment, dict):
+        if attachment.get("type") == "queued_command" and isinstance(attachment.get("prompt"), str):
+            return str(attachment["prompt"])
+        return ""
+    return None
+
+
+def _read_message(
+    reading: _Reading, entry: dict[str, Any], at: str, number: int, sub: bool
+) -> None:
+    content = entry["message"].get("content")
+    anchor = str(entry.get("uuid") or f"L{number}")
+    user = entry.get("type") == "user"
+    if user and isinstance(content, str):
+        if not sub and not _CONTEXT.match(content):
+            reading.add(at, reading.base.at("prompt", text=content), anchor, sub)
+            reading.transcript.clues += clues_in_prompt(content, anchor)
+        return
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     said = [str(b.get("text") or "") for b in blocks if b.get("type") == "text"]
-    if entry["type"] == "user" and said:
-        yield base.at("prompt", text="\n".join(said))
+    said = [text for text in said if text.strip() and not _CONTEXT.match(text)]
+    if user and said and not sub:
+        reading.add(at, reading.base.at("prompt", text="\n".join(said)), anchor, sub)
+        reading.transcript.clues += clues_in_prompt("\n".join(said), anchor)
     for block in blocks:
         if block.get("type") == "tool_use":
             given = block.get("input")
-            calls[str(block.get("id"))] = (
+            reading.calls[str(block.get("id"))] = (
                 str(block.get("name") or ""),
                 given if isinstance(given, dict) else {},
             )
         elif block.get("type") == "tool_result":
-            tool, tool_input = calls.get(str(block.get("tool_use_id")), ("", {}))
-            yield from _result(base, tool, tool_input, block)
+            call = str(block.get("tool_use_id"))
+            tool, tool_input = reading.calls.get(call, ("", {}))
+            if tool in SHELL_TOOLS:
+                command = str(tool_input.get("command") or "")
+                reading.transcript.clues += clues_in(
+                    command, content_text(block.get("content")), call
+                )
+            for event in _result(reading.base, tool, tool_input, block):
+                reading.add(at, event, call, sub)
 
 
 def _result(
     base: Event, tool: str, tool_input: dict[str, Any], block: dict[str, Any]
 ) -> Iterator[Event]:
-    failed = block.get("is_error") is True
-    if tool == "Bash":
+    output = content_text(block.get("content"))
+    error = block.get("is_error") is True
+    said = _REJECTED.search(output) if error else None
+    if said:  # the user refused the call, and said why: their own words
+        refused = f"(refusing {tool} {json.dumps(tool_input)[:120]})"
+        yield base.at("answered", text=f"{said.group(1).strip()}\n\n{refused}")
+        return
+    if tool in SHELL_TOOLS:
         command = str(tool_input.get("command") or "")
         yield from (base.at("fetched", sources=(s,)) for s in command_sources(command))
-        if failed:
-            yield base.at("failed", command=command, text=_text(block.get("content")))
+        if cancelled(output):
+            return
+        shown = kept(output)
+        if failed(command, shown, 1 if error else 0):
+            yield base.at("failed", command=command, text=shown)
         else:
-            yield base.at("ran", command=command)
-    elif tool in EDITING_TOOLS and not failed:
-        path = tool_input.get("file_path") or tool_input.get("notebook_path")
-        yield base.at("edited", path=str(path or ""))
+            yield base.at("ran", command=command, text=shown)
+    elif tool in EDITING_TOOLS:
+        if not error:
+            path = tool_input.get("file_path") or tool_input.get("notebook_path")
+            yield base.at("edited", path=str(path or ""), change=change_of(tool_input))
+    elif tool == QUESTION_TOOL:
+        if not error:
+            yield base.at("answered", text=output)
+    elif tool == "Read":
+        yield base.at("read", path=str(tool_input.get("file_path") or ""))
+
     elif tool:
         sources = tuple(tool_sources(tool, tool_input))
         if sources:
             yield base.at("fetched", sources=sources)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
-    return ""

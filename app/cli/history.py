@@ -1,0 +1,239 @@
+"""`agent-memory import-history`: past agent sessions on this machine become drafts a person
+reviews (`agent-memory drafts`), through a running server. The transcripts are read, never
+changed (client/agent_memory_client/history/ reads each client's; docs/history.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_memory_client.history.distill import CLIENTS as DISTILLERS
+from app.cli.common import Adder, CommandError, Parents, client_of, say
+from app.client import ClientError
+from app.domain.drafts import MAX_QUEUED_A_CALL
+
+# The clients whose sessions are found on this machine, and the option naming each's folder.
+CLIENTS = {
+    "claude-code": "--claude-dir",
+    "codex": "--codex-dir",
+    "gemini": "--gemini-dir",
+    "copilot": "--copilot-dir",
+}
+LEFT_OUT_SHOWN = 20
+
+
+def register(command: Adder, parents: Parents) -> None:
+    history = command(
+        "import-history",
+        "turn past Claude Code, Codex, Gemini CLI and Copilot CLI sessions on this machine (or"
+        " transcript files) into drafts a person reviews (`agent-memory drafts`); the"
+        " transcripts are read, never changed",
+        [parents.client, parents.shown],
+    )
+    history.add_argument(
+        "--client", choices=[*CLIENTS, "all"], default="all", help="whose sessions (all)"
+    )
+    history.add_argument("--since", help="only sessions since this date (2026-09-01)")
+    history.add_argument("--repo", help="only this repository's sessions (owner/name)")
+    history.add_argument(
+        "--dry-run", action="store_true", help="say what would be queued, and queue nothing"
+    )
+    for client, option in CLIENTS.items():
+        history.add_argument(option, help=f"{client}'s folder (default: its own)")
+    history.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a transcript file of any client read (.gz too; an `opencode export`, a Cursor"
+        " transcript); again for more",
+    )
+    history.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="PATH=owner/name",
+        help="sessions in PATH or under it (a worktree root) are this repository's; for a"
+        " folder that is gone; again for more",
+    )
+    history.add_argument(
+        "--distill",
+        choices=list(DISTILLERS),
+        help="your own agent CLI writes each lesson from its evidence, or says there is none"
+        " (sent to that CLI alone, on your subscription; off by default)",
+    )
+    history.add_argument(
+        "--distill-budget",
+        type=int,
+        metavar="CHARS",
+        help="at most this many characters sent to it (the plan says what fits)",
+    )
+    history.set_defaults(func=cmd_import_history)
+
+
+def since_of(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        since = datetime.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"--since must be a date (2026-09-01), not {text!r}") from None
+    return since if since.tzinfo else since.replace(tzinfo=UTC)
+
+
+def sessions_of(args: argparse.Namespace) -> Iterator[Any]:
+    """The transcripts the arguments name: each client's folder, and the files given."""
+    from agent_memory_client.history import (
+        claude_code,
+        codex,
+        copilot,
+        gemini,
+        since_filter,
+        transcripts,
+    )
+    from agent_memory_client.history.formats import read_any
+
+    keep = since_filter(since_of(args.since))
+    modules = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "copilot": copilot}
+    chosen = [] if args.file and args.client == "all" else list(modules)
+    if args.client != "all":
+        chosen = [args.client]
+    for name in chosen:
+        module = modules[name]
+        folder = getattr(args, CLIENTS[name].removeprefix("--").replace("-", "_"))
+        root = Path(folder).expanduser() if folder else module.default_root()
+        yield from transcripts(module.transcript_files(root), module.read, keep)
+    for file in args.file:
+        path = Path(file).expanduser()
+        if not path.is_file():
+            raise CommandError(f"--file {file}: no such file")
+        found = read_any(path)
+        if found is None:
+            say(f"{file}: not a transcript of a client this reads; passed over")
+        else:
+            yield found
+
+
+def cmd_import_history(args: argparse.Namespace) -> int:
+    """Past sessions' drafts, queued for a person in calls of MAX_QUEUED_A_CALL; the server
+    passes over what an earlier run queued, and leaves out a draft holding a secret."""
+    from agent_memory_client.history import Report, history_found
+    from agent_memory_client.history.repository import Namer, parse_maps
+
+    try:
+        namer = Namer(parse_maps(args.map))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    report = Report()
+    found = history_found(
+        sessions_of(args),
+        report,
+        args.repo,
+        since_of(args.since),
+        namer.name,
+        candidates=args.distill is not None,
+    )
+    if args.distill:
+        found = distilled(found, args.distill, args.distill_budget, args.dry_run)
+    drafts = [draft.as_draft(transcript, repo) for transcript, repo, draft in found]
+    totals = {"queued": 0, "known": 0, "refused": 0, "refused_by_rule": 0}
+    if not args.dry_run and drafts:
+        with client_of(args) as memory:
+            for start in range(0, len(drafts), MAX_QUEUED_A_CALL):
+                answer = queue_past_refusals(
+                    memory, drafts[start : start + MAX_QUEUED_A_CALL], totals
+                )
+                totals["queued"] += len(answer["queued"])
+                totals["known"] += answer["known"]
+                totals["refused"] += len(answer["refused"])
+    summary = {
+        "sessions": report.sessions,
+        "sessions_without_a_repository": report.no_repository,
+        "sessions_of_other_repositories": report.other_repository,
+        "left_out": [vars(left) for left in report.left_out],
+        "drafts": report.drafts,
+        **({"would_queue": len(drafts)} if args.dry_run else totals),
+    }
+    if args.json:
+        print(json.dumps({**summary, **({"found": drafts} if args.dry_run else {})}, indent=2))
+        return 0
+    if args.dry_run:
+        for draft in drafts:
+            # Quoted: a transcript's text is data, and no escape in it reaches the terminal.
+            text = json.dumps(draft["text"], ensure_ascii=False)
+            print(f"{draft['kind']:<11} {draft['source_repo']}  {text}")
+    say_summary(args, report, totals)
+    return 0
+
+
+def say_summary(args: argparse.Namespace, report: Any, totals: dict[str, int]) -> None:
+    kinds = ", ".join(f"{n} {kind}" for kind, n in report.drafts.items())
+    print(
+        f"{report.sessions} sessions read ({report.no_repository} left out for naming no"
+        " repository"
+        + (f", {report.other_repository} of other repositories" if args.repo else "")
+        + f"); drafts: {kinds}"
+    )
+    for left in report.left_out[:LEFT_OUT_SHOWN]:
+        # Quoted: a folder's name comes from a transcript.
+        print(f"  left out: {left.client} {left.session} in {json.dumps(left.cwd)}: {left.reason}")
+    if len(report.left_out) > LEFT_OUT_SHOWN:
+        print(f"  ... and {len(report.left_out) - LEFT_OUT_SHOWN} more (--json lists them all)")
+    if args.dry_run:
+        print("dry run: nothing queued")
+    else:
+        print(
+            f"queued {totals['queued']}, already queued {totals['known']}, left out for"
+            f" holding a secret {totals['refused']}, for another input rule"
+            f" {totals['refused_by_rule']}: review them with `agent-memory drafts`"
+        )
+
+
+def distilled(
+    found: list[tuple[Any, str, Any]], client: str, budget: int | None, dry_run: bool
+) -> list[tuple[Any, str, Any]]:
+    """The candidates as the person's own agent wrote them up (history/distill.py): the plan
+    said before anything is sent; on a dry run, only the plan."""
+    from agent_memory_client.history.distill import distill, plan
+
+    candidates = [draft for _, _, draft in found]
+    where = {_identity(draft): (transcript, repo) for transcript, repo, draft in found}
+    chosen = plan(candidates, budget, repos=[repo for _, repo, _ in found])
+    say(str(chosen))
+    if dry_run:
+        return found
+    written = distill(candidates, client, chosen, record_client=True)
+    return [(*where[_identity(d)], d) for d in written if _identity(d) in where]
+
+
+def _identity(draft: Any) -> tuple[str, ...]:
+    """A candidate as the distiller hands it back (rewritten, its moments the same)."""
+    return (draft.seen_at, *draft.anchors)
+
+
+def queue_past_refusals(
+    memory: Any, batch: list[dict[str, Any]], totals: dict[str, int]
+) -> dict[str, Any]:
+    """The batch queued; a draft the server's input rules refuse (it names it:
+    `drafts.N.field`, a hidden character in a transcript's text) is left out, said, and
+    the rest sent again. Any other refusal stops the import."""
+    while batch:
+        try:
+            return dict(memory.queue_drafts(batch))
+        except ClientError as exc:
+            named = {
+                int(f.split(".")[1])
+                for f in exc.fields
+                if f.startswith("drafts.") and f.split(".")[1].isdigit()
+            }
+            if exc.status != 422 or not named:
+                raise
+            for i in sorted(named, reverse=True):
+                say(f"left out ({exc.detail}): {json.dumps(batch[i]['text'])[:120]}")
+                del batch[i]
+            totals["refused_by_rule"] += len(named)
+    return {"queued": [], "known": 0, "refused": []}
