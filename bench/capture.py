@@ -40,14 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.history import Found, Transcript
-from agent_memory_client.history.capture import (
-    candidates_of,
-    conventions_of,
-    drafts_of,
-    one_each,
+from agent_memory_client.history import (
+    Found,
+    Origin,
+    Report,
+    Transcript,
+    history_found,
+    named_sessions,
 )
-from agent_memory_client.history.conventions import Conventions
+from agent_memory_client.history.capture import candidates_of
 from agent_memory_client.history.formats import read_any
 from agent_memory_client.history.repository import Namer
 from agent_memory_client.provenance import outsider
@@ -138,8 +139,11 @@ class Figures:
 
 
 def draft_id(session: Session, draft: Found) -> str:
+    """A draft as its judges named it: its session's file (a convention: its repository's
+    folder, whichever session carries it), its kind, and its text's digest."""
     digest = hashlib.sha1(draft.text.encode()).hexdigest()[:12]
-    return f"{session.file}#{draft.kind}#{digest}"
+    where = session.folder if draft.kind == "convention" else session.file
+    return f"{where}#{draft.kind}#{digest}"
 
 
 def load(labels: Path, sessions: Path, only: str | None) -> list[Session]:
@@ -150,14 +154,16 @@ def load(labels: Path, sessions: Path, only: str | None) -> list[Session]:
             continue
         for label in data["sessions"]:
             found.append(Session(data["folder"], label["file"], label))
-    namer = Namer()
     for session in found:
         session.transcript = read_any(sessions / session.file)
-        if session.transcript is not None:
-            session.repo, _, session.why = namer.name(session.transcript)
-    for session in found:  # as the import does: another session of its folder may name it
-        if session.transcript is not None and session.repo is None:
-            session.repo, _, session.why = namer.name(session.transcript)
+    # Named as the import names them (another session of its folder may name one).
+    by_origin = {s.transcript.origin: s for s in found if s.transcript is not None}
+    report = Report()
+    read = (s.transcript for s in found if s.transcript is not None)
+    for transcript, repo, _ in named_sessions(read, report, name_of=Namer().name):
+        by_origin[transcript.origin].repo = repo
+    for left in report.left_out:
+        by_origin[Origin(left.client, left.session)].why = left.reason
     return found
 
 
@@ -172,22 +178,14 @@ def capture(sessions: list[Session]) -> None:
     """Each session's drafts, its repository's conventions from all of its sessions, then
     one lesson once per repository, as the import does; every session named as a person's
     map names it (the naming is measured apart)."""
-    made = []
-    by_repo: dict[str, tuple[Conventions, Session]] = {}
-    for session in sessions:
-        if session.transcript is None:
-            continue
-        repo = mapped_repository(session)
-        conventions = by_repo.setdefault(repo, (Conventions(), session))[0]
-        by_repo[repo] = (conventions, session)
-        for draft in drafts_of(session.transcript, None, repo, conventions):
-            made.append((session, draft))
-    for repo, (conventions, session) in by_repo.items():
-        made += [(session, d) for d in conventions_of(conventions, repo, "")]
-    by_transcript = {id(s.transcript): s for s, _ in made}
-    kept = one_each((s.transcript, mapped_repository(s), d) for s, d in made)  # type: ignore[misc]
-    for transcript, _, draft in kept:
-        by_transcript[id(transcript)].drafts.append(draft)
+    by_origin = {s.transcript.origin: s for s in sessions if s.transcript is not None}
+    found = history_found(
+        (s.transcript for s in sessions if s.transcript is not None),
+        Report(),
+        name_of=lambda t: (mapped_repository(by_origin[t.origin]), None, ""),
+    )
+    for origin, _, draft in found:
+        by_origin[origin].drafts.append(draft)
 
 
 def words(text: str) -> set[str]:

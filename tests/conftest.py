@@ -24,6 +24,7 @@ import uvicorn
 from fastapi import FastAPI
 from starlette.applications import Starlette
 
+from app.cli.memories import AGENT_SHELL_MARKERS
 from app.config import Settings
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import downgrade, upgrade_head, upgrade_head_async
@@ -33,6 +34,11 @@ from app.embeddings.model_files import local_model_path
 from app.main import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
+# The suite may itself run in an agent's shell (a developer's Claude Code): what that
+# client marks its commands with would make every `agent-memory remember` the tests run
+# an agent's (app/cli/memories.py run_by_an_agent).
+for _marker in AGENT_SHELL_MARKERS:
+    os.environ.pop(_marker, None)
 CITUS_SOURCE = sorted((ROOT.parent / "shared" / "vendor").glob("citus-*.tar.gz"))
 # Its own port and data directory: a developer's cluster (scripts/citus start) is left be.
 CITUS_CLUSTER = {"CITUS_DATA": "/tmp/agent-memory-citus-tests", "CITUS_PORT": "9750"}

@@ -72,7 +72,7 @@ async def remember(body: RememberIn, services: ServicesDep, response: Response) 
     """Records a learning in a few words, its category inferred from them; the same learning
     again reinforces the stored one. `trust_level: user` (an admin key, or open mode) makes
     it a person's own note: never held because an agent session read a page."""
-    result = await services.learning.remember(body.draft(), body.trust_level)
+    result = await services.learning.remember(body.draft())
     if result.outcome.status == "reinforced":
         response.status_code = status.HTTP_200_OK
     return render_remember(result)

@@ -11,7 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.compact import compact_hits, pack
-from app.domain.drafts import DraftEntry
+from app.domain.drafts import EVIDENCE_KEYS, DraftEntry
 from app.domain.sessions import Session
 from app.domain.tidy import ProposalEntry
 from app.shapes import CaptureSettings, MemoryOut, PruneOut, StoreOut, render_prune
@@ -89,8 +89,8 @@ class QueuedDraftOut(BaseModel):
     decided_at: datetime | None
     memory_id: UUID | None = Field(description="The memory a kept draft became.")
     evidence: dict[str, str] = Field(
-        description="What the session showed (error, failed, change, command, said, shown),"
-        " as queued; {} when none."
+        description=f"What the session showed ({', '.join(EVIDENCE_KEYS)}), as queued, in"
+        " that order; {} when none."
     )
     key: str | None = Field(description="The client's own key for the same lesson, if sent.")
 

@@ -283,7 +283,7 @@ class RememberIn(WrittenIn):
     )
 
     def draft(self) -> RememberDraft:
-        return RememberDraft(**self.model_dump(exclude={"trust_level"}))
+        return RememberDraft(**self.model_dump())
 
 
 EVIDENCE_TEXT = text_rules(chars=EVIDENCE_CHARS)

@@ -139,7 +139,8 @@ def cmd_import_history(args: argparse.Namespace) -> int:
     )
     if args.distill:
         found = distilled(found, args.distill, args.distill_budget, args.dry_run)
-    drafts = [draft.as_draft(transcript, repo) for transcript, repo, draft in found]
+    report.count(draft for _, _, draft in found)
+    drafts = [draft.as_draft(origin, repo) for origin, repo, draft in found]
     totals = {"queued": 0, "known": 0, "refused": 0, "refused_by_rule": 0}
     if not args.dry_run and drafts:
         with client_of(args) as memory:
@@ -201,18 +202,12 @@ def distilled(
     from agent_memory_client.history.distill import distill, plan
 
     candidates = [draft for _, _, draft in found]
-    where = {_identity(draft): (transcript, repo) for transcript, repo, draft in found}
     chosen = plan(candidates, budget, repos=[repo for _, repo, _ in found])
     say(str(chosen))
     if dry_run:
         return found
     written = distill(candidates, client, chosen, record_client=True)
-    return [(*where[_identity(d)], d) for d in written if _identity(d) in where]
-
-
-def _identity(draft: Any) -> tuple[str, ...]:
-    """A candidate as the distiller hands it back (rewritten, its moments the same)."""
-    return (draft.seen_at, *draft.anchors)
+    return [(t, repo, d) for (t, repo, _), d in zip(found, written, strict=True) if d is not None]
 
 
 def queue_past_refusals(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -157,14 +158,31 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return 0
 
 
+# What an agent client sets in the environment of the shell commands its agent runs (seen
+# in Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0; Cursor's as it documents).
+AGENT_SHELL_MARKERS = ("AI_AGENT", "CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI", "CURSOR_AGENT")
+
+
+def run_by_an_agent(env: Mapping[str, str]) -> bool:
+    """This command runs in an agent's shell: what it writes is the agent's, whatever key
+    the person's environment hands it (a page the agent read may have asked for it)."""
+    return any(env.get(name) for name in AGENT_SHELL_MARKERS)
+
+
 def as_person(write: Callable[[dict[str, str]], Any]) -> Any:
-    """A note a person writes from the shell is theirs (trust `user`): never held because an
-    agent session of its repository read a page. A key that may not write that (an agent's)
-    writes it as an agent's."""
+    """A note a person writes from the shell is theirs: the console's rule for a person's
+    own words (Principal.own_words_trust), `user` where the key may vouch for them (never
+    held because an agent session of its repository read a page), else an agent's. The
+    server knows the key's role and the CLI does not, so it asks for `user` and, refused
+    for exactly that (403 naming trust_level only: an agent's key), writes it again as an
+    agent's; any other refusal (a reader's key, a bad field) is the answer. Run by an
+    agent (run_by_an_agent()), it writes as an agent's at once."""
+    if run_by_an_agent(os.environ):
+        return write({})
     try:
         return write({"trust_level": "user"})
     except ClientError as exc:
-        if exc.status != 403 or "trust_level" not in exc.fields:
+        if exc.status != 403 or exc.fields != ["trust_level"]:
             raise
         return write({})
 

@@ -8,12 +8,21 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import Form, Query, Request, Response
+from fastapi import Form, Request, Response
 
-from app.console.pages import PAGE_SIZE, RuntimeDep, back_to, console_router, page, services_of
+from app.console.pages import (
+    PAGE_SIZE,
+    RuntimeDep,
+    Text,
+    back_to,
+    blank_to_none,
+    console_router,
+    page,
+    services_of,
+)
 from app.console.signin import check_csrf
 from app.domain.drafts import MAX_QUEUE_PAGE
-from app.domain.errors import NotFoundError
+from app.domain.errors import InvalidInputError
 
 router = console_router()
 
@@ -29,14 +38,10 @@ def as_typed(text: str) -> str | None:
 
 
 @router.get("/console/drafts")
-async def drafts_page(
-    request: Request,
-    runtime: RuntimeDep,
-    source_repo: Annotated[str | None, Query(max_length=1000)] = None,
-) -> Response:
+async def drafts_page(request: Request, runtime: RuntimeDep, source_repo: Text = None) -> Response:
     """The review queue, newest first (its first MAX_QUEUE_PAGE), near-duplicates grouped;
     for an admin, the last dropped."""
-    repo = source_repo.strip() or None if source_repo else None
+    repo = blank_to_none(source_repo)
     async with services_of(request, runtime) as services:
         queued = await services.drafts.in_groups(repo, MAX_QUEUE_PAGE)
         admin = services.principal.can("admin")
@@ -80,8 +85,8 @@ async def drafts_picked(
 ) -> Response:
     """The ticked drafts, each kept as its text, or all dropped."""
     check_csrf(request, csrf_token)
-    if action not in BULK_ACTIONS:
-        raise NotFoundError(f"no action {action[:40]!r}")
+    if action not in BULK_ACTIONS:  # a field of the form, not a page: refused as input
+        raise InvalidInputError(f"action must be one of: {', '.join(BULK_ACTIONS)}", field="action")
     async with services_of(request, runtime) as services:
         if action == "keep":
             await services.drafts.keep_each(draft)

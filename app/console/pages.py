@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
@@ -41,6 +41,14 @@ async def runtime_of(request: Request) -> Runtime:
 
 
 RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
+
+# A filter's box as a page's query takes it (blank_to_none: an empty box filters nothing).
+Text = Annotated[str | None, Query(max_length=1000)]
+
+
+def blank_to_none(value: str | None) -> str | None:
+    return value.strip() or None if value is not None else None
+
 
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"

@@ -17,7 +17,9 @@ from app.console.pages import (
     SECURITY_HEADERS,
     STATIC_URL,
     RuntimeDep,
+    Text,
     back_to,
+    blank_to_none,
     console_router,
     page,
     services_of,
@@ -89,12 +91,7 @@ async def sign_out_now(
 
 # Pages.
 
-Text = Annotated[str | None, Query(max_length=1000)]
 Flag = Annotated[bool, Query()]
-
-
-def blank_to_none(value: str | None) -> str | None:
-    return value.strip() or None if value is not None else None
 
 
 @router.get("/")

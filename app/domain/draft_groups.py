@@ -15,14 +15,21 @@ two fixes of one repository (0.2), two rules (0.1).
 
 A group is led by its first draft in the queue's order (newest first); a later draft joins
 the first group whose leader it is near, else leads its own. Each draft it holds is near
-the one that would be kept, which single linkage (near any member) would not promise."""
+the one that would be kept, which single linkage (near any member) would not promise.
+Each draft's text is read once (its content words and its statement, Read), not once a
+comparison: a page of MAX_QUEUE_PAGE drafts is compared with every group's leader.
+
+Not duplicates.overlap(): that weighs every word of a write (stop words too, which a
+restatement swaps) against the memories it may merge into, and two empty texts are the same
+there; here only the words that say a lesson count, and a text of none is near nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from app.domain.duplicates import STOP_WORDS, WORD, contradicts, said
+from app.domain.duplicates import STOP_WORDS, WORD, Said, contradicts, said
 
 NEAR_OVERLAP = 0.5
 # The frame a fix draft is written in ("`make test` failed with: ... It passed after
@@ -52,35 +59,57 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if len(w) > 1) - STOP_WORDS - DRAFTING_WORDS
 
 
-def word_overlap(a: str, b: str) -> float:
-    """Jaccard overlap of the two texts' content words (0 when either has none)."""
-    left, right = content_words(a), content_words(b)
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A draft's text as grouping weighs it, read once."""
+
+    words: frozenset[str]  # content_words
+    said: Said  # for duplicates.contradicts
+
+
+def read(text: str) -> Read:
+    return Read(content_words(text), said(text))
+
+
+def overlap_of(left: frozenset[str], right: frozenset[str]) -> float:
+    """Jaccard overlap of two sets of content words (0 when either has none)."""
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
 
 
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' content words (0 when either has none)."""
+    return overlap_of(content_words(a), content_words(b))
+
+
+def near_read(a: Read, b: Read) -> bool:
+    return overlap_of(a.words, b.words) >= NEAR_OVERLAP and not contradicts(a.said, b.said)
+
+
 def near(a: str, b: str) -> bool:
     """Two texts that say nearly the same thing (of one repository and kind)."""
-    return word_overlap(a, b) >= NEAR_OVERLAP and not contradicts(said(a), said(b))
+    return near_read(read(a), read(b))
 
 
 def near_groups(drafts: Sequence[D]) -> list[list[D]]:
     """The drafts in groups, in the queue's order: each group led by its first draft (the
-    one "keep the first" keeps), the others near it; a draft near none is a group alone."""
-    groups: list[list[D]] = []
+    one "keep the first" keeps), the others near it; a draft near none is a group alone.
+    Each draft's text is read once; a group keeps its leader's reading."""
+    groups: list[tuple[Read, list[D]]] = []
     for draft in drafts:
+        mine = read(draft.text)
         home = next(
             (
-                group
-                for group in groups
-                if (group[0].source_repo, group[0].kind) == (draft.source_repo, draft.kind)
-                and near(group[0].text, draft.text)
+                members
+                for leader, members in groups
+                if (members[0].source_repo, members[0].kind) == (draft.source_repo, draft.kind)
+                and near_read(leader, mine)
             ),
             None,
         )
         if home is None:
-            groups.append([draft])
+            groups.append((mine, [draft]))
         else:
             home.append(draft)
-    return groups
+    return [members for _, members in groups]

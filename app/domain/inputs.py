@@ -15,7 +15,7 @@ from uuid import UUID
 from app.domain.errors import InvalidInputError, PayloadTooLargeError
 from app.domain.fields import EDITABLE_FIELDS
 from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
-from app.domain.learning import TOO_SHORT, too_short
+from app.domain.learning import TOO_SHORT, remembered_trust, too_short
 from app.domain.memory import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MEMORY_TYPE,
@@ -24,6 +24,7 @@ from app.domain.memory import (
     TRUST_ORDER,
     Confidence,
     NewMemory,
+    TrustLevel,
 )
 from app.domain.text import CHARS_PER_TOKEN, PATTERN_END
 from app.domain.validation import (
@@ -188,6 +189,9 @@ class RememberDraft:
     git_branch: str | None = None  # where it was learned: staleness counts from this commit
     git_commit: str | None = None
     files: Sequence[str] | None = None  # the repository's files it is about
+    # Whose it is (remembered_trust): an agent's, or a person's own note. A door offers it
+    # only where a person may be the one writing (REST, the CLI); MCP's `remember` does not.
+    trust_level: str = DEFAULT_TRUST
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +207,7 @@ class Learning:
     git_branch: str | None = None
     git_commit: str | None = None
     files: tuple[str, ...] = ()
+    trust_level: TrustLevel = DEFAULT_TRUST
 
 
 def learning(draft: RememberDraft, limits: Limits) -> Learning:
@@ -227,6 +232,7 @@ def learning(draft: RememberDraft, limits: Limits) -> Learning:
         git_branch=clean_line(draft.git_branch, "git_branch"),
         git_commit=clean_commit(draft.git_commit),
         files=clean_paths(draft.files, "files"),
+        trust_level=remembered_trust(draft.trust_level),
     )
 
 

@@ -57,9 +57,7 @@ def make_title(text: str, limit: int = TITLE_CHARS) -> str:
     return first_line[: limit - 3].rstrip() + "..."
 
 
-def learned_memory(
-    learned: Learning, *, source: str, trust_level: TrustLevel = "agent"
-) -> NewMemory:
+def learned_memory(learned: Learning, *, source: str) -> NewMemory:
     """A learning as the memory it is stored as: its category and title inferred where it
     names none, its reasoning and references kept in the metadata."""
     category = learned.category or infer_category(learned.text)
@@ -74,7 +72,7 @@ def learned_memory(
         category=category,
         source_repo=learned.source_repo,
         confidence=learned.confidence,  # type: ignore[arg-type]
-        trust_level=trust_level,
+        trust_level=learned.trust_level,
         source=source,
         name=learned.name or make_title(learned.text),
         metadata=metadata,
@@ -89,5 +87,6 @@ REMEMBERED_TRUST: tuple[TrustLevel, ...] = ("agent", "user")  # an agent's, a pe
 
 
 def remembered_trust(value: str) -> TrustLevel:
-    """Whose a `remember` is: an agent's, or a person's own note."""
+    """Whose a `remember` is: an agent's, or a person's own note. The one rule of every door
+    that offers it (`/remember`'s field); which the key may write is the service's check."""
     return one_of(value, "trust_level", REMEMBERED_TRUST, "agent")  # type: ignore[return-value]

@@ -47,8 +47,10 @@ class Principal:
 
     @property
     def own_words_trust(self) -> TrustLevel:
-        """The trust a person's own words get under this key (a console correction): `user`
-        where the key may vouch for them (an admin's, open mode), else an agent's."""
+        """The trust a person's own words get under this key: `user` where the key may vouch
+        for them (an admin's, open mode), else an agent's. The one rule of a console
+        correction and of the CLI's `remember` (which asks for `user` and learns the key
+        may not from the refusal: app/cli/memories.py as_person); docs/security.md."""
         return "user" if self.may_write_trust("user") else "agent"
 
     @property

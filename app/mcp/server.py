@@ -243,6 +243,7 @@ async def remember(
     """When you learn what a later session should know (a decision and why, an error's
     real cause and fix, a pattern that worked or to avoid): record it in words that stand
     alone. Never secrets."""
+    # No trust_level: an MCP caller is an agent, and writes as one (RememberDraft's default).
     draft = RememberDraft(
         text, source_repo, category, name, reasoning, confidence, references, context,
         git_branch, git_commit, files,

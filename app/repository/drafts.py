@@ -98,6 +98,20 @@ class DraftRepository:
         row = await conn.fetchrow(*named(sql, {"tenant_id": self._uow.tenant_id, "id": draft_id}))
         return draft_entry(row) if row else None
 
+    async def lock_pending(self, draft_ids: Sequence[UUID]) -> list[DraftEntry]:
+        """The pending drafts among the ids, locked for the caller's transaction in one
+        statement, in the order of their ids: two bulk keeps over the same drafts take
+        their locks in the same order, so neither waits on the other's half."""
+        conn = await self._uow.connection()
+        sql = f"""
+            SELECT {DRAFT_COLUMNS} FROM drafts
+            WHERE tenant_id = :tenant_id AND id = ANY(:ids::uuid[]) AND status = 'pending'
+            ORDER BY id
+            FOR UPDATE
+            """
+        values = {"tenant_id": self._uow.tenant_id, "ids": list(draft_ids)}
+        return [draft_entry(row) for row in await conn.fetch(*named(sql, values))]
+
     async def decide(
         self, draft_ids: Sequence[UUID], status: str, memory_id: UUID | None = None
     ) -> list[DraftEntry]:

@@ -138,10 +138,12 @@ class DraftQueue:
         drop passes them over. One refused by a write's rules refuses them all, named."""
         self._actor.require("admin")
         _bounded(draft_ids)
+        # One statement locks them all, in the order of their ids (not the form's): two
+        # overlapping bulk keeps cannot each hold a lock the other waits for.
+        pending = {d.id: d for d in await self._repo.lock_pending(draft_ids)}
         kept = []
-        for draft_id in dict.fromkeys(draft_ids):
-            draft = await self._repo.get(draft_id, for_update=True)
-            if draft is None or draft.status != "pending":
+        for draft_id in dict.fromkeys(draft_ids):  # kept in the order they were sent
+            if (draft := pending.get(draft_id)) is None:
                 continue
             try:
                 kept.append(await self._kept(draft, None))
@@ -168,9 +170,9 @@ class DraftQueue:
                 source_repo=draft.source_repo,
                 files=list(draft.files),
                 context=self._context(draft, when),
+                trust_level="user",
             ),
             source="draft-review",
-            trust_level="user",
         )
         outcome = result.outcome
         await self._repo.decide([draft.id], "kept", outcome.memory.id)

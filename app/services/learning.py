@@ -14,6 +14,7 @@ from app.db.unit_of_work import UnitOfWork
 from app.domain.diffs import retry_context
 from app.domain.errors import NotFoundError
 from app.domain.inputs import (
+    Learning,
     RememberDraft,
     RetryDraft,
     StrategyAttempt,
@@ -23,8 +24,8 @@ from app.domain.inputs import (
     retry_draft,
     strategy_attempt,
 )
-from app.domain.learning import learned_memory, remembered_trust
-from app.domain.memory import Memory, NewMemory, StoreOutcome, TrustLevel, outcome_note
+from app.domain.learning import learned_memory
+from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
 from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
 from app.domain.tasks import (
@@ -136,25 +137,27 @@ class LearningService:
         )
         return LearnResult(outcome.status, None, outcome.memory)
 
-    async def remember(self, draft: RememberDraft, trust_level: str = "agent") -> RememberResult:
-        """An agent's learning, or (`user`) a person's own note, which the caller's key must
-        be allowed to write (an admin's, or open mode)."""
-        trust = remembered_trust(trust_level)
+    async def remember(self, draft: RememberDraft) -> RememberResult:
+        """An agent's learning, or (the draft's trust_level `user`) a person's own note,
+        which the caller's key must be allowed to write (an admin's, or open mode): the
+        same check at every door, as a stored memory's trust level has."""
         self._memories.actor.require("write")
-        self._memories.actor.require_trust(trust)
-        source = "session-capture" if trust == "agent" else "person"
-        return await self.learned(draft, source=source, trust_level=trust)
-
-    async def learned(
-        self, draft: RememberDraft, *, source: str, trust_level: TrustLevel
-    ) -> RememberResult:
-        """A learning stored as a memory (its category and title inferred): an agent's
-        `remember`, or a draft a person keeps (app/services/drafts.py). The caller has
-        checked who may write it."""
         learned = learning(draft, self._limits)
+        self._memories.actor.require_trust(learned.trust_level)
+        source = "session-capture" if learned.trust_level == "agent" else "person"
+        return await self._stored(learned, source)
+
+    async def learned(self, draft: RememberDraft, *, source: str) -> RememberResult:
+        """A learning stored as a memory as its draft says whose it is, without asking the
+        key (a draft a person keeps, app/services/drafts.py: the caller has checked who
+        may write it)."""
+        return await self._stored(learning(draft, self._limits), source)
+
+    async def _stored(self, learned: Learning, source: str) -> RememberResult:
+        """A learning stored as a memory, its category and title inferred."""
         # Screened here too, so that a refusal names the fields as the caller sent them.
         learned = screen_fields(learned, self._limits.secrets_policy)
-        new = learned_memory(learned, source=source, trust_level=trust_level)
+        new = learned_memory(learned, source=source)
         outcome = await self._memories.store_new(new)
         return RememberResult(outcome, new.name or "", new.category or "")
 

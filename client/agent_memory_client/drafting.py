@@ -30,12 +30,12 @@ from __future__ import annotations
 import os
 import re
 
+from agent_memory_client.protocol import EVIDENCE_CHARS
 from agent_memory_client.shell import (
     environment,
     error_lines,
     keys,
     last_lines,
-    plain,
     program_name,
     same_work,
     short,
@@ -47,9 +47,10 @@ TYPE_CHECKING = False  # typing's import is a hook's cost: types are for mypy al
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Tracker", "error_query", "plain"]
+__all__ = ["Tracker", "error_query"]
 
-DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS, DRAFT_CHANGE_CHARS = 5, 200, 300, 300
+DRAFT_FILES, DRAFT_COMMAND_CHARS, DRAFT_ERROR_CHARS = 5, 200, 300
+CHANGE_CHARS = 400  # of an edit's change, what a draft shows (each client's adapter cuts it)
 OPEN_FAILURES = 4  # failures a session waits on at once (the newest)
 RUNS_KEPT = 4  # commands run between a failure and its pass, remembered for the draft
 TOUCHED_KEPT = 300  # files a session has edited, remembered
@@ -70,46 +71,33 @@ NO_LESSON = frozenset(
         "stylelint",
     }
 )
-# Commands that only look (a run of one between a failure and its pass changes nothing).
+# Commands that only look (a run of one between a failure and its pass changes nothing);
+# what only passes output along (shell.PLUMBING: `cat`, `grep`, `tail`) is no work at all.
 _LOOKS = frozenset(
     {
         "ls",
-        "cat",
-        "head",
-        "tail",
-        "grep",
-        "rg",
         "find",
         "fd",
         "git",
         "gh",
-        "echo",
         "which",
         "where",
         "type",
         "pwd",
-        "wc",
         "diff",
         "stat",
         "file",
         "tree",
-        "less",
-        "sed",
-        "awk",
-        "jq",
-        "env",
         "printenv",
         "ps",
         "lsof",
         "curl",
         "wget",
-        "sleep",
         "date",
         "whoami",
         "uname",
         "Get-Content",
         "Get-ChildItem",
-        "Select-String",
         "Test-Path",
         "dir",
     }
@@ -134,7 +122,6 @@ _PROBES = _LOOKS | frozenset(
         "pkill",
         "open",
         "code",
-        "cd",
         "rmdir",
         "Remove-Item",
         "New-Item",
@@ -230,7 +217,6 @@ class Tracker:
                 "runs": [],
                 "hook": hook_tool(output) if _COMMITS & set(wanted) else None,
                 "before": [p for p in self.touched if _named_in(p, output)][:DRAFT_FILES],
-                "own": list(self.touched[-TOUCHED_KEPT:]),
             },
         ][-OPEN_FAILURES:]
 
@@ -241,9 +227,12 @@ class Tracker:
         for failure in self.open:
             new = not any(e["path"] == path for e in failure["edits"])
             if new and len(failure["edits"]) < DRAFT_FILES:
+                # `own`: a file the session had written before (the code it is writing)
+                own = path in self.touched
                 failure["edits"].append(
-                    {"path": path, "change": change[:DRAFT_CHANGE_CHARS], "anchor": anchor}
-                )
+                    {"path": path, "change": change[:CHANGE_CHARS], "anchor": anchor,
+                     "own": own}
+                )  # fmt: skip
         if path not in self.touched:
             self.touched.append(path)
 
@@ -320,8 +309,7 @@ def lesson_of(failure: dict[str, Any], passed: str, anchor: str) -> dict[str, An
         and concerns(r["command"], programs, failure["error"])
     ]
     differs = _difference(failure["command"], passed)
-    own = set(failure.get("own") or [])
-    written = [e for e in edits if e["path"] in own]
+    written = [e for e in edits if e.get("own")]
     if not (edits or runs or differs):
         return None  # a retry that passed with nothing changed
     if not failure["error"]:
@@ -389,9 +377,9 @@ def _draft(
             f" {first_line}. Written as `{short(passed, DRAFT_COMMAND_CHARS)}`, it works.",
             "files": [],
             "evidence": {
-                "error": error[:600],
+                "error": error[:EVIDENCE_CHARS],
                 "failed": failure["command"],
-                "change": f"the command, written as {passed}"[:600],
+                "change": f"the command, written as {passed}"[:EVIDENCE_CHARS],
                 "command": passed[:DRAFT_COMMAND_CHARS],
             },
             "key": "fix|" + "+".join(failure["keys"]) + "|" + gist(error),
@@ -422,9 +410,9 @@ def _draft(
         "text": text,
         "files": files,
         "evidence": {
-            "error": error[:600],
+            "error": error[:EVIDENCE_CHARS],
             "failed": failure["command"],
-            "change": change[:600],
+            "change": change[:EVIDENCE_CHARS],
             "command": passed[:DRAFT_COMMAND_CHARS],
         },
         "key": "fix|" + "+".join(failure["keys"]) + "|" + (failure.get("hook") or gist(error)),
@@ -474,7 +462,7 @@ def relative_path(path: str, cwd: str, top: str | None) -> str | None:
     if not base:
         return sep_path
     if windows:
-        full, base = full.replace("\\", "/"), base
+        full = full.replace("\\", "/")
         if full.lower().startswith(base.lower().rstrip("/") + "/"):
             return full[len(base.rstrip("/")) + 1 :]
         return None

@@ -10,10 +10,11 @@ configuration files, with our hooks (the adapter's HookSpecs) and the MCP bridge
   reads) is edited in place (jsonc.edited), its comments and layout left as they were;
   Codex's config.toml gets our tables in one marked block.
 - Idempotent: a file that would not change is not written.
-- Uninstall removes exactly what install added: a file nobody changed since is put back
-  byte for byte as it was before (or removed, when install created it); one changed since
-  (Claude Code rewrites ~/.claude.json) loses only our entries. What install wrote is
-  recorded under $XDG_STATE_HOME/agent-memory/installed/.
+- Uninstall removes exactly what install added: a file nobody but install changed since
+  the first install is put back byte for byte as it was before (or removed, when install
+  created it); one changed since (Claude Code rewrites ~/.claude.json), even if install
+  ran again after, loses only our entries. What install wrote is recorded under
+  $XDG_STATE_HOME/agent-memory/installed/.
 - Codex runs a hook only once trusted: install asks Codex (`codex app-server`, its
   `hooks/list`) for the hash of each of our hooks and records it as trusted, since the
   user who runs install asked for them; without Codex it says how to trust them. A
@@ -26,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -286,12 +286,20 @@ class JsonFile:
 @dataclass(frozen=True, slots=True)
 class TomlBlock:
     """Codex's config.toml: our tables in one marked block at its end (TOML tables may
-    stand anywhere), removed whole by uninstall. `body` makes them, given the rest of the
-    file as TOML reads it."""
+    stand anywhere), removed by uninstall. `body` makes them, given the rest of the file
+    as TOML reads it.
+
+    Codex rewrites the file its own way (0.171): `codex mcp add` drops the comment that
+    opens our block and puts its table before the one that closes it; `codex features
+    enable` puts `[features]` inside the block. So uninstall takes out our tables (`ours`
+    says which, given its key path, its value and whether it stands between our markers)
+    and our markers, never another table, and checks that TOML then reads the file as it
+    did without ours."""
 
     path: Path
     tag: str  # which block: the MCP server, or the trust of one hooks.json
     body: Callable[[dict[str, Any]], Change]
+    ours: Callable[[tuple[str, ...], Any, bool], bool] = lambda path, value, marked: False
 
     def check(self, text: str | None) -> None:
         self.rest(text)
@@ -301,7 +309,7 @@ class TomlBlock:
         change = self.body(document)
         if not change.text:
             return Change(rest if text is not None else "", change.server, change.notes)
-        begin, end = TOML_BEGIN.format(tag=self.tag), TOML_END.format(tag=self.tag)
+        begin, end = self.markers()
         after = f"{rest}\n{begin}\n{change.text}{end}\n"
         try:
             tomllib.loads(after)
@@ -314,25 +322,68 @@ class TomlBlock:
 
     def uninstalled(self, text: str) -> Change:
         span = self.span(text)
-        return Change(text if span is None else text[: span[0]] + text[span[1] :])
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:  # rest() says what is wrong with it
+            return Change(text if span is None else text[: span[0]] + text[span[1] :])
+        lines = text.splitlines(keepends=True)
+        tables = self.our_tables(lines, document)
+        if span is not None:  # the block as install wrote it, nothing else put in it since
+            starts = [sum(map(len, lines[:at])) for at, _, _ in tables]
+            inside = [path for (_, _, path), at in zip(tables, starts, strict=True)
+                      if span[0] <= at < span[1]]  # fmt: skip
+            cut = text[: span[0]] + text[span[1] :]
+            if toml_read(cut) == toml_without(document, inside):
+                return self.uninstalled(cut)  # and what stands elsewhere
+        markers = {at for at, line in enumerate(lines) if line.rstrip("\r\n") in self.markers()}
+        ours = markers.union(*(range(start, end) for start, end, _ in tables))
+        for cut_at, paths in ((ours, [path for _, _, path in tables]), (markers, [])):
+            after = cut_lines(lines, cut_at)
+            if toml_read(after) == toml_without(document, paths):
+                return Change(after)
+        return Change(text)
+
+    def markers(self) -> tuple[str, str]:
+        return TOML_BEGIN.format(tag=self.tag), TOML_END.format(tag=self.tag)
 
     def span(self, text: str) -> tuple[int, int] | None:
-        """Where our block is in `text` (from the line break before it), if anywhere."""
-        begin_line, end_line = TOML_BEGIN.format(tag=self.tag), TOML_END.format(tag=self.tag)
+        """Where our block is in `text` (from the line break before it), if it is whole."""
+        begin_line, end_line = self.markers()
         begin = text.find(f"\n{begin_line}\n")
-        if begin < 0:
-            return None
-        end = text.find(f"{end_line}\n", begin)
-        return begin, len(text) if end < 0 else end + len(end_line) + 1
+        end = text.find(f"\n{end_line}\n", begin) if begin >= 0 else -1
+        if begin >= 0 and end < 0 and text.endswith(f"\n{end_line}"):
+            end = len(text) - len(end_line) - 1
+        return None if end < 0 else (begin, end + len(end_line) + 2)
+
+    def our_tables(
+        self, lines: list[str], document: dict[str, Any]
+    ) -> list[tuple[int, int, tuple[str, ...]]]:
+        """Our tables: the lines each stands on (from its header to its last key), and
+        its key path."""
+        begin, end = self.markers()
+        marked, between = set(), False
+        for at, line in enumerate(lines):
+            between = (between or line.rstrip("\r\n") == begin) and line.rstrip("\r\n") != end
+            if between:
+                marked.add(at)
+        return [
+            (start, stop, path)
+            for start, stop, path in toml_tables(lines)
+            if path and self.ours(path, toml_value(document, path), start in marked)
+        ]
 
     def our_servers(self, text: str | None) -> set[str]:
-        """The servers in our block (one the user wrote elsewhere is theirs to remove)."""
-        span = self.span(text or "")
-        block = (text or "")[span[0] : span[1]] if span else ""
-        return set(re.findall(r"^\[mcp_servers\.\"?([^\"\]]+)\"?\]$", block, re.MULTILINE))
+        """Our MCP servers in it (one the user wrote, their own way, is theirs to remove)."""
+        lines = (text or "").splitlines(keepends=True)
+        try:
+            document = tomllib.loads(text or "")
+        except tomllib.TOMLDecodeError:
+            return set()
+        found = self.our_tables(lines, document)
+        return {path[1] for _, _, path in found if path[0] == "mcp_servers" and len(path) == 2}
 
     def rest(self, text: str | None) -> tuple[str, dict[str, Any]]:
-        """The file without our block, and what TOML reads of it."""
+        """The file without our tables, and what TOML reads of it."""
         rest = self.uninstalled(text or "").text
         try:
             return rest, tomllib.loads(rest)
@@ -341,6 +392,114 @@ class TomlBlock:
 
 
 ConfigFile = JsonFile | TomlBlock
+
+
+def toml_tables(lines: list[str]) -> list[tuple[int, int, tuple[str, ...] | None]]:
+    """Each table of a TOML file: the lines from its header to its last key (a comment or
+    a blank line after that belongs to what follows), and its key path (None: an array of
+    tables)."""
+    headers: list[tuple[int, tuple[str, ...] | None]] = []
+    for at, line in enumerate(lines):
+        if not line.lstrip().startswith("["):
+            continue
+        try:
+            found: Any = tomllib.loads(line)
+        except tomllib.TOMLDecodeError:
+            continue  # a line of a value, not a header
+        keys: list[str] = []
+        while isinstance(found, dict) and len(found) == 1:
+            key, found = next(iter(found.items()))
+            keys.append(key)
+        headers.append((at, tuple(keys) if found == {} else None))
+    tables = []
+    for index, (at, path) in enumerate(headers):
+        stop = headers[index + 1][0] if index + 1 < len(headers) else len(lines)
+        while stop > at + 1 and lines[stop - 1].strip()[:1] in ("", "#"):
+            stop -= 1
+        tables.append((at, stop, path))
+    return tables
+
+
+def toml_value(document: dict[str, Any], path: tuple[str, ...]) -> Any:
+    found: Any = document
+    for key in path:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found
+
+
+def toml_without(document: dict[str, Any], paths: list[tuple[str, ...]]) -> str:
+    """What TOML should read once `paths` are gone, as toml_read() says it."""
+    copy = json.loads(json.dumps(document, default=str))
+    for path in paths:
+        parent = toml_value(copy, path[:-1])
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    return json.dumps(toml_pruned(copy), sort_keys=True)
+
+
+def toml_read(text: str) -> str | None:
+    """What TOML reads of `text`, to compare (empty tables not told apart)."""
+    try:
+        document = json.loads(json.dumps(tomllib.loads(text), default=str))
+    except tomllib.TOMLDecodeError:
+        return None
+    return json.dumps(toml_pruned(document), sort_keys=True)
+
+
+def toml_pruned(value: Any) -> Any:
+    if isinstance(value, dict):
+        kept = {k: toml_pruned(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v != {}}
+    if isinstance(value, list):
+        return [toml_pruned(v) for v in value]
+    return value
+
+
+def cut_lines(lines: list[str], cut: set[int]) -> str:
+    """`lines` without those at `cut`; a blank line that would then follow another (or
+    start the file) goes too."""
+    kept: list[str] = []
+    for at, line in enumerate(lines):
+        if at in cut:
+            continue
+        if not line.strip() and at - 1 in cut and (not kept or not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def written_by_install(server: object) -> bool:
+    """A Codex MCP server table as codex_server writes it, whichever the client half's
+    path: ours wherever it stands."""
+    return (
+        isinstance(server, dict)
+        and set(server) == {"command", "args", "env_vars"}
+        and isinstance(server["args"], list)
+        and server["args"][-3:] == ["mcp", "--tools", "agent"]
+        and server["env_vars"] == list(BRIDGE_ENV)
+        and runs_our_bridge(server)
+    )
+
+
+def our_codex_server(path: tuple[str, ...], value: Any, marked: bool) -> bool:
+    """Between our markers, a server that runs the bridge; elsewhere, one as we write it."""
+    if len(path) != 2 or path[0] != "mcp_servers":
+        return False
+    return runs_our_bridge(value) if marked else written_by_install(value)
+
+
+def our_codex_trust(hooks_file: Path) -> Callable[[tuple[str, ...], Any, bool], bool]:
+    """Between our markers, the trust of a hook of `hooks_file` (elsewhere, the user's)."""
+
+    def ours(path: tuple[str, ...], value: Any, marked: bool) -> bool:
+        return (
+            marked
+            and len(path) == 3
+            and path[:2] == ("hooks", "state")
+            and path[2].startswith(f"{hooks_file}:")
+        )
+
+    return ours
 
 
 def toml_string(value: str) -> str:
@@ -550,8 +709,9 @@ def client_files(client: str, project: str | None) -> list[ConfigFile]:
         return [
             JsonFile(hooks_file, hooks=matcher_groups(client, command_hook)),
             TomlBlock(codex_home / "config.toml", "mcp server",
-                      codex_server(codex_home / "config.toml")),
-            TomlBlock(user_home / "config.toml", f"trust {hooks_file}", trust),
+                      codex_server(codex_home / "config.toml"), our_codex_server),
+            TomlBlock(user_home / "config.toml", f"trust {hooks_file}", trust,
+                      our_codex_trust(hooks_file)),
         ]  # fmt: skip
     if client == "gemini":
         server = McpEntry(SERVER_NAME, mcp_server(env="${name}"))
@@ -605,10 +765,16 @@ def install(client: str, project: str | None = None) -> list[str]:
         else:
             record = record_path(config.path)
             known = json.loads(read_text(record) or "null")
-            original = known["original"] if known else before
+            entry: dict[str, Any] = {"path": str(config.path), "written": after}
+            if before is None or not known:  # created, or as it was before any install
+                entry["original"] = before
+            elif known.get("written") == before and "original" in known:
+                entry["original"] = known["original"]  # nobody changed it since ours
+            # else changed since we wrote it (Claude Code rewrote it, the user added a
+            # server): the first original would undo that, and `before` holds our old
+            # entries: no original, and uninstall takes out ours alone.
             write_text(config.path, after)
-            write_text(record, json.dumps({"path": str(config.path), "original": original,
-                                           "written": after}))  # fmt: skip
+            write_text(record, json.dumps(entry))
             done.append(f"{'created' if before is None else 'updated'}: {config.path}")
         if change.server:
             record_server(client, change.server)
@@ -626,7 +792,7 @@ def uninstall(client: str, project: str | None = None) -> list[str]:
             record.unlink(missing_ok=True)
             continue
         ours_before = config.our_servers(current)
-        if known and known.get("written") == current:  # untouched since: as it was
+        if known and "original" in known and known.get("written") == current:  # as it was
             after = known["original"]
             if after is None:
                 config.path.unlink()

@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 
 from agent_memory_client.connection import Connection, Unavailable
-from agent_memory_client.drafting import Tracker, error_query
+from agent_memory_client.drafting import Tracker, error_query, relative_path
 from agent_memory_client.git import (
     GitState,
     changed_files,
@@ -88,9 +88,6 @@ CAPTURE_REMINDER = {
 
 # idle: a moment with nothing of its own, where context that waits can be handed over.
 KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "fetched", "stop", "end", "idle")
-# Moments a past session's transcript shows and no hook reports: the user's answer to the
-# agent's own question (history/, for its instructions).
-HISTORY_KINDS = ("answered",)
 # An end's reason for a turn that ends where the client has no session end (Codex): the
 # memory session is recorded, and the next prompt opens another, keeping these.
 TURN = "turn"
@@ -435,25 +432,16 @@ def failed(event: Event, server: Connection) -> Answer:
     if state is not None:
         tracker = Tracker(state.get("fixes"))
         tracker.failed(event.command, event.text)
-        state = {**state, "fixes": tracker.state()}
-        save(event, state)
+        if (fixes := tracker.state()) != state.get("fixes"):
+            state = {**state, "fixes": fixes}
+            save(event, state)
     return _recall(event, server, query, "failure", state)
 
 
 def in_repository(state: dict[str, Any], event: Event) -> str | None:
     """The event's file as the repository names it (relative to its top level), or None
     for a file outside it."""
-    path = event.path
-    if not path:
-        return None
-    base = str(state.get("top") or event.cwd or "")
-    full = os.path.normpath(
-        path if os.path.isabs(path) or not event.cwd else os.path.join(event.cwd, path)
-    )
-    if not base:
-        return path
-    relative = os.path.relpath(full, base)
-    return None if relative.startswith("..") else relative
+    return relative_path(event.path, event.cwd, state.get("top") or None)
 
 
 def read(event: Event, server: Connection) -> Answer:
@@ -465,9 +453,14 @@ def read(event: Event, server: Connection) -> Answer:
     return _file_recall(event, server, state, path)
 
 
-def _file_recall(event: Event, server: Connection, state: dict[str, Any], path: str) -> Answer:
+def _file_recall(
+    event: Event, server: Connection, state: dict[str, Any], path: str, changed: bool = False
+) -> Answer:
+    """A file's memories, once a session; the state saved once (`changed`: it was already)."""
     recalled_files = list(state.get("files") or [])
     if path in recalled_files:
+        if changed:
+            save(event, state)
         return Answer(done="nothing to recall")
     state = {**state, "files": [*recalled_files, path][-MAX_FILES_RECALLED:]}
     save(event, state)
@@ -482,9 +475,9 @@ def edited(event: Event, server: Connection) -> Answer:
         return Answer(done="noted")
     tracker = Tracker(state.get("fixes"))
     tracker.edited(path, event.change)
-    state = {**state, "fixes": tracker.state()}
-    save(event, state)
-    return _file_recall(event, server, state, path)
+    fixes = tracker.state()
+    changed = fixes != state.get("fixes")
+    return _file_recall(event, server, {**state, "fixes": fixes}, path, changed)
 
 
 def ran(event: Event, server: Connection) -> Answer:
@@ -497,7 +490,8 @@ def ran(event: Event, server: Connection) -> Answer:
         return Answer(done="noted")
     tracker = Tracker(state.get("fixes"))
     draft = tracker.ran(event.command)
-    save(event, {**state, "fixes": tracker.state()})
+    if (fixes := tracker.state()) != state.get("fixes"):
+        save(event, {**state, "fixes": fixes})
     if draft is None:
         return Answer(done="noted")
     body = {k: draft[k] for k in ("text", "files", "evidence", "key")}  # the service screens it

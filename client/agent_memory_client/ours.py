@@ -13,11 +13,11 @@ import json
 import os
 from pathlib import Path
 
-# The server as the installers name it, and as the Claude Code plugin's tools are named
-# (`mcp__plugin_<plugin>_<server>__<tool>`, the plugin's own .mcp.json naming it `memory`).
+# The name the installers give the server (unless another server has it), and the Claude
+# Code plugin's server as its tools are named (`mcp__plugin_<plugin>_<server>__<tool>`, the
+# plugin's own .mcp.json naming it `memory`): ours by construction, whatever is recorded.
 SERVER_NAME = "agent-memory"
 PLUGIN_SERVER = "plugin_agent-memory_memory"
-ALWAYS_OURS = frozenset({SERVER_NAME, PLUGIN_SERVER})
 
 
 def servers_file() -> Path:
@@ -25,9 +25,12 @@ def servers_file() -> Path:
     return Path(state) / "agent-memory" / "servers.json"
 
 
-def _recorded() -> dict[str, list[str]]:
+def _recorded() -> dict[str, list[str]] | None:
+    """The names recorded for each client; None when nothing ever was (no file)."""
     try:
         found = json.loads(servers_file().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError):
         return {}
     names = found.get("names") if isinstance(found, dict) else None
@@ -41,10 +44,22 @@ def _recorded() -> dict[str, list[str]]:
 
 
 def our_servers(client: str | None = None) -> frozenset[str]:
-    """The MCP server names that are this server: for `client`, or for any client."""
+    """The MCP server names that are this server: for `client`, or for any client. Only
+    the names an install wrote: a user's own server called `agent-memory`, beside which
+    ours went in as `agent-memory-2`, is theirs."""
     recorded = _recorded()
+    if recorded is None:
+        # No install has recorded anything: one from before the recording (which wrote
+        # `agent-memory` for Codex, Gemini CLI and Cursor, over whatever had the name), or
+        # none (the plugin alone). `agent-memory` is then taken as ours, as it was before:
+        # not to would make every session that calls our tools read as having read an
+        # outsider (its memories all waiting for a person), where taking it misreads only
+        # a user's own server so named that no install has ever stood beside. The first
+        # install that records (any client; `install CLIENT` again records that client's)
+        # ends this: from then on the file says, even once uninstall has emptied it.
+        return frozenset({SERVER_NAME, PLUGIN_SERVER})
     chosen = [recorded.get(client, [])] if client else list(recorded.values())
-    return ALWAYS_OURS | {name for names in chosen for name in names}
+    return frozenset({PLUGIN_SERVER, *(name for names in chosen for name in names)})
 
 
 def _write(names: dict[str, list[str]]) -> None:
@@ -57,7 +72,7 @@ def _write(names: dict[str, list[str]]) -> None:
 
 def record_server(client: str, name: str) -> None:
     """The installer wrote our server under `name` in `client`'s configuration."""
-    names = _recorded()
+    names = _recorded() or {}
     if name not in names.get(client, []):
         names[client] = [*names.get(client, []), name]
         _write(names)
@@ -65,7 +80,7 @@ def record_server(client: str, name: str) -> None:
 
 def forget_server(client: str, name: str) -> None:
     """The uninstaller removed our server `name` from `client`'s configuration."""
-    names = _recorded()
+    names = _recorded() or {}
     if name in names.get(client, []):
         names[client] = [n for n in names[client] if n != name]
         _write({c: n for c, n in names.items() if n})

@@ -248,7 +248,7 @@ def tool_sources(
     name = parts[1] if parts else tool
     server = server or (parts[0] if parts else "")
     if _BROWSER.search(server) or name.startswith("browser_"):
-        return _browser_sources(tool, name, tool_input)
+        return _browser_sources(tool_input)
     if _WRITES.match(name):
         return []
     return [f"tool:{named}/{tool}" if named else f"tool:{tool}"]
@@ -267,7 +267,7 @@ def _web_sources(tool: str, tool_input: dict[str, Any]) -> list[str]:
     return [f"tool:{tool}"]
 
 
-def _browser_sources(tool: str, name: str, tool_input: dict[str, Any]) -> list[str]:
+def _browser_sources(tool_input: dict[str, Any]) -> list[str]:
     """A browser's navigation to a page off this machine is a read of it; one to the user's
     own dev server is not, nor is driving a page already open (its navigation said where)."""
     url = tool_input.get("url") or tool_input.get("uri")

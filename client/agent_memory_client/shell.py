@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import re
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
 OUTPUT_HEAD, OUTPUT_TAIL = 4_096, 12_288  # what of an output is kept to read it
 ERROR_CHARS = 300  # one error line, at most
 ERROR_LINES = 3
@@ -231,6 +227,7 @@ def segments(command: str) -> list[list[str]]:
     flat = _HEREDOC.sub(" ", command.replace("\\\n", " "))
     try:
         lexer = shlex.shlex(flat, posix=True, punctuation_chars="|&;\n")
+        lexer.whitespace = " \t\r"  # a line break ends a command, as `;` does
         lexer.whitespace_split = True
         lexer.commenters = ""
         tokens = list(lexer)
@@ -363,6 +360,14 @@ def failed_output(output: str) -> bool:
     return bool(_FAILED_OUTPUT.search(output))
 
 
+# What a failed command's last lines say, where the client reports no exit status.
+_NAMES_A_FAILURE = re.compile(
+    r"\b(error|exception|traceback|failed|failure|fatal|panic|not found|no such file"
+    r"|permission denied|exit (?:code|status) [1-9]\d*)\b",
+    re.IGNORECASE,
+)
+
+
 def failed(command: str, output: str, code: int | None) -> bool:
     """Whether a shell call failed as a person reading the terminal would say: its status,
     or, where a pipe or `|| true` hid it, what its output shows."""
@@ -371,7 +376,8 @@ def failed(command: str, output: str, code: int | None) -> bool:
     if code == 0:
         hidden = is_filtered(command) or swallows_status(command)
         return hidden and failed_output(output)
-    return failed_output(last_lines(output, 8, 2_000))  # no status known: its end says
+    end = last_lines(output, 8, 2_000)  # no status known (Cursor's, some of Codex's): its end
+    return failed_output(end) or bool(_NAMES_A_FAILURE.search(last_lines(end, 5)))
 
 
 # A line of code a runner quotes (`func(c) error {`, `const x = f();`): never the error.
@@ -387,7 +393,9 @@ def error_lines(output: str) -> str:
     summary. Empty when none reads as an error."""
     lines = [line.strip() for line in kept(output).splitlines()]
     lines = [line for line in lines if line and not _SUMMARY.match(line)]
-    specific = [i for i, line in enumerate(lines) if _SPECIFIC.search(line)]
+    specific = [
+        i for i, line in enumerate(lines) if _SPECIFIC.search(line) and not _CODE_LINE.search(line)
+    ]
     if specific:
         first = specific[0]
         picked = [lines[first]]
@@ -427,7 +435,3 @@ def shown(command: str) -> str:
 def short(text: str, chars: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
-
-
-def join(items: Iterable[str]) -> str:
-    return ", ".join(items)

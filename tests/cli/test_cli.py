@@ -17,7 +17,10 @@ import httpx
 import pytest
 
 from app import __version__
+from app.cli.memories import AGENT_SHELL_MARKERS, as_person
+from app.client import ClientError
 from app.db.embedded import EmbeddedPostgres
+from app.domain.principal import Principal
 from app.progress import Progress
 from app.repository.audit import record_operator_entry
 from app.services.keys import KeyService
@@ -456,3 +459,76 @@ async def test_show_takes_the_start_of_an_id_and_says_when_it_is_ambiguous(
     assert code == 0, err
     assert out.startswith("Deploys to ")
     assert f"id: {first}" in out
+
+
+async def test_a_persons_note_from_the_shell_has_the_consoles_trust(
+    served: str, db: asyncpg.Connection
+) -> None:
+    """`remember` from a shell is a person's own words: the trust the console gives them
+    (Principal.own_words_trust), `user` where the key may vouch for them, else an agent's;
+    a key that may not write at all is refused once, not asked again as an agent."""
+    keys = KeyService.on_connection(db)
+    for role in ("admin", "agent", "reader"):
+        key = (await keys.create("default", f"cli-{role}", role)).key
+        text = f"The {role} said the release train leaves on Tuesdays"
+        code, _, err = await run(
+            "remember", text, "--source-repo", "acme/api", "--url", served, "--api-key", key
+        )
+        trust = await db.fetchval("SELECT trust_level FROM memories WHERE content = $1", text)
+        if role == "reader":
+            assert code == 1 and "a reader key may not do this (write)" in err and trust is None
+        else:
+            assert code == 0, err
+            assert trust == Principal("default", role, None).own_words_trust
+
+
+def test_a_persons_note_is_asked_again_as_an_agents_only_when_refused_for_its_trust() -> None:
+    """One refusal only means "not this key's to vouch for": 403 naming trust_level alone.
+    Any other (a reader's 403, a 422 on trust_level, a 403 naming more) is the answer."""
+    asked: list[dict[str, str]] = []
+
+    def refused_with(*refusals: ClientError) -> Any:
+        waiting = list(refusals)
+        asked.clear()
+
+        def write(trust: dict[str, str]) -> str:
+            asked.append(trust)
+            if waiting:
+                raise waiting.pop(0)
+            return "stored"
+
+        return as_person(write)
+
+    agent_key = ClientError(403, "an agent key may not write trust_level 'user'", ["trust_level"])
+    assert refused_with(agent_key) == "stored"
+    assert asked == [{"trust_level": "user"}, {}]
+    assert refused_with() == "stored" and asked == [{"trust_level": "user"}]
+    for other in (
+        ClientError(403, "a reader key may not do this (write)"),
+        ClientError(422, "invalid trust_level", ["trust_level"]),
+        ClientError(403, "refused", ["trust_level", "text"]),
+        ClientError(0, "agent-memory is not reachable"),
+    ):
+        with pytest.raises(ClientError):
+            refused_with(other)
+        assert asked == [{"trust_level": "user"}]
+
+
+def test_a_note_an_agent_writes_through_the_shell_is_an_agents(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In an agent's shell (each client marks it: CLAUDECODE, CODEX_THREAD_ID, GEMINI_CLI,
+    ...) `remember` is the agent's, never asked as a person's, whatever the key: a page the
+    agent read may be what asked it to remember."""
+    asked: list[dict[str, str]] = []
+
+    def write(trust: dict[str, str]) -> str:
+        asked.append(trust)
+        return "stored"
+
+    for marker in AGENT_SHELL_MARKERS:
+        for other in AGENT_SHELL_MARKERS:
+            monkeypatch.delenv(other, raising=False)
+        monkeypatch.setenv(marker, "1")
+        asked.clear()
+        assert as_person(write) == "stored" and asked == [{}], marker

@@ -13,10 +13,10 @@ import pytest
 
 from agent_memory_client import install as installer
 from agent_memory_client.clients import CLIENTS
-from agent_memory_client.clients.base import looks_failed
 from agent_memory_client.clients.codex import patched_files
 from agent_memory_client.clients.gemini import users_prompt
 from agent_memory_client.loop import Answer
+from agent_memory_client.shell import failed as shell_failed
 
 # Cursor's hook input, as its hooks documentation gives each event (the common fields, and
 # each event's own).
@@ -92,9 +92,10 @@ def test_cursor_answers_in_its_own_shapes() -> None:
 
 
 def test_each_client_reads_a_passing_and_a_failing_command_apart() -> None:
-    assert looks_failed("Traceback (most recent call last):\nValueError: bad")
-    assert looks_failed("make: *** [itest] Error 2")
-    assert not looks_failed("3 passed in 0.2s")
+    # No status known (Cursor's shell hook): what its last lines say.
+    assert shell_failed("python3 x.py", "Traceback (most recent call last):\nValueError: bad", None)
+    assert shell_failed("make itest", "make: *** [itest] Error 2", None)
+    assert not shell_failed("pytest", "3 passed in 0.2s", None)
     gemini = CLIENTS["gemini"]
     failed = {"llmContent": "Output: boom\nExit Code: 1", "returnDisplay": "boom"}
     passed = {"llmContent": "Output: ok\nExit Code: 0", "returnDisplay": "ok"}

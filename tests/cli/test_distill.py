@@ -176,7 +176,7 @@ def kept_sessions(home: Path) -> list[Path]:
 
 async def distilled(
     client: str, chosen: Plan, env: dict[str, str], **options: Any
-) -> tuple[list[Found], list[str]]:
+) -> tuple[list[Found | None], list[str]]:
     """distill in a thread: the stub model answers on this event loop meanwhile."""
     said: list[str] = []
     found = await asyncio.to_thread(
@@ -230,7 +230,7 @@ async def test_the_persons_own_cli_writes_the_lesson_or_says_there_is_none(
         assert "CLAUDE-MD-READ-IN-DISTILL" not in seen and NOTES not in seen
         assert kept_sessions(home) == []
         # One candidate rewritten, its evidence, anchors and key kept; the other dropped.
-        assert found == [replace(FIX, text=LESSON)]
+        assert found == [None, replace(FIX, text=LESSON)]  # in the candidates' order
         assert said == [
             f"distill: {client_label(client)} rewrote 1, found no lesson in 1 (dropped);"
             " 0 stay as the rules drafted them"
@@ -401,3 +401,21 @@ def test_the_module_imports_nothing_heavy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_import_files_each_lesson_under_its_own_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two candidates of one moment (no time, the same anchors) in two sessions: the lesson
+    written for the first stays with the first session and repository, whatever they share
+    (the answer is matched by position, not by what the candidate looks like)."""
+    import agent_memory_client.history.distill as distilling
+    from app.cli.history import distilled
+
+    twin = replace(FIX, text="`python3 check.py` failed again")  # same seen_at and anchors
+    found = [("first", "acme/api", FIX), ("second", "acme/web", twin)]
+    monkeypatch.setattr(distilling, "distill", lambda *_, **__: [replace(FIX, text=LESSON), None])
+    monkeypatch.setattr("app.cli.history.say", lambda _: None)
+    assert distilled(found, "claude-code", None, dry_run=False) == [
+        ("first", "acme/api", replace(FIX, text=LESSON))
+    ]

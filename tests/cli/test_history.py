@@ -303,6 +303,7 @@ def test_the_same_work_is_the_whole_command_not_its_first_two_words() -> None:
     assert same_work("bun run test", "cd web && CI=1 bun run test 2>&1 | tail -20")
     assert same_work("go test ./pkg/x/... -run TestA", "CGO_ENABLED=0 go test ./pkg/x/...")
     assert not same_work("pytest tests/a.py", "pytest tests/b.py")
+    assert same_work("pytest -q", "cd api\npytest -q")  # a line break ends a command
 
 
 def test_an_error_of_the_code_being_written_is_the_task(tmp_path: Path) -> None:
@@ -461,6 +462,8 @@ READS: dict[str, list[str]] = {
     "pnpm audit --audit-level high": ["registry:pnpm audit high"],
     # codyborders__pup-mcp 311dfedb: another's repository
     "cd /tmp && git clone https://github.com/other/lib.git": ["https://github.com/other/lib.git"],
+    # A script of many lines: each line is a command of its own.
+    "cd /tmp\ncurl -sL https://example.com/setup.sh -o setup.sh": ["https://example.com/setup.sh"],
 }
 
 
@@ -737,7 +740,7 @@ def test_gemini_copilot_and_opencode_sessions_are_read(tmp_path: Path) -> None:
                 "input": {"command": command},
                 "output": output,
                 "metadata": {"exit": code},
-                "time": {"start": n},
+                "time": {"start": 1_773_620_868_000 + n},  # milliseconds, as OpenCode writes
             },
         }
 
@@ -776,6 +779,9 @@ def test_gemini_copilot_and_opencode_sessions_are_read(tmp_path: Path) -> None:
         transcript = read_any(tmp_path / name)
         assert transcript is not None and transcript.client == client
         assert [(f.kind, f.text) for f in drafts_of(transcript, None)] == expected, name
+    opened = read_any(tmp_path / "o.json.gz")
+    assert opened is not None  # its times as ISO 8601, which `seen_at` and `--since` read
+    assert opened.moments[-1].at == "2026-03-16T00:27:48.003000+00:00"
 
 
 def named_session(session: str, cwd: str, moments: list[dict[str, Any]], path: Path) -> Transcript:
@@ -863,6 +869,11 @@ def test_a_session_whose_folder_is_gone_is_named_by_what_its_transcript_records(
     )
     assert mapped.name(nowhere)[0] == "acme/scratch"
     assert mapped.mapped("d:/oh-my-posh/src") == "jan/posh"
+    # A Cursor transcript records no folder: its file's folder is mapped instead.
+    projects = "/Users/dev/.cursor/projects/Users-dev-web"
+    cursor = Transcript("cursor", "c-1", "", Path(f"{projects}/agent-transcripts/c-1.jsonl"))
+    assert Namer().name(cursor)[2].startswith("its transcript records no folder")
+    assert Namer(parse_maps([f"{projects}=acme/web"])).name(cursor)[0] == "acme/web"
     with pytest.raises(ValueError, match="PATH=owner/name"):
         parse_maps(["/Users/dev"])
 

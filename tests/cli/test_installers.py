@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_memory_client import install as installer
-from agent_memory_client import jsonc, ours
+from agent_memory_client import jsonc, ours, provenance
 from agent_memory_client.clients import CLIENTS
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
@@ -124,7 +124,7 @@ def test_a_users_own_server_under_our_name_is_kept_and_ours_goes_in_beside_it(
     assert installer.runs_our_bridge(servers[given])
     assert not installer.runs_our_bridge(theirs)
     assert given in recorded_servers(client) and wanted not in recorded_servers(client)
-    assert wanted not in ours.our_servers(client) or wanted in ours.ALWAYS_OURS
+    assert given in ours.our_servers() and wanted not in ours.our_servers()  # theirs
 
     again = installer.install(client)  # ours stays where it went, under its name
     assert f"unchanged: {path}" in again and note in again
@@ -159,6 +159,46 @@ def test_codex_takes_another_name_beside_a_users_own_agent_memory_table(home: Pa
     installer.uninstall("codex")
     assert config.read_text() == text
     assert "agent-memory-2" not in recorded_servers("codex")
+
+
+@pytest.mark.parametrize(
+    ("client", "theirs", "ourtool"),
+    [
+        ("codex", "mcp__agent-memory__search_memories", "mcp__agent-memory-2__search_memories"),
+        ("gemini", "mcp_agent-memory_search_memories", "mcp_agent-memory-2_search_memories"),
+    ],
+)
+def test_a_users_own_agent_memory_server_is_not_ours_for_provenance(
+    client: str, theirs: str, ourtool: str, home: Path
+) -> None:
+    """Ours went in as `agent-memory-2`: a read of the user's own `agent-memory` server is
+    another's, one of ours is not."""
+    if client == "codex":
+        path, text = (
+            home / ".codex" / "config.toml",
+            ('[mcp_servers.agent-memory]\ncommand = "npx"\nargs = ["-y", "some-other"]\n'),
+        )
+    else:
+        path, text = home / ".gemini" / "settings.json", GEMINI_SETTINGS
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    # Nothing recorded yet (no install, or one from before the recording): `agent-memory`
+    # is taken as ours, as an older install wrote it.
+    assert not ours.servers_file().exists()
+    assert provenance.is_own_tool(theirs)
+
+    installer.install(client)
+    assert recorded_servers(client) == ["agent-memory-2"]
+    assert not provenance.is_own_tool(theirs)
+    assert provenance.tool_sources(theirs, {"query": "x"}) == [f"tool:{theirs}"]
+    assert provenance.is_own_tool(ourtool)
+    assert provenance.tool_sources(ourtool, {"query": "x"}) == []
+    # The plugin's server is ours by construction, recorded or not.
+    assert provenance.is_own_tool("mcp__plugin_agent-memory_memory__search_memories")
+
+    installer.uninstall(client)  # ours gone: the file, emptied, still says so
+    assert path.read_text() == text
+    assert not provenance.is_own_tool(theirs) and not provenance.is_own_tool(ourtool)
 
 
 def test_a_claude_code_projects_own_server_under_our_name_is_a_clash_too(home: Path) -> None:
@@ -289,6 +329,13 @@ def test_the_real_gemini_cli_reads_the_commented_settings_install_wrote(home: Pa
     assert "rror" not in output, output
 
 
+def client_rewrites(path: Path, change: dict[str, Any]) -> dict[str, Any]:
+    """A client rewrites its file as JSON.stringify writes it, with `change` merged in."""
+    config = {**json.loads(path.read_text()), **change}
+    path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    return config
+
+
 def test_uninstall_after_claude_code_rewrote_its_files_removes_only_ours(home: Path) -> None:
     """Claude Code rewrites ~/.claude.json (and settings.json) in its own way, with keys of
     its own and, here, a server the user added since: uninstall cannot put back what was,
@@ -296,18 +343,13 @@ def test_uninstall_after_claude_code_rewrote_its_files_removes_only_ours(home: P
     (home / ".claude.json").write_text('{"numStartups": 1}')
     installer.install("claude-code")
 
-    def claude_code_rewrites(path: Path, change: dict[str, Any]) -> dict[str, Any]:
-        config = {**json.loads(path.read_text()), **change}
-        path.write_text(json.dumps(config, indent=2, ensure_ascii=False))  # JSON.stringify's
-        return config
-
     servers = json.loads((home / ".claude.json").read_text())["mcpServers"]
-    state = claude_code_rewrites(home / ".claude.json", {
+    state = client_rewrites(home / ".claude.json", {
         "numStartups": 2, "userID": "a1b2",
         "projects": {str(home / "repo"): {"allowedTools": [], "mcpServers": {}}},
         "mcpServers": {**servers, "github": {"type": "http", "url": "https://gh.example/mcp"}},
     })  # fmt: skip
-    settings = claude_code_rewrites(
+    settings = client_rewrites(
         home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(make:*)"]}}
     )
 
@@ -318,6 +360,167 @@ def test_uninstall_after_claude_code_rewrote_its_files_removes_only_ours(home: P
     assert (home / ".claude.json").read_text() == json.dumps(state, indent=2)
     del settings["hooks"]
     assert (home / ".claude" / "settings.json").read_text() == json.dumps(settings, indent=2)
+
+
+# The client half's path after its virtualenv moved: install again, to point at it.
+MOVED = ["/opt/moved/venv/bin/agent-memory-client"]
+GITHUB = {"type": "http", "url": "https://gh.example/mcp"}
+# client: (the file holding our server, our server's name, its hooks file when another)
+REWRITTEN = {
+    "claude-code": (".claude.json", "memory", ".claude/settings.json"),
+    "cursor": (".cursor/mcp.json", "agent-memory", ".cursor/hooks.json"),
+    "gemini": (".gemini/settings.json", "agent-memory", None),
+}
+
+
+@pytest.mark.parametrize("client", list(REWRITTEN))
+def test_install_again_after_the_client_rewrote_its_file_then_uninstall_removes_only_ours(
+    client: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed; then the client rewrites its file (keys of its own) and the user adds a
+    server; then install again (the client half moved). Uninstall cannot put back the
+    file as it was before the first install (that would lose both): it takes out ours."""
+    relative, name, hooks = REWRITTEN[client]
+    path = home / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"numStartups": 1}')
+    installer.install(client)
+
+    servers = json.loads(path.read_text())["mcpServers"]
+    state = client_rewrites(path, {"numStartups": 2, "mcpServers": {**servers, "github": GITHUB}})
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    said = installer.install(client)
+    assert f"updated: {path}" in said
+    servers = json.loads(path.read_text())["mcpServers"]
+    assert servers["github"] == GITHUB and servers[name]["command"] == MOVED[0]
+
+    installer.uninstall(client)
+    del state["mcpServers"][name]
+    state.pop("hooks", None)
+    assert path.read_text() == json.dumps(state, indent=2)
+    if hooks:  # created by install, and changed by install alone since: gone
+        assert not (home / hooks).exists()
+    assert name not in recorded_servers(client)
+
+
+def test_install_again_after_claude_code_rewrote_its_settings_keeps_its_keys(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """settings.json, created by install, rewritten by Claude Code since: not removed."""
+    settings_path = home / ".claude" / "settings.json"
+    installer.install("claude-code")
+    settings = client_rewrites(settings_path, {"permissions": {"allow": ["Bash(make:*)"]}})
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    assert f"updated: {settings_path}" in installer.install("claude-code")
+    assert MOVED[0] in settings_path.read_text()
+
+    installer.uninstall("claude-code")
+    del settings["hooks"]
+    assert settings_path.read_text() == json.dumps(settings, indent=2)
+    assert not (home / ".claude.json").exists()  # untouched since: as it was (none)
+
+
+def gemini_cli(home: Path, *args: str) -> str:
+    done = subprocess.run(
+        [str(GEMINI), *args], cwd=home, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(home), "PATH": f"/usr/bin:/bin:{GEMINI.parent}"},
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not GEMINI.exists(), reason="no Gemini CLI: ./scripts/agent-clients")
+def test_after_the_real_gemini_cli_rewrote_commented_settings_uninstall_removes_only_ours(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI 0.61 rewrites settings.json (comment-json: the comments kept, the layout
+    its own) when the user adds a server; install again, then uninstall: ours goes, the
+    user's server and every comment stay."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(GEMINI_COMMENTED)
+    installer.install("gemini")
+    gemini_cli(home, "mcp", "add", "--scope", "user", "-t", "http", "github", GITHUB["url"])
+    rewritten = settings.read_text()
+    assert '"github"' in rewritten and all(comment in rewritten for comment in COMMENTS)
+
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    assert installer.install("gemini") == [f"updated: {settings}"]
+    installer.uninstall("gemini")
+    after = settings.read_text()
+    expected = jsonc.loads(GEMINI_COMMENTED)
+    expected["mcpServers"]["github"] = {"url": GITHUB["url"], "type": "http"}
+    assert as_gemini_reads(after) == expected
+    assert [after.find(comment) for comment in COMMENTS] == sorted(
+        after.find(comment) for comment in COMMENTS
+    ) and all(comment in after for comment in COMMENTS)
+    assert "agent-memory" not in after
+    assert "docs: https://docs.example/mcp" in gemini_cli(home, "mcp", "list")
+
+
+def test_uninstall_after_codex_rewrote_config_toml_removes_only_ours(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What Codex 0.171 does to our block when it rewrites config.toml: `codex mcp add`
+    drops the line that opens it and puts its table before the one that closes it;
+    `codex features enable` puts `[features]` inside it. Install again (the client half
+    moved), then uninstall: ours goes, Codex's and the user's tables stay."""
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n')
+    installer.install("codex")
+    begin, end = (
+        installer.TOML_BEGIN.format(tag="mcp server"),
+        installer.TOML_END.format(tag="mcp server"),
+    )
+    text = config.read_text()
+    github = '\n[mcp_servers.github]\ncommand = "npx"\nargs = ["-y", "gh-mcp"]\n'
+    config.write_text(text.replace(f"\n{begin}\n", "\n").replace(end, github.lstrip() + end))
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    installer.install("codex")
+    again = tomllib.loads(config.read_text())
+    assert set(again["mcp_servers"]) == {"github", "agent-memory"}
+    assert again["mcp_servers"]["agent-memory"]["command"] == MOVED[0]
+
+    text = config.read_text()
+    config.write_text(text.replace(end, "\n[features]\nhooks = true\n" + end))
+    installer.uninstall("codex")
+    assert config.read_text() == (f'model = "o3"\n{github}\n[features]\nhooks = true\n')
+
+
+@pytest.mark.skipif(not CODEX.exists(), reason="no Codex CLI: ./scripts/agent-clients")
+def test_after_the_real_codex_rewrote_config_toml_uninstall_removes_only_ours(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_CODEX", str(CODEX))
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('# mine\nmodel = "o3"\n')
+
+    def codex(*args: str) -> None:
+        done = subprocess.run(
+            [str(CODEX), *args], cwd=home, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "HOME": str(home), "CODEX_HOME": str(config.parent)},
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    installer.install("codex")
+    assert "[hooks.state." in config.read_text()  # trusted: a second block, same file
+    codex("mcp", "add", "github", "--", "npx", "-y", "gh-mcp")
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    installer.install("codex")
+    codex("features", "enable", "hooks")
+    installer.uninstall("codex")
+
+    after = config.read_text()
+    assert tomllib.loads(after) == {
+        "model": "o3",
+        "mcp_servers": {"github": {"command": "npx", "args": ["-y", "gh-mcp"]}},
+        "features": {"hooks": True},
+    }
+    assert after.startswith('# mine\nmodel = "o3"\n') and "agent-memory" not in after
 
 
 # ---- a Codex project that is not trusted yet --------------------------------------------

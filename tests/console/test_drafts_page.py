@@ -15,6 +15,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
+from app.domain.drafts import MAX_QUEUE_PAGE, MAX_QUEUED_A_CALL
 from app.services.keys import KeyService
 from tests.console.test_console import csrf_of, signed_in
 
@@ -192,7 +193,8 @@ async def test_many_kept_or_dropped_at_once(
             "/console/drafts/picked",
             data={"csrf_token": token, "action": "merge", "draft": [fix_id]},
         )
-        assert unknown.status_code == 404
+        # An action the form does not offer: its field refused, as any bad input is.
+        assert unknown.status_code == 422 and "action must be one of: keep, drop" in unknown.text
         forged = await http.post(
             "/console/drafts/picked", data={"action": "drop", "draft": [fix_id]}
         )
@@ -203,3 +205,25 @@ async def test_many_kept_or_dropped_at_once(
     assert [(m["content"], m["trust_level"]) for m in memories] == sorted(
         [(OTHER["text"], "user"), (FIX["text"], "user")]
     )
+
+
+async def test_the_count_says_when_the_page_is_not_the_whole_queue(served: str, admin: str) -> None:
+    """The page shows the newest MAX_QUEUE_PAGE drafts: with more waiting it says it shows a
+    page of them, never that its count is all that waits."""
+    many = [{**OTHER, "client_session": f"s-many-{i}", "text": f"Rule {i}: {OTHER['text']}"}
+            for i in range(MAX_QUEUE_PAGE + 1)]  # fmt: skip
+    await queued(served, admin, *many[:MAX_QUEUED_A_CALL])
+    await queued(served, admin, *many[MAX_QUEUED_A_CALL:])
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, admin)
+        page = (await http.get("/console/drafts")).text
+        count = re.search(r'<p class="meta" id="queue-count">(.*?)</p>', page, re.S)
+        assert count and count.group(1) == (
+            f"More drafts wait than a page shows: the newest {MAX_QUEUE_PAGE} are here;"
+            " keep or drop these to see the rest."
+        )
+        # The filter's box as every console page takes it: blank filters nothing.
+        blank = (await http.get("/console/drafts", params={"source_repo": "  "})).text
+        filtered = (await http.get("/console/drafts", params={"source_repo": "acme/web"})).text
+    assert count.group(0) in blank
+    assert '<p class="meta" id="queue-count">0 drafts wait.</p>' in filtered

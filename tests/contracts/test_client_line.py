@@ -15,8 +15,9 @@ def test_the_hooks_know_every_tool_this_server_has_and_no_other() -> None:
     assert registered == TOOL_NAMES
     # So a call of each, under the server name the installer wrote, brings nothing in; a
     # read of the same name under a third-party server called `memory` does.
+    ours = frozenset({"agent-memory"})  # as the installer recorded it (ours.py)
     for name in TOOL_NAMES:
-        assert provenance.tool_sources(f"mcp__agent-memory__{name}", {}) == []
+        assert provenance.tool_sources(f"mcp__agent-memory__{name}", {}, ours=ours) == []
     for name in ("search_memories", "snapshot", "get_access_stats"):
         assert provenance.tool_sources(f"mcp__memory__{name}", {}, ours=frozenset()) == [
             f"tool:mcp__memory__{name}"

@@ -417,12 +417,16 @@ OPERATIONS = [
             *one_line("name"),
             *text("reasoning"),
             ("confidence", "certain", "confidence"),
-            ("trust_level", "system", "trust_level"),
-            ("trust_level", "root", "trust_level"),
             ("references", items_over("references"), "references"),
             ("references", [over(FIELD_CHARS["references"])], "references"),
             ("references", [ESCAPE], "references"),
             ("context", over(LIMITS.max_context_chars), "context"),
+        ],
+        # A person's own note (`user`) or an agent's: the MCP tool takes no trust_level (an
+        # agent writes as one), so these test the trust rule, not an unknown argument.
+        rest_only=[
+            ("trust_level", "system", "trust_level"),
+            ("trust_level", "root", "trust_level"),
         ],
     ),
     Operation(
@@ -911,3 +915,31 @@ def test_a_draft_s_evidence_takes_the_keys_the_queue_knows() -> None:
     from app.api.schemas import DraftEvidenceIn
 
     assert tuple(DraftEvidenceIn.model_fields) == EVIDENCE_KEYS
+
+
+def test_a_queued_draft_s_evidence_is_described_by_the_same_keys() -> None:
+    """What the queue answers names every key it may hold, in its order: the description
+    is the domain's list, never a copy that misses one (it once left out `distilled_by`)."""
+    from app.api.responses import QueuedDraftOut
+
+    described = QueuedDraftOut.model_fields["evidence"].description or ""
+    assert f"({', '.join(EVIDENCE_KEYS)})" in described and "distilled_by" in described
+
+
+async def test_whose_a_remember_is_rest_says_and_mcp_does_not(
+    api: httpx.AsyncClient, served: str, db: asyncpg.Connection
+) -> None:
+    """`trust_level` rides on the learning the service receives, one rule for every door
+    that offers it: REST's `/remember` does (`user`, a person's own note, where the key may
+    vouch for one: here open mode); the MCP tool does not, so an agent writes as an agent
+    whatever its key may."""
+    said = {"text": "Release tags are signed with the team's key", "source_repo": "acme/api"}
+    persons = await api.post("/remember", json={**said, "trust_level": "user"})
+    assert persons.status_code == 201 and persons.json()["memory"]["trust_level"] == "user"
+    agents = {**said, "text": "The staging database is reset every Monday at six"}
+    async with Client(f"{served}/mcp") as client:
+        (tool,) = [t for t in (await client.list_tools()).tools if t.name == "remember"]
+        assert "trust_level" not in tool.input_schema["properties"]
+        assert not (await client.call_tool("remember", agents)).is_error
+    trust = "SELECT trust_level FROM memories WHERE content = $1"
+    assert await db.fetchval(trust, agents["text"]) == "agent"

@@ -4,12 +4,19 @@ history queues nothing; a draft holding a secret is never stored; every decision
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+from uuid import UUID, uuid4
 
 import asyncpg
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from app.domain import draft_groups
+from app.domain.errors import InvalidInputError
+from app.domain.principal import OPEN_PRINCIPAL
+from app.services.scope import services_for
 from tests.contracts.test_input_rules import GITHUB_TOKEN
 
 pytestmark = pytest.mark.citus
@@ -329,3 +336,94 @@ async def test_evidence_of_a_session_that_read_untrusted_input_stays_out_of_the_
     (draft_id,) = (await queue(api, exposed))["queued"]
     kept = (await api.post(f"/drafts/{draft_id}/keep")).json()["memory"]
     assert kept["context"] == "Drafted from a codex session of 2026-10-02, kept by a person."
+
+
+async def bulk_keep(app: FastAPI, *draft_ids: str) -> list[str]:
+    """The console's "Keep selected" (app/console/drafts.py) with an admin's services: the
+    ids of the memories kept, in the order the drafts were sent."""
+    async with services_for(app.state.runtime, OPEN_PRINCIPAL) as services:
+        kept = await services.drafts.keep_each([UUID(d) for d in draft_ids])
+    return [str(k.outcome.memory.id) for k in kept]
+
+
+@pytest.mark.single_node  # watches one PostgreSQL's lock waits
+async def test_a_bulk_keep_locks_its_drafts_at_once_in_the_order_of_their_ids(
+    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection, database_url: str
+) -> None:
+    """One statement locks every pending draft of a bulk keep, in the order of their ids
+    whatever order the form sent them in: two overlapping bulk keeps cannot each hold a
+    draft the other waits for (a deadlock); the second finds them kept and passes over."""
+    low, _, high = sorted((await queue(api, FIX, RULE, EVIDENCED))["queued"])
+    holder = await asyncpg.connect(database_url)
+    try:
+        async with holder.transaction():
+            await holder.execute("SELECT 1 FROM drafts WHERE id = $1 FOR UPDATE", UUID(high))
+            # Sent highest id first: it waits on `high` holding `low` already.
+            keeping = asyncio.create_task(bulk_keep(app, high, low))
+            waiting = (
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE '%FROM drafts%' AND pid <> pg_backend_pid()"
+            )
+            for _ in range(500):
+                if await db.fetchval(waiting) or keeping.done():
+                    break
+                await asyncio.sleep(0.01)
+            assert not keeping.done() and await db.fetchval(waiting) == 1
+            with pytest.raises(asyncpg.LockNotAvailableError):
+                await db.execute("SELECT 1 FROM drafts WHERE id = $1 FOR UPDATE NOWAIT", UUID(low))
+        kept = await keeping
+    finally:
+        await holder.close()
+    # Kept in the order sent; the same keep again (a second tab) passes over them both.
+    memories = dict(await db.fetch("SELECT memory_id::text, id::text FROM drafts"))
+    assert [memories[m] for m in kept] == [high, low]
+    assert await bulk_keep(app, low, high) == []
+    assert await db.fetchval("SELECT count(*) FROM memories") == 2
+
+
+async def test_one_draft_a_write_refuses_refuses_the_bulk_keep_named(
+    api: httpx.AsyncClient, app: FastAPI, db: asyncpg.Connection
+) -> None:
+    """Not pending (dropped, or unknown): passed over. One a write's rules refuse (here a
+    text cut to two words since it was queued): the whole keep refused, naming it."""
+    fix_id, rule_id, dropped_id = (await queue(api, FIX, RULE, EVIDENCED))["queued"]
+    assert (await api.post("/drafts/drop", json={"ids": [dropped_id]})).status_code == 200
+    await db.execute("UPDATE drafts SET text = 'too short' WHERE id = $1", UUID(rule_id))
+    with pytest.raises(InvalidInputError) as refused:
+        await bulk_keep(app, fix_id, rule_id)
+    assert str(refused.value).startswith(f"draft {rule_id}: ") and refused.value.field == "text"
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0
+    assert await db.fetchval("SELECT status FROM drafts WHERE id = $1", UUID(fix_id)) == "pending"
+    unknown = str(uuid4())
+    assert len(await bulk_keep(app, dropped_id, unknown, fix_id)) == 1
+    statuses = dict(await db.fetch("SELECT id::text, status FROM drafts"))
+    assert statuses == {fix_id: "kept", rule_id: "pending", dropped_id: "dropped"}
+
+
+async def test_a_page_is_grouped_reading_each_draft_once(
+    api: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Near-duplicates together (app/domain/draft_groups.py), each draft's text read once
+    (its content words, its statement), not once for each group it is compared with."""
+    texts = [
+        "Never edit the generated files; always use the make target instead.",
+        "Always open a pull request; never push to main.",
+        "Migrations run with alembic upgrade head before the integration tests.",
+        "The staging database is reset every Sunday at two in the morning.",
+        "Release tags are signed with the team's key, not a personal one.",
+    ]
+    drafts = [{**RULE, "client_session": f"s-{i}", "text": t} for i, t in enumerate(texts)]
+    drafts.append({**RULE, "client_session": "s-again", "text": texts[0] + " Every time."})
+    await queue(api, *drafts)
+    reads: list[str] = []
+    counted = draft_groups.read
+
+    def read(text: str) -> draft_groups.Read:
+        reads.append(text)
+        return counted(text)
+
+    monkeypatch.setattr(draft_groups, "read", read)
+    async with services_for(app.state.runtime, OPEN_PRINCIPAL) as services:
+        page = await services.drafts.in_groups(None, 100)
+    assert sorted(reads) == sorted(str(d["text"]) for d in drafts)
+    assert sorted(len(g) for g in page.groups) == [1, 1, 1, 1, 2]

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
+from agent_memory_client.drafting import CHANGE_CHARS
 from agent_memory_client.loop import Answer, Event
+from agent_memory_client.provenance import command_sources
+from agent_memory_client.shell import cancelled, failed, kept
 
 TYPE_CHECKING = False  # typing's import is a hook's cost (loop.py): types for mypy alone
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
-
-
-CHANGE_CHARS = 400  # of an edit's change, what a draft shows
 
 
 def replaced(old: object, new: object) -> str:
@@ -74,15 +72,6 @@ class Adapter:
         self.events, self.render, self.context_hooks = events, render, context_hooks
 
 
-# What a failed command's output ends with, where the client reports no exit status
-# (Codex's and Cursor's shell hooks give the output alone).
-_FAILED = re.compile(
-    r"\b(error|exception|traceback|failed|failure|fatal|panic|not found|no such file"
-    r"|permission denied|exit (?:code|status) [1-9]\d*)\b",
-    re.IGNORECASE,
-)
-
-
 def tool_input_of(payload: dict[str, Any]) -> dict[str, Any]:
     found = payload.get("tool_input")
     return found if isinstance(found, dict) else {}
@@ -110,10 +99,22 @@ def fetched(base: Event, sources: Sequence[str]) -> list[Event]:
     return [at(base, "fetched", sources=tuple(sources))] if sources else []
 
 
-def looks_failed(output: str) -> bool:
-    """Whether a command's output reads as a failure: its last lines name an error."""
-    tail = "\n".join(output.strip().splitlines()[-5:])
-    return bool(_FAILED.search(tail))
+def shell_call(base: Event, command: str, output: str, code: int | None) -> list[Event]:
+    """A shell call as the loop reads it, for every client's hooks and the history import
+    alike: what it fetched from others, recorded first (it holds whatever follows); then
+    nothing more when the client cancelled it (no failure, and no pass); else `failed` as
+    the shell saw it (its status; where a pipe hid it or none is known, what its output
+    shows) or `ran`, with the output as it is read (shell.kept(): bounded)."""
+    return [*fetched(base, command_sources(command)), *shell_outcome(base, command, output, code)]
+
+
+def shell_outcome(base: Event, command: str, output: str, code: int | None) -> list[Event]:
+    """shell_call() without what it fetched (for a reader that recorded that already)."""
+    if cancelled(output):
+        return []
+    shown = kept(output)
+    return [at(base, "failed" if failed(command, shown, code) else "ran", command=command,
+               text=shown)]  # fmt: skip
 
 
 def text_of(value: Any) -> str:

@@ -13,12 +13,12 @@ from agent_memory_client.clients.base import (
     claude_shaped,
     fetched,
     session_of,
+    shell_call,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, failed
+from agent_memory_client.provenance import tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,15 +52,9 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     if hook == "user-prompt-submit":
         return [at(base, "prompt", text=text_of(payload.get("prompt")))]
     if hook == "post-tool-use-failure" and tool in SHELL_TOOLS:
-        error = str(payload.get("error") or "")
-        # A call the client cancelled (a sibling failed, the user refused) is no failure.
-        return [] if cancelled(error) else [at(base, "failed", command=command, text=error)]
+        return shell_call(base, command, str(payload.get("error") or ""), 1)
     if hook == "post-tool-use" and tool in SHELL_TOOLS:
-        # The read recorded first: it holds even when what follows fails.
-        output = shell_output(payload.get("tool_response"))
-        kind = "failed" if failed(command, output, 0) else "ran"  # a pipe may hide a failure
-        return [*fetched(base, command_sources(command)), at(base, kind, command=command,
-                                                               text=output)]  # fmt: skip
+        return shell_call(base, command, shell_output(payload.get("tool_response")), 0)
     if hook == "post-tool-use" and tool in EDITING_TOOLS:
         return [at(base, "edited", path=path, change=change_of(tool_input))]
     if hook == "post-tool-use" and tool == "Read":

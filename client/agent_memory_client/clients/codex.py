@@ -16,20 +16,20 @@ from __future__ import annotations
 import re
 
 from agent_memory_client.clients.base import (
-    CHANGE_CHARS,
     Adapter,
     HookSpec,
     at,
     claude_shaped,
     fetched,
-    looks_failed,
     session_of,
+    shell_call,
     text_of,
     tool_input_of,
 )
+from agent_memory_client.drafting import CHANGE_CHARS
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, exit_code_in, failed
+from agent_memory_client.provenance import tool_sources
+from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +48,9 @@ def patched_files(patch: str) -> list[str]:
 def patch_change(patch: str) -> str:
     """A patch's changed lines, as a short diff reads."""
     lines = [
-        line for line in patch.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")
+        line
+        for line in patch.splitlines()
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
     ]
     return "\n".join(lines)[:CHANGE_CHARS]
 
@@ -74,11 +76,7 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         if is_patch(command):
             change = patch_change(command)
             return [at(base, "edited", path=path, change=change) for path in patched_files(command)]
-        brought = fetched(base, command_sources(command))
-        code = exit_code_in(output)
-        broke = failed(command, output, code) if code is not None else looks_failed(output)
-        kind = "failed" if broke and not cancelled(output) else "ran"
-        return [*brought, at(base, kind, command=command, text=output)]
+        return shell_call(base, command, output, exit_code_in(output))
     if hook == "PostToolUse" and tool == "apply_patch":
         patch = text_of(tool_input.get("command") or tool_input.get("input"))
         change = patch_change(patch)

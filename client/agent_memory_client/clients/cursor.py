@@ -19,13 +19,12 @@ from agent_memory_client.clients.base import (
     at,
     change_of,
     fetched,
-    looks_failed,
+    shell_call,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import failed
+from agent_memory_client.provenance import tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,17 +48,13 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "prompt", text=text_of(payload.get("prompt")))]
     if hook == "afterShellExecution":
         command, output = text_of(payload.get("command")), text_of(payload.get("output"))
-        brought = fetched(base, command_sources(command))
-        if looks_failed(output) or failed(command, output, None):
-            return [*brought, at(base, "failed", command=command, text=output)]
-        return [*brought, at(base, "ran", command=command, text=output)]
+        return shell_call(base, command, output, None)  # Cursor reports no exit status
     if hook == "afterMCPExecution":  # any MCP server's tool: its names carry no prefix
         tool = text_of(payload.get("tool_name"))
         return fetched(base, tool_sources(tool, tool_input, mcp=True))
     if hook == "postToolUseFailure" and payload.get("tool_name") == "Shell":
         command = text_of(tool_input.get("command"))
-        error = text_of(payload.get("error_message"))
-        return [at(base, "failed", command=command, text=error)]
+        return shell_call(base, command, text_of(payload.get("error_message")), 1)
     if hook == "beforeReadFile":
         return [at(base, "read", path=text_of(payload.get("file_path")))]
     if hook == "afterFileEdit":

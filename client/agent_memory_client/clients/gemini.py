@@ -21,12 +21,13 @@ from agent_memory_client.clients.base import (
     claude_shaped,
     fetched,
     session_of,
+    shell_call,
     text_of,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, failed
+from agent_memory_client.provenance import tool_sources
+from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 EDITING_TOOLS = frozenset({"replace", "write_file", "edit"})
 READING_TOOLS = frozenset({"read_file"})
-_EXIT_CODE = re.compile(r"Exit Code: (\d+)")
 # In a run with -p, the start's context comes back at the head of BeforeAgent's prompt.
 _HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
@@ -43,19 +43,17 @@ def users_prompt(prompt: str) -> str:
     return _HOOK_CONTEXT.sub("", prompt)
 
 
-def shell_failure(response: Any) -> str | None:
-    """The failed command's output as it printed it (`returnDisplay`, where `llmContent`
-    wraps it in the CLI's own lines), or None when it passed."""
+def shell_result(response: Any) -> tuple[str, int]:
+    """A shell call's output as it printed it (`returnDisplay`; `llmContent` wraps it in
+    the CLI's own lines, among them its `Exit Code:`) and its status: an error is 1."""
     if not isinstance(response, dict):
-        return None
-    shown = response.get("llmContent")
-    shown = shown if isinstance(shown, str) else str(shown or "")
-    code = _EXIT_CODE.search(shown)
+        return "", 0
+    wrapped = text_of(response.get("llmContent"))
     error = response.get("error")
-    if error or (code and code.group(1) != "0"):
-        message = error.get("message") if isinstance(error, dict) else error
-        return text_of(response.get("returnDisplay")) or shown or str(message or "")
-    return None
+    message = text_of(error.get("message")) if isinstance(error, dict) else text_of(error)
+    code = exit_code_in(wrapped)
+    code = code if code is not None else (1 if error else 0)
+    return text_of(response.get("returnDisplay")) or wrapped or message, code
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
@@ -68,15 +66,8 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "prompt", text=users_prompt(text_of(payload.get("prompt"))))]
     if hook == "AfterTool" and tool == "run_shell_command":
         command = text_of(tool_input.get("command"))
-        response = payload.get("tool_response")
-        failure = shell_failure(response)
-        brought = fetched(base, command_sources(command))
-        shown = text_of(response.get("returnDisplay")) if isinstance(response, dict) else ""
-        if failure is None and failed(command, shown, 0):  # a pipe hid what failed
-            failure = shown
-        if failure is not None and not cancelled(failure):
-            return [*brought, at(base, "failed", command=command, text=failure)]
-        return [*brought, at(base, "ran", command=command, text=shown)]
+        output, code = shell_result(payload.get("tool_response"))
+        return shell_call(base, command, output, code)
     if hook == "AfterTool" and tool in READING_TOOLS:
         return [at(base, "read", path=text_of(tool_input.get("file_path")))]
     if hook == "AfterTool" and tool in EDITING_TOOLS:

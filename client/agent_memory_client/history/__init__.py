@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 from agent_memory_client.loop import SOURCES_A_CALL, Event
 from agent_memory_client.protocol import EVIDENCE_CHARS
-from agent_memory_client.shell import failed, kept
 
 if TYPE_CHECKING:
     from agent_memory_client.history.clues import Clue
@@ -48,11 +47,12 @@ class Moment:
     sub: bool = False
 
 
-def shell_moment(base: Event, command: str, output: str, code: int) -> Event:
-    """A shell call as the loop reads it: `failed` as the shell saw it (a pipe into `tail`
-    hid nothing), else `ran`; its output without what a client adds."""
-    shown = kept(output)
-    return base.at("failed" if failed(command, shown, code) else "ran", command=command, text=shown)
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The session a draft comes from, as the queue names it (its transcript let go)."""
+
+    client: str
+    session: str
 
 
 @dataclass
@@ -63,6 +63,10 @@ class Transcript:
     path: Path  # the file it was read from
     moments: list[Moment] = field(default_factory=list)
     clues: list[Clue] = field(default_factory=list)  # of its repository (clues.py)
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.client, self.session)
 
 
 @dataclass
@@ -81,14 +85,14 @@ class Found:
     anchors: list[str] = field(default_factory=list)
     why: str = ""  # which rule made it (for measuring each: bench/capture.py)
 
-    def as_draft(self, transcript: Transcript, source_repo: str) -> dict[str, object]:
+    def as_draft(self, origin: Origin, source_repo: str) -> dict[str, object]:
         return {
             "kind": self.kind,
             "text": self.text,
             "files": self.files,
             "source_repo": source_repo,
-            "client": transcript.client,
-            "client_session": transcript.session,
+            "client": origin.client,
+            "client_session": origin.session,
             "seen_at": self.seen_at or None,
             "sources": self.sources[-SOURCES_A_CALL:],
             "evidence": {k: _cut(v, EVIDENCE_CHARS) for k, v in self.evidence.items() if v},
@@ -117,6 +121,11 @@ class Report:
         default_factory=lambda: {"fix": 0, "instruction": 0, "convention": 0}
     )
     left_out: list[LeftOut] = field(default_factory=list)
+
+    def count(self, drafts: Iterable[Found]) -> None:
+        """The drafts that go to the queue, by kind (after --distill dropped any)."""
+        for draft in drafts:
+            self.drafts[draft.kind] = self.drafts.get(draft.kind, 0) + 1
 
 
 def named_sessions(
@@ -164,7 +173,7 @@ def history_found(
     since: datetime | None = None,
     name_of: Callable[[Transcript], tuple[str | None, str | None, str]] | None = None,
     candidates: bool = False,
-) -> list[tuple[Transcript, str, Found]]:
+) -> list[tuple[Origin, str, Found]]:
     """Every named session's drafts since `since` with its session and repository, and
     each repository's conventions; one lesson once (its key, across sessions), counted into
     `report`. `candidates`: every moment that may hold a lesson, for the person's own agent
@@ -177,21 +186,24 @@ def history_found(
     )
     from agent_memory_client.history.conventions import Conventions
 
-    found: list[tuple[Transcript, str, Found]] = []
-    by_repo: dict[str, tuple[Conventions, Transcript]] = {}
+    # Only the drafts and where they come from are kept: a year of sessions is never held.
+    found: list[tuple[Origin, str, Found]] = []
+    # Each repository's conventions, and its newest session (which carries their drafts).
+    by_repo: dict[str, tuple[Conventions, Origin, str]] = {}
     for transcript, repo, top in named_sessions(transcripts, report, only_repo, name_of):
-        conventions = by_repo.setdefault(repo, (Conventions(), transcript))[0]
-        by_repo[repo] = (conventions, transcript)  # its newest session carries its drafts
+        origin = transcript.origin
+        conventions, newest, newest_at = by_repo.get(repo) or (Conventions(), origin, "")
         read = candidates_of if candidates else drafts_of
         made = read(transcript, top, repo, conventions)
-        found += [(transcript, repo, d) for d in made if since is None or after(d.seen_at, since)]
-    for repo, (conventions, transcript) in by_repo.items():
-        for draft in conventions_of(conventions, repo, last_moment(transcript)):
-            found.append((transcript, repo, draft))
-    kept = list(one_each(found))
-    for _, _, draft in kept:
-        report.drafts[draft.kind] = report.drafts.get(draft.kind, 0) + 1
-    return kept
+        found += [(origin, repo, d) for d in made if since is None or after(d.seen_at, since)]
+        last = last_moment(transcript)
+        if last >= newest_at:
+            newest, newest_at = origin, last
+        by_repo[repo] = (conventions, newest, newest_at)
+    for repo, (conventions, newest, newest_at) in by_repo.items():
+        for draft in conventions_of(conventions, repo, newest_at):
+            found.append((newest, repo, draft))
+    return list(one_each(found))
 
 
 def history_drafts(
@@ -202,8 +214,10 @@ def history_drafts(
     name_of: Callable[[Transcript], tuple[str | None, str | None, str]] | None = None,
 ) -> Iterator[dict[str, object]]:
     """history_found()'s drafts, as the server takes them."""
-    for transcript, repo, draft in history_found(transcripts, report, only_repo, since, name_of):
-        yield draft.as_draft(transcript, repo)
+    found = history_found(transcripts, report, only_repo, since, name_of)
+    report.count(draft for _, _, draft in found)
+    for origin, repo, draft in found:
+        yield draft.as_draft(origin, repo)
 
 
 def last_moment(transcript: Transcript) -> str:

@@ -5,18 +5,20 @@ hooks run (drafting.py), the user's standing rules (instructions.py), the projec
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory_client.drafting import Tracker, relative_path
 from agent_memory_client.history import Found
 from agent_memory_client.history.conventions import Conventions
 from agent_memory_client.history.instructions import instructions_of
+from agent_memory_client.protocol import EVIDENCE_CHARS
 from agent_memory_client.provenance import outsider
 from agent_memory_client.shell import plain, short
 
 if TYPE_CHECKING:
     from agent_memory_client.history import Transcript
 
+T = TypeVar("T")  # where a draft comes from: a session, as the import or a bench names it
 # A session's drafts of each kind, at most (the live hooks keep a session's newest three).
 PER_SESSION = {"fix": 3, "instruction": 5}
 
@@ -28,33 +30,38 @@ def drafts_of(
     few); its commands go to `conventions`, its repository's (conventions_of() drafts them
     once all of a repository's sessions are read). `top`: the repository's top folder,
     which a changed file is named from (None: the session's folder)."""
+    return _read(transcript, top, repo, conventions, candidates=False)
+
+
+def candidates_of(
+    transcript: Transcript, top: str | None, repo: str = "", conventions: Conventions | None = None
+) -> list[Found]:
+    """The moments of a session that may hold a lesson, for the person's own agent to judge
+    (distill.py): what the rules drafted, every failure a pass ended (the task's own too),
+    and every prompt and answer of the user's own words; in the one pass drafts_of() makes."""
+    return _read(transcript, top, repo, conventions, candidates=True)[:CANDIDATES_A_SESSION]
+
+
+def _read(
+    transcript: Transcript,
+    top: str | None,
+    repo: str,
+    conventions: Conventions | None,
+    candidates: bool,
+) -> list[Found]:
     tracker = Tracker()
     fixes: list[Found] = []
     rules: list[Found] = []
+    more: list[Found] = []  # candidates: what the rules did not draft
     sources: list[str] = []
     for moment in transcript.moments:
         event, anchor = moment.event, moment.anchor
         if event.kind == "fetched":
             sources += [s for s in outsider(event.sources, repo) if s not in sources]
         elif event.kind in ("prompt", "answered") and not moment.sub:
-            for rule in instructions_of(event.text, answer=event.kind == "answered"):
-                same = next((r for r in rules if r.key == rule.key), None)
-                if same is not None:  # said again (a queued prompt is recorded twice)
-                    same.anchors.append(anchor)
-                elif len(rules) < PER_SESSION["instruction"]:
-                    rules.append(
-                        Found(
-                            "instruction",
-                            rule.text,
-                            [],
-                            moment.at,
-                            list(sources),
-                            {"said": rule.said},
-                            rule.key,
-                            [anchor],
-                            f"instruction:{rule.why}",
-                        )
-                    )
+            found = _rules(rules, event.text, event.kind == "answered", moment.at, anchor, sources)
+            if candidates and not found:
+                more += _said(event.kind, event.text, moment.at, anchor, sources)
         elif event.kind == "failed":
             tracker.failed(event.command, event.text, anchor)
         elif event.kind == "edited":
@@ -64,6 +71,7 @@ def drafts_of(
         elif event.kind == "ran":
             if conventions is not None:
                 conventions.ran(event.command, anchor, transcript.cwd, transcript.session)
+            ended = len(tracker.ended)
             draft = tracker.ran(event.command, anchor)
             if draft is not None:
                 fixes.append(
@@ -79,7 +87,38 @@ def drafts_of(
                         f"fix:{draft['why']}",
                     )
                 )
+            elif candidates and len(tracker.ended) > ended:
+                more.append(_ended(*tracker.ended[-1], moment.at, sources))
+    if candidates:
+        return [*fixes, *rules, *more]
     return [*fixes[-PER_SESSION["fix"] :], *rules]
+
+
+def _rules(
+    rules: list[Found], said: str, answer: bool, at: str, anchor: str, sources: list[str]
+) -> bool:
+    """The user's standing rules in what they said, added to `rules` (each once, the first
+    few); whether it held one."""
+    found = instructions_of(said, answer=answer)
+    for rule in found:
+        same = next((r for r in rules if r.key == rule.key), None)
+        if same is not None:  # said again (a queued prompt is recorded twice)
+            same.anchors.append(anchor)
+        elif len(rules) < PER_SESSION["instruction"]:
+            rules.append(
+                Found(
+                    "instruction",
+                    rule.text,
+                    [],
+                    at,
+                    list(sources),
+                    {"said": rule.said},
+                    rule.key,
+                    [anchor],
+                    f"instruction:{rule.why}",
+                )
+            )
+    return bool(found)
 
 
 def conventions_of(conventions: Conventions, repo: str, seen_at: str) -> list[Found]:
@@ -100,17 +139,15 @@ def conventions_of(conventions: Conventions, repo: str, seen_at: str) -> list[Fo
     ]
 
 
-def one_each(
-    found: Iterable[tuple[Transcript, str, Found]],
-) -> Iterator[tuple[Transcript, str, Found]]:
+def one_each(found: Iterable[tuple[T, str, Found]]) -> Iterator[tuple[T, str, Found]]:
     """Each lesson once: a draft whose (repository, kind, key or text) an earlier one had
     is passed over, across sessions."""
     seen: set[tuple[str, str, str]] = set()
-    for transcript, repo, draft in found:
+    for origin, repo, draft in found:
         key = (repo, draft.kind, draft.key or draft.text)
         if key not in seen:
             seen.add(key)
-            yield transcript, repo, draft
+            yield origin, repo, draft
 
 
 # What a person's own agent is given to judge (history/distill.py): more than the rules
@@ -121,63 +158,45 @@ MIN_PROMPT_WORDS = 4
 CANDIDATES_A_SESSION = 40
 
 
-def candidates_of(
-    transcript: Transcript, top: str | None, repo: str = "", conventions: Conventions | None = None
-) -> list[Found]:
-    """The moments of a session that may hold a lesson: what the rules drafted, every failure
-    a pass ended (the task's own too), and every prompt and answer of the user's own words."""
-    found = drafts_of(transcript, top, repo, conventions)
-    known = {a for f in found for a in f.anchors}
-    tracker = Tracker()
-    for moment in transcript.moments:
-        event = moment.event
-        if event.kind == "failed":
-            tracker.failed(event.command, event.text, moment.anchor)
-        elif event.kind == "edited":
-            path = relative_path(event.path, transcript.cwd, top)
-            if path:
-                tracker.edited(path, event.change, moment.anchor)
-        elif event.kind == "ran":
-            tracker.ran(event.command, moment.anchor)
-        elif event.kind in ("prompt", "answered") and not moment.sub:
-            said = plain(event.text).strip()
-            if moment.anchor in known or len(said.split()) < MIN_PROMPT_WORDS:
-                continue
-            who = "The user answered" if event.kind == "answered" else "The user said"
-            found.append(
-                Found(
-                    "instruction",
-                    f"{who}: {short(said, CANDIDATE_PROMPT_CHARS)}",
-                    [],
-                    moment.at,
-                    [],
-                    {"said": said[:600]},
-                    "",
-                    [moment.anchor],
-                    "candidate:said",
-                )
-            )
-    for failure, passed, anchor in tracker.ended:
-        if failure["anchors"][0] in known:
-            continue
-        error = failure["error"] or failure["tail"]
-        text = f"`{failure['command']}` failed ({short(error, 300)}); later `{passed}` passed."
-        found.append(
-            Found(
-                "fix",
-                text,
-                [e["path"] for e in failure["edits"]],
-                "",
-                [],
-                {
-                    "error": error[:600],
-                    "failed": failure["command"],
-                    "change": ", ".join(e["path"] for e in failure["edits"])[:600],
-                    "command": passed[:200],
-                },
-                "",
-                [*failure["anchors"], anchor],
-                "candidate:ended",
-            )
+def _said(kind: str, text: str, at: str, anchor: str, sources: list[str]) -> list[Found]:
+    """A prompt or an answer of the user's own that holds no rule the rules read: a
+    candidate, when it says enough."""
+    said = plain(text).strip()
+    if len(said.split()) < MIN_PROMPT_WORDS:
+        return []
+    who = "The user answered" if kind == "answered" else "The user said"
+    return [
+        Found(
+            "instruction",
+            f"{who}: {short(said, CANDIDATE_PROMPT_CHARS)}",
+            [],
+            at,
+            list(sources),
+            {"said": said[:EVIDENCE_CHARS]},
+            "",
+            [anchor],
+            "candidate:said",
         )
-    return found[:CANDIDATES_A_SESSION]
+    ]
+
+
+def _ended(failure: dict[str, Any], passed: str, anchor: str, at: str, sources: list[str]) -> Found:
+    """A failure a pass ended that the rules draft nothing of (the task's own, most often):
+    a candidate."""
+    error = failure["error"] or failure["tail"]
+    return Found(
+        "fix",
+        f"`{failure['command']}` failed ({short(error, 300)}); later `{passed}` passed.",
+        [e["path"] for e in failure["edits"]],
+        at,
+        list(sources),
+        {
+            "error": error[:EVIDENCE_CHARS],
+            "failed": failure["command"],
+            "change": ", ".join(e["path"] for e in failure["edits"])[:EVIDENCE_CHARS],
+            "command": passed[:EVIDENCE_CHARS],
+        },
+        "",
+        [*failure["anchors"], anchor],
+        "candidate:ended",
+    )

@@ -24,14 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import change_of
+from agent_memory_client.clients.base import change_of, shell_call
 from agent_memory_client.clients.claude_code import EDITING_TOOLS, SHELL_TOOLS
 from agent_memory_client.history import Moment, Transcript
-from agent_memory_client.history.clues import clues_in, clues_in_prompt, pr_link
+from agent_memory_client.history.clues import clues_in, pr_link
 from agent_memory_client.history.formats import content_text, json_lines
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, failed, kept
+from agent_memory_client.provenance import tool_sources
 
 CLIENT = "claude-code"
 QUESTION_TOOL = "AskUserQuestion"
@@ -97,7 +96,7 @@ def _read_entry(reading: _Reading, entry: dict[str, Any], number: int, sub: bool
     queued = _queued(entry)
     if queued is not None:  # typed while the agent worked
         anchor = str(entry.get("uuid") or f"L{number}")
-        if not _CONTEXT.match(queued):
+        if queued.strip() and not _CONTEXT.match(queued):
             reading.add(at, reading.base.at("prompt", text=queued), anchor, sub)
         return
     if kind == "pr-link":
@@ -147,14 +146,12 @@ def _read_message(
     if user and isinstance(content, str):
         if not sub and not _CONTEXT.match(content):
             reading.add(at, reading.base.at("prompt", text=content), anchor, sub)
-            reading.transcript.clues += clues_in_prompt(content, anchor)
         return
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     said = [str(b.get("text") or "") for b in blocks if b.get("type") == "text"]
     said = [text for text in said if text.strip() and not _CONTEXT.match(text)]
     if user and said and not sub:
         reading.add(at, reading.base.at("prompt", text="\n".join(said)), anchor, sub)
-        reading.transcript.clues += clues_in_prompt("\n".join(said), anchor)
     for block in blocks:
         if block.get("type") == "tool_use":
             given = block.get("input")
@@ -185,15 +182,7 @@ def _result(
         yield base.at("answered", text=f"{said.group(1).strip()}\n\n{refused}")
         return
     if tool in SHELL_TOOLS:
-        command = str(tool_input.get("command") or "")
-        yield from (base.at("fetched", sources=(s,)) for s in command_sources(command))
-        if cancelled(output):
-            return
-        shown = kept(output)
-        if failed(command, shown, 1 if error else 0):
-            yield base.at("failed", command=command, text=shown)
-        else:
-            yield base.at("ran", command=command, text=shown)
+        yield from shell_call(base, str(tool_input.get("command") or ""), output, int(error))
     elif tool in EDITING_TOOLS:
         if not error:
             path = tool_input.get("file_path") or tool_input.get("notebook_path")

@@ -28,18 +28,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agent_memory_client.clients.base import shell_outcome
 from agent_memory_client.clients.codex import (
     SHELL_TOOLS,
     is_patch,
     patch_change,
     patched_files,
 )
-from agent_memory_client.history import Moment, Transcript, shell_moment
+from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in, recorded
 from agent_memory_client.history.formats import json_lines
 from agent_memory_client.loop import Event
 from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, exit_code_in
+from agent_memory_client.shell import exit_code_in
 
 CLIENT = "codex"
 QUESTION_TOOLS = frozenset({"request_user_input", "ask_user"})
@@ -209,9 +210,7 @@ def _output(
 
 
 def _ran(base: Event, command: str, code: int | None, output: str) -> Iterator[Event]:
-    if cancelled(output) or code is None:
-        return
-    yield shell_moment(base, command, output, code)
+    yield from shell_outcome(base, command, output, code)  # what it fetched: when it began
 
 
 def _command(value: Any) -> str:

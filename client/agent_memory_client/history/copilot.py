@@ -14,13 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import replaced
-from agent_memory_client.history import Moment, Transcript, shell_moment
+from agent_memory_client.clients.base import replaced, shell_call
+from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in, recorded
 from agent_memory_client.history.formats import json_lines
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, exit_code_in
+from agent_memory_client.provenance import tool_sources
+from agent_memory_client.shell import exit_code_in
 
 CLIENT = "copilot-cli"
 SHELL_TOOLS = frozenset({"bash", "powershell"})
@@ -89,13 +89,9 @@ def _complete(
 ) -> list[Event]:
     if name in SHELL_TOOLS:
         command = str(arguments.get("command") or "")
-        events = [base.at("fetched", sources=(s,)) for s in command_sources(command)]
-        if cancelled(output):
-            return events
         transcript.clues += clues_in(command, output, call)
         code = exit_code_in(output)
-        code = code if code is not None else (0 if ok else 1)
-        return [*events, shell_moment(base, command, output, code)]
+        return shell_call(base, command, output, code if code is not None else int(not ok))
     if name in EDITING_TOOLS:
         path = arguments.get("path") or arguments.get("file_path") or ""
         change = replaced(arguments.get("old_str"), arguments.get("new_str"))

@@ -481,10 +481,10 @@ def distill(
     timeout: float = TIMEOUT,
     say: Callable[[str], None] = _stderr,
     record_client: bool = False,
-) -> list[Found]:
+) -> list[Found | None]:
     """The candidates, in their order, once `client`'s CLI read the planned batches: each
     answered one rewritten (its lesson and kind; evidence, files, anchors and key kept) or
-    dropped (no lesson). A candidate the plan left out, or whose batch failed, stays as
+    None (no lesson). A candidate the plan left out, or whose batch failed, stays as
     drafted. A missing CLI, a failed run or one out of time is said in one line and stops
     the distilling; a malformed answer is said and leaves its batch as drafted.
     `env`: the CLI's environment (this process's by default). `record_client`: evidence
@@ -533,11 +533,13 @@ def distill(
             )
             continue
         decided.update({batch.members[k - 1]: verdict for k, verdict in answered.items()})
-    kept: list[Found] = []
+    kept: list[Found | None] = []
     for index, found in enumerate(candidates):
         if index not in decided:
             kept.append(found)
-        elif (verdict := decided[index]) is not None:
+        elif (verdict := decided[index]) is None:
+            kept.append(None)
+        else:
             lesson, kind = verdict
             evidence = {**found.evidence, **({"distilled_by": name} if record_client else {})}
             kept.append(dataclasses.replace(found, text=lesson, kind=kind, evidence=evidence))

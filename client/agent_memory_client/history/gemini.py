@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import change_of
+from agent_memory_client.clients.base import change_of, fetched, shell_call
 from agent_memory_client.clients.gemini import EDITING_TOOLS
-from agent_memory_client.history import Moment, Transcript, shell_moment
+from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in
 from agent_memory_client.history.formats import content_text, whole_text
 from agent_memory_client.loop import Event
 from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled, exit_code_in
+from agent_memory_client.shell import exit_code_in
 
 CLIENT = "gemini-cli"
 SHELL_TOOL = "run_shell_command"
@@ -106,14 +106,12 @@ def _call(transcript: Transcript, base: Event, call: dict[str, Any]) -> list[Eve
     output, status = "\n".join(outputs), call.get("status")
     if name == SHELL_TOOL:
         command = str(args.get("command") or "")
-        events = [base.at("fetched", sources=(s,)) for s in command_sources(command)]
-        if status == "cancelled" or cancelled(output):
-            return events
+        if status == "cancelled":
+            return fetched(base, command_sources(command))
         transcript.clues += clues_in(command, output, str(call.get("id")))
         code = exit_code_in(output)
-        code = 1 if code is None and status == "error" else code
-        code = code if code is not None else 0
-        return [*events, shell_moment(base, command, _FRAMING.sub("", output), code)]
+        code = code if code is not None else int(status == "error")
+        return shell_call(base, command, _FRAMING.sub("", output), code)
     if name in EDITING_TOOLS:
         if status != "success":
             return []

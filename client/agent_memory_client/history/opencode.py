@@ -7,16 +7,16 @@ session's `id` and `directory`) and `messages`, each with its `info.role` and `p
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import replaced
-from agent_memory_client.history import Moment, Transcript, shell_moment
+from agent_memory_client.clients.base import replaced, shell_call
+from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in
 from agent_memory_client.history.formats import whole_text
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import command_sources, tool_sources
-from agent_memory_client.shell import cancelled
+from agent_memory_client.provenance import tool_sources
 
 CLIENT = "opencode"
 EDITING_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
@@ -38,13 +38,15 @@ def read(path: Path) -> Transcript | None:
     for message in whole["messages"]:
         if not isinstance(message, dict):
             continue
+        said_at = (message.get("info") or {}).get("time") or {}
         role = (message.get("info") or {}).get("role")
         for part in message.get("parts") or []:
             if not isinstance(part, dict):
                 continue
             call = part.get("callID")
             anchor = str(call if call and call != "REDACTED" else part.get("id"))
-            at = str(((part.get("state") or {}).get("time") or {}).get("start") or "")
+            started = ((part.get("state") or {}).get("time") or {}).get("start")
+            at = iso_of(started or said_at.get("created"))
             if part.get("type") == "text" and role == "user" and not part.get("synthetic"):
                 said = str(part.get("text") or "")
                 transcript.moments.append(Moment(at, base.at("prompt", text=said), anchor, sub))
@@ -54,6 +56,14 @@ def read(path: Path) -> Transcript | None:
     return transcript
 
 
+def iso_of(milliseconds: Any) -> str:
+    """OpenCode's time (milliseconds since the epoch) as ISO 8601, what a draft's `seen_at`
+    and `--since` read; "" when there is none."""
+    if not isinstance(milliseconds, (int, float)) or isinstance(milliseconds, bool):
+        return ""
+    return datetime.fromtimestamp(milliseconds / 1000, UTC).isoformat()
+
+
 def _tool(transcript: Transcript, base: Event, part: dict[str, Any], anchor: str) -> list[Event]:
     name = str(part.get("tool") or "")
     state: dict[str, Any] = part["state"] if isinstance(part.get("state"), dict) else {}
@@ -61,13 +71,10 @@ def _tool(transcript: Transcript, base: Event, part: dict[str, Any], anchor: str
     output = str(state.get("output") or state.get("error") or "")
     if name == "bash":
         command = str(given.get("command") or "")
-        events = [base.at("fetched", sources=(s,)) for s in command_sources(command)]
-        if cancelled(output):
-            return events
         transcript.clues += clues_in(command, output, anchor)
         code = (state.get("metadata") or {}).get("exit")
-        code = code if isinstance(code, int) else (1 if state.get("status") == "error" else 0)
-        return [*events, shell_moment(base, command, output, code)]
+        code = code if isinstance(code, int) else int(state.get("status") == "error")
+        return shell_call(base, command, output, code)
     if name in EDITING_TOOLS:
         path = given.get("filePath") or given.get("file_path") or ""
         change = replaced(given.get("oldString"), given.get("newString"))

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agent_memory_client.git import repository_name, top_level
-from agent_memory_client.history.clues import repository_from
+from agent_memory_client.history.clues import clues_in_prompt, repository_from
 
 if TYPE_CHECKING:
     from agent_memory_client.history import Transcript
@@ -28,7 +28,10 @@ NO_GIT = (
     "its folder is in no git repository and its transcript names none (map it: --map"
     " PATH=owner/name)"
 )
-NO_CWD = "its transcript records no folder and names no repository"
+NO_CWD = (
+    "its transcript records no folder and names no repository (map its file's folder:"
+    " --map PATH=owner/name)"
+)
 _OWNER_NAME = re.compile(r"^[\w.-]+/[\w.-]+(?:/[\w.-]+)*$")
 
 
@@ -91,14 +94,21 @@ class Namer:
     def name(self, transcript: Transcript) -> tuple[str | None, str | None, str]:
         """(repository, top folder, why none) of a session."""
         cwd = transcript.cwd
-        mapped = self.mapped(cwd) if cwd else None
+        # A transcript that records no folder (Cursor's) is mapped by where the file is.
+        mapped = self.mapped(cwd or str(transcript.path.parent))
         if mapped:
-            top = top_level(cwd) if os.path.isdir(cwd) else None
+            top = top_level(cwd) if cwd and os.path.isdir(cwd) else None
             return mapped, top, ""
         repo, top = self.folder(cwd) if cwd else (None, None)
         if repo is not None:
             return repo, top, ""
-        named, _ = repository_from(transcript.clues)
+        said = [  # a pull request, an issue or a CI run the user links to, in any client
+            c
+            for m in transcript.moments
+            if m.event.kind == "prompt" and not m.sub
+            for c in clues_in_prompt(m.event.text, m.anchor)
+        ]
+        named, _ = repository_from([*transcript.clues, *said])
         if named is not None:
             if cwd:
                 self.learned.setdefault(checkout_of(cwd), named)
