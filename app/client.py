@@ -1,5 +1,5 @@
-"""A typed client for the REST API, sync and async, used by the CLI, over httpx (streamed
-export and import). Where the server and its key are found, and how a refusal is read, are
+"""A typed client for the REST API, used by the server's CLI, over httpx (streamed export
+and import). Where the server and its key are found, and how a refusal is read, are
 the client half's (agent_memory_client.connection), which the hooks and the bridge use: one
 rule for every client of this project.
 
@@ -14,7 +14,6 @@ details' status, detail and fields; an unreachable server raises ClientError too
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 from uuid import UUID
@@ -31,17 +30,6 @@ IMPORT_TIMEOUT = httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)
 
 # A refusal or an unreachable server (status 0): the client half's one error type.
 ClientError = Unavailable
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One request, as both clients send it."""
-
-    method: str
-    path: str
-    params: Mapping[str, Any] | None = None
-    json: Any = None
-    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def default_url() -> str:
@@ -61,118 +49,6 @@ def _filed(values: Mapping[str, Any]) -> dict[str, Any]:
     return {**_without_none(values), "source_repo": values.get("source_repo")}
 
 
-class Calls:
-    """The API's operations as requests (no I/O): what both clients share."""
-
-    @staticmethod
-    def remember(text: str, **fields: Any) -> Call:
-        return Call("POST", "/remember", json=_filed({"text": text, **fields}))
-
-    @staticmethod
-    def store(content: str, **fields: Any) -> Call:
-        return Call("POST", "/memories", json=_filed({"content": content, **fields}))
-
-    @staticmethod
-    def search(q: str, **filters: Any) -> Call:
-        return Call("POST", "/search", json=_without_none({"q": q, **filters}))
-
-    @staticmethod
-    def list(**filters: Any) -> Call:
-        return Call("GET", "/memories", params=_without_none(filters))
-
-    @staticmethod
-    def get(memory_id: str) -> Call:
-        """By its id, or by the start of it (the server says when that is ambiguous)."""
-        try:
-            return Call("GET", f"/memories/{UUID(memory_id)}")
-        except ValueError:
-            return Call("GET", f"/memories/by-prefix/{quote(memory_id.strip(), safe='')}")
-
-    @staticmethod
-    def audit(**filters: Any) -> Call:
-        return Call("GET", "/audit", params=_without_none(filters))
-
-    @staticmethod
-    def undo(entry_id: str) -> Call:
-        return Call("POST", f"/audit/{entry_id}/undo")
-
-    @staticmethod
-    def start_session(**fields: Any) -> Call:
-        return Call("POST", "/sessions", json=_without_none(fields))
-
-    @staticmethod
-    def delete_session(session_id: str) -> Call:
-        return Call("DELETE", f"/sessions/{session_id}")
-
-    @staticmethod
-    def held() -> Call:
-        return Call("GET", "/memories/held")
-
-    @staticmethod
-    def approve(memory_id: str) -> Call:
-        return Call("POST", f"/memories/{memory_id}/approve")
-
-    @staticmethod
-    def queue_drafts(drafts: Sequence[Mapping[str, Any]]) -> Call:
-        return Call("POST", "/drafts", json={"drafts": [dict(d) for d in drafts]})
-
-    @staticmethod
-    def drafts(**filters: Any) -> Call:
-        return Call("GET", "/drafts", params=_without_none(filters))
-
-    @staticmethod
-    def keep_draft(draft_id: str, text: str | None = None) -> Call:
-        return Call("POST", f"/drafts/{draft_id}/keep", json=_without_none({"text": text}))
-
-    @staticmethod
-    def drop_drafts(ids: Sequence[str]) -> Call:
-        return Call("POST", "/drafts/drop", json={"ids": list(ids)})
-
-    @staticmethod
-    def restore_draft(draft_id: str) -> Call:
-        return Call("POST", f"/drafts/{draft_id}/restore")
-
-    @staticmethod
-    def proposals(kinds: Sequence[str] | None = None, limit: int | None = None) -> Call:
-        return Call("GET", "/proposals", params=_without_none({"kind": kinds, "limit": limit}))
-
-    @staticmethod
-    def refresh_proposals() -> Call:
-        return Call("POST", "/proposals/refresh")
-
-    @staticmethod
-    def decide_proposal(proposal_id: str, action: str) -> Call:
-        return Call("POST", f"/proposals/{proposal_id}/{action}")
-
-    @staticmethod
-    def sessions(**filters: Any) -> Call:
-        return Call("GET", "/sessions", params=_without_none(filters))
-
-    @staticmethod
-    def end_session(session_id: str, status: str, **fields: Any) -> Call:
-        body = _without_none({"status": status, **fields})
-        return Call("POST", f"/sessions/{session_id}/end", json=body)
-
-    @staticmethod
-    def snapshot(
-        source_repo: str | None = None,
-        max_chars: int | None = None,
-        format: str = "json",
-        max_tokens: int | None = None,
-    ) -> Call:
-        """`format`: "json", or "markdown" (answered as text, to paste into a prompt)."""
-        bounds = {"max_chars": max_chars, "max_tokens": max_tokens}
-        params = _without_none({"source_repo": source_repo, **bounds})
-        return Call("GET", "/snapshot", params={**params, "format": format})
-
-
-def _options(url: str, api_key: str | None, timeout_s: float) -> dict[str, Any]:
-    """What both clients are built with: the server, the key (or none), the timeout."""
-    key = configured_key(api_key)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return {"base_url": url, "headers": headers, "timeout": timeout_s}
-
-
 def _answer(response: httpx.Response) -> Any:
     if response.is_success:
         if not response.content:
@@ -188,6 +64,8 @@ def _unreachable(url: str, exc: httpx.HTTPError) -> ClientError:
 
 
 class MemoryClient:
+    """The API's operations, one method each; every one answers the response's JSON."""
+
     def __init__(
         self,
         url: str | None = None,
@@ -195,7 +73,9 @@ class MemoryClient:
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.url = server_url(url or default_url()).rstrip("/")
-        self._http = httpx.Client(**_options(self.url, api_key, timeout_s))
+        key = configured_key(api_key)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout_s)
 
     def __enter__(self) -> MemoryClient:
         return self
@@ -206,86 +86,92 @@ class MemoryClient:
     def close(self) -> None:
         self._http.close()
 
-    def send(self, call: Call) -> Any:
+    def send(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
         try:
-            response = self._http.request(
-                call.method, call.path, params=call.params, json=call.json, headers=call.headers
-            )
+            response = self._http.request(method, path, params=params, json=json)
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
         return _answer(response)
 
     def remember(self, text: str, **fields: Any) -> Any:
-        return self.send(Calls.remember(text, **fields))
+        return self.send("POST", "/remember", json=_filed({"text": text, **fields}))
 
     def store(self, content: str, **fields: Any) -> Any:
-        return self.send(Calls.store(content, **fields))
+        return self.send("POST", "/memories", json=_filed({"content": content, **fields}))
 
     def search(self, q: str, **filters: Any) -> Any:
-        return self.send(Calls.search(q, **filters))
+        return self.send("POST", "/search", json=_without_none({"q": q, **filters}))
 
     def list(self, **filters: Any) -> Any:
-        return self.send(Calls.list(**filters))
+        return self.send("GET", "/memories", params=_without_none(filters))
 
     def get(self, memory_id: str) -> Any:
-        return self.send(Calls.get(memory_id))
+        """By its id, or by the start of it (the server says when that is ambiguous)."""
+        try:
+            path = f"/memories/{UUID(memory_id)}"
+        except ValueError:
+            path = f"/memories/by-prefix/{quote(memory_id.strip(), safe='')}"
+        return self.send("GET", path)
 
     def audit(self, **filters: Any) -> Any:
-        return self.send(Calls.audit(**filters))
+        return self.send("GET", "/audit", params=_without_none(filters))
 
     def undo(self, entry_id: str) -> Any:
-        return self.send(Calls.undo(entry_id))
-
-    def start_session(self, **fields: Any) -> Any:
-        return self.send(Calls.start_session(**fields))
+        return self.send("POST", f"/audit/{entry_id}/undo")
 
     def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
-        return self.send(Calls.end_session(session_id, status, **fields))
+        body = _without_none({"status": status, **fields})
+        return self.send("POST", f"/sessions/{session_id}/end", json=body)
 
     def sessions(self, **filters: Any) -> Any:
-        return self.send(Calls.sessions(**filters))
+        return self.send("GET", "/sessions", params=_without_none(filters))
 
     def delete_session(self, session_id: str) -> Any:
-        return self.send(Calls.delete_session(session_id))
+        return self.send("DELETE", f"/sessions/{session_id}")
 
     def held(self) -> Any:
-        return self.send(Calls.held())
+        return self.send("GET", "/memories/held")
 
     def approve(self, memory_id: str) -> Any:
-        return self.send(Calls.approve(memory_id))
+        return self.send("POST", f"/memories/{memory_id}/approve")
 
     def queue_drafts(self, drafts: Sequence[Mapping[str, Any]]) -> Any:
-        return self.send(Calls.queue_drafts(drafts))
+        return self.send("POST", "/drafts", json={"drafts": [dict(d) for d in drafts]})
+
+    def written_rules(self, source_repo: str | None, keys: Sequence[str]) -> Any:
+        body = {"source_repo": source_repo, "keys": list(keys)}
+        return self.send("POST", "/drafts/written", json=body)
+
+    def standing(self, source_repo: str, max_chars: int | None = None) -> Any:
+        params = _without_none({"source_repo": source_repo, "max_chars": max_chars})
+        return self.send("GET", "/standing", params=params)
 
     def drafts(self, **filters: Any) -> Any:
-        return self.send(Calls.drafts(**filters))
+        return self.send("GET", "/drafts", params=_without_none(filters))
 
     def keep_draft(self, draft_id: str, text: str | None = None) -> Any:
-        return self.send(Calls.keep_draft(draft_id, text))
+        return self.send("POST", f"/drafts/{draft_id}/keep", json=_without_none({"text": text}))
 
     def drop_drafts(self, ids: Sequence[str]) -> Any:
-        return self.send(Calls.drop_drafts(ids))
+        return self.send("POST", "/drafts/drop", json={"ids": list(ids)})
 
     def restore_draft(self, draft_id: str) -> Any:
-        return self.send(Calls.restore_draft(draft_id))
+        return self.send("POST", f"/drafts/{draft_id}/restore")
 
     def proposals(self, kinds: Sequence[str] | None = None, limit: int | None = None) -> Any:
-        return self.send(Calls.proposals(kinds, limit))
+        return self.send("GET", "/proposals", params=_without_none({"kind": kinds, "limit": limit}))
 
     def refresh_proposals(self) -> Any:
-        return self.send(Calls.refresh_proposals())
+        return self.send("POST", "/proposals/refresh")
 
     def decide_proposal(self, proposal_id: str, action: str) -> Any:
-        return self.send(Calls.decide_proposal(proposal_id, action))
-
-    def snapshot(
-        self,
-        source_repo: str | None = None,
-        max_chars: int | None = None,
-        format: str = "json",
-        max_tokens: int | None = None,
-    ) -> Any:
-        return self.send(Calls.snapshot(source_repo, max_chars, format, max_tokens))
+        return self.send("POST", f"/proposals/{proposal_id}/{action}")
 
     def export(
         self,
@@ -319,56 +205,3 @@ class MemoryClient:
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
         return _answer(response)
-
-
-class AsyncMemoryClient:
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.url = server_url(url or default_url()).rstrip("/")
-        self._http = httpx.AsyncClient(**_options(self.url, api_key, timeout_s))
-
-    async def __aenter__(self) -> AsyncMemoryClient:
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def send(self, call: Call) -> Any:
-        try:
-            response = await self._http.request(
-                call.method, call.path, params=call.params, json=call.json, headers=call.headers
-            )
-        except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from exc
-        return _answer(response)
-
-    async def remember(self, text: str, **fields: Any) -> Any:
-        return await self.send(Calls.remember(text, **fields))
-
-    async def search(self, q: str, **filters: Any) -> Any:
-        return await self.send(Calls.search(q, **filters))
-
-    async def get(self, memory_id: str) -> Any:
-        return await self.send(Calls.get(memory_id))
-
-    async def start_session(self, **fields: Any) -> Any:
-        return await self.send(Calls.start_session(**fields))
-
-    async def end_session(self, session_id: str, status: str, **fields: Any) -> Any:
-        return await self.send(Calls.end_session(session_id, status, **fields))
-
-    async def snapshot(
-        self,
-        source_repo: str | None = None,
-        max_chars: int | None = None,
-        format: str = "json",
-        max_tokens: int | None = None,
-    ) -> Any:
-        return await self.send(Calls.snapshot(source_repo, max_chars, format, max_tokens))

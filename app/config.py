@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain.memory import DEFAULT_TENANT
+from app.domain.oauth import public_url_problem
+from app.domain.oidc import issuer_problem
 from app.domain.origins import origin_of
 from app.domain.provenance import UntrustedPolicy
 from app.domain.validation import Limits
@@ -36,6 +39,10 @@ class Settings(BaseSettings):
     db_command_timeout_s: float = Field(default=30.0, gt=0)
     # How long a request waits for a free pooled connection before answering 503.
     db_acquire_timeout_s: float = Field(default=5.0, gt=0)
+    # After a start, /readyz answers 503 until the database has read back what its buffers
+    # held (pg_prewarm's autoprewarm), for at most this many seconds; then ready anyway,
+    # logged (app/db/prewarm.py). 0: ready at once.
+    prewarm_wait_s: float = Field(default=30.0, ge=0)
     # The role queries run as (SET ROLE): neither owner nor superuser, so row-level
     # security holds. Empty: connect directly as such a role instead.
     db_app_role: str = "agent_memory_app"
@@ -92,6 +99,33 @@ class Settings(BaseSettings):
     # the service's own; a browser's request from any other origin gets 403.
     allowed_origins: str = ""
     port: int = Field(default=8080, ge=1, le=65535)
+    # Remote MCP over OAuth 2.1 (app/domain/oauth.py). PUBLIC_URL: the server's origin as
+    # clients reach it (https://memory.example.com behind a TLS proxy): the OAuth issuer,
+    # and its /mcp the resource every token is bound to; its host is answered for. Empty:
+    # the origin each request reached (the loopback names by default: local use).
+    public_url: str = ""
+    oauth_access_token_ttl_s: int = Field(default=3_600, ge=60, le=86_400)
+    oauth_refresh_token_ttl_s: int = Field(default=30 * 86_400, ge=3_600)
+    # A client registered (RFC 7591) that no one approved within this many days is deleted.
+    oauth_unused_client_days: int = Field(default=30, ge=1)
+    # Clients named by their metadata document's URL (claude.ai, Claude Code, VS Code): the
+    # server fetches it (outbound https). Off: clients register themselves (RFC 7591).
+    oauth_client_documents: bool = True
+    # For developing a client: fetch its metadata document from localhost, over http too
+    # (never otherwise: a client_id URL is fetched only from a public address, over https).
+    oauth_local_client_documents: bool = False
+    # Console sign-in through the team's identity provider (OpenID Connect; docs/team.md):
+    # its issuer URL, this server's client id and secret there (the secret from the
+    # environment, never logged; empty for a public client, PKCE alone), the claim naming a
+    # person (matched to a person's name), the tenant its people are in, the button's name,
+    # and how long a session lasts. No OIDC_ISSUER: keys only.
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: SecretStr = SecretStr("")
+    oidc_name_claim: str = "email"
+    oidc_tenant: str = DEFAULT_TENANT
+    oidc_provider_name: str = "your identity provider"
+    console_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     log_level: str = "INFO"
     # "auto": text at a terminal, JSON lines otherwise.
     log_format: Literal["auto", "json", "text"] = "auto"
@@ -128,8 +162,9 @@ class Settings(BaseSettings):
     vector_exact_factor: float = Field(default=500.0, ge=0.0, le=1_000_000.0)
     # A repository with at least this many live memories gets an HNSW graph of its own,
     # which its searches walk instead of reading it whole (docs/search.md, "A repository's
-    # own graph"); one that falls below half of it loses it. 0: no repository graphs.
-    repository_graph_rows: int = Field(default=5_000, ge=0)
+    # own graph"); one that falls below half of it loses it. 0: no repository graphs. At
+    # the crossover measured at 100,000 memories (docs/benchmarks.md, issue 69).
+    repository_graph_rows: int = Field(default=2_000, ge=0)
     decay_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     decay_strength_days: float = Field(default=30.0, gt=0)
     # Hybrid results scoring below RATIO x the best match, or whose similarity to the query
@@ -199,6 +234,12 @@ class Settings(BaseSettings):
             raise ValueError("TENANT_MAX_CONNECTIONS must not exceed DB_POOL_MAX")
         if self.db_pool_min > self.db_pool_max:
             raise ValueError("DB_POOL_MIN must not exceed DB_POOL_MAX")
+        if self.public_url and (problem := public_url_problem(self.public_url)):
+            raise ValueError(problem)
+        if self.oidc_issuer and (problem := issuer_problem(self.oidc_issuer)):
+            raise ValueError(problem)
+        if self.oidc_issuer and not self.oidc_client_id:
+            raise ValueError("OIDC_ISSUER needs OIDC_CLIENT_ID (this server's client there)")
         if self.embedding_provider == "openai" and not self.openai_base_url:
             raise ValueError("EMBEDDING_PROVIDER=openai needs OPENAI_BASE_URL")
         return self

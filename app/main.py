@@ -24,9 +24,11 @@ from app.api import (
     lifecycle,
     memories,
     metrics,
+    people,
     recall,
     search,
     sessions,
+    standing,
     tidy,
     transfer,
 )
@@ -34,6 +36,7 @@ from app.api.body_limit import BodyLimitMiddleware
 from app.api.errors import PROBLEM_RESPONSES, install_error_handlers
 from app.api.idempotency import IdempotencyMiddleware
 from app.api.mcp_http import AuthenticatedMcp
+from app.api.oauth import oauth_routes
 from app.api.options import OptionsMiddleware
 from app.api.request_guard import RequestGuardMiddleware
 from app.api.rules import as_served, published
@@ -43,6 +46,8 @@ from app.domain.origins import allowed_hosts
 from app.domain.problems import Problem
 from app.embeddings.base import Embedder
 from app.mcp.server import build_mcp_server
+from app.services.auth import is_loopback
+from app.services.client_documents import ClientDocuments
 from app.services.scheduler import background_pruning
 from app.startup import open_runtime
 
@@ -85,6 +90,16 @@ def create_app(
     app.router.routes.append(
         Route("/mcp", AuthenticatedMcp(mcp_asgi), methods=["GET", "POST", "DELETE"])
     )
+    # OAuth 2.1 for remote MCP clients (claude.ai, ChatGPT...): its metadata and endpoints.
+    if not settings.public_url and not is_loopback(settings.host):
+        logger.warning(
+            "PUBLIC_URL is not set: OAuth clients are told this server is at the address each"
+            " request reached; behind a TLS proxy set PUBLIC_URL=https://... (docs/connect/)"
+        )
+    documents = ClientDocuments(
+        settings.oauth_local_client_documents, enabled=settings.oauth_client_documents
+    )
+    app.router.routes.extend(oauth_routes(documents))
     _add_middleware(app, settings)
     app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
     app.mount(console.STATIC_URL, console.static_files(), name="console-static")
@@ -94,8 +109,8 @@ def create_app(
     return app
 
 
-DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, drafts, tidy,
-         keys, audit, metrics)  # fmt: skip
+DOORS = (health, memories, transfer, search, learning, recall, lifecycle, sessions, standing,
+         drafts, tidy, people, keys, audit, metrics)  # fmt: skip
 
 
 def _serve_openapi_as_enforced(app: FastAPI, settings: Settings) -> None:
@@ -141,7 +156,7 @@ def _add_middleware(app: FastAPI, settings: Settings) -> None:
     # gets nothing but the refusal.
     app.add_middleware(
         RequestGuardMiddleware,
-        allowed_hosts=allowed_hosts(settings.allowed_hosts, settings.host),
+        allowed_hosts=allowed_hosts(settings.allowed_hosts, settings.host, settings.public_url),
         allowed_origins=origins_of(settings),
     )
     app.add_middleware(metrics.MetricsMiddleware)

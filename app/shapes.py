@@ -39,6 +39,9 @@ class MemoryOut(ExportedMemory):
         description="Archived by an admin's hand: no agent's re-store brings it back.",
     )
     created_by_key: UUID | None = Field(description="The API key that wrote it (provenance).")
+    person_id: UUID | None = Field(
+        default=None, description="The person whose key wrote it (none: a key of no one)."
+    )
     version: int = Field(
         description='Bumped by every edit; send it back as If-Match: "v<version>".'
     )

@@ -4,6 +4,7 @@ configured), its pool, the embedder, the schema and model checks, and who may ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,6 +29,7 @@ from app.services.auth import (
     RateLimiter,
     decide_open_mode,
 )
+from app.services.search import connection_warm_up
 from app.telemetry import Telemetry
 
 
@@ -84,17 +86,24 @@ async def open_runtime(
     if url is None:
         url, embedded = resolve_database_url(settings)
     try:
-        pool = await create_pool(
-            url,
-            settings.db_pool_min,
-            settings.db_pool_max,
-            settings.db_command_timeout_s,
-            settings.hnsw_ef_search,
-            settings.db_app_role or None,
-            settings.vector_exact_factor,
-        )
-        database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         the_embedder = embedder or build_embedder(settings)
+        try:
+            # Each new connection runs the searches once before its first request.
+            pool = await create_pool(
+                url,
+                settings.db_pool_min,
+                settings.db_pool_max,
+                settings.db_command_timeout_s,
+                settings.hnsw_ef_search,
+                settings.db_app_role or None,
+                settings.vector_exact_factor,
+                warm_up=connection_warm_up(settings, the_embedder.name, the_embedder.dim),
+            )
+        except BaseException:
+            if embedder is None:
+                await the_embedder.aclose()
+            raise
+        database = Database(pool, settings.db_acquire_timeout_s, tenant_connection_share(settings))
         # The time filter's parser loads its language data here, not in a request.
         await asyncio.to_thread(times.warm_up)
         try:
@@ -116,10 +125,20 @@ async def open_runtime(
                     database, settings.host, settings.require_keys, settings.allow_open_network
                 ),
             )
-            yield Runtime(
+            runtime = Runtime(
                 settings, database, the_embedder, Telemetry(), head, authenticator,
                 owner_url=url if settings.db_app_role else None,
             )  # fmt: skip
+            watching = asyncio.create_task(
+                runtime.warmth.watch_database(url, settings.prewarm_wait_s)
+            )
+            try:
+                await runtime.warmth.first_look()
+                yield runtime
+            finally:
+                watching.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watching
         finally:
             await database.close()
             if embedder is None:

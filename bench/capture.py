@@ -48,10 +48,9 @@ from agent_memory_client.history import (
     history_found,
     named_sessions,
 )
-from agent_memory_client.history.capture import candidates_of
+from agent_memory_client.history.capture import candidates_of, outsider_reads
 from agent_memory_client.history.formats import read_any
 from agent_memory_client.history.repository import Namer
-from agent_memory_client.provenance import outsider
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT.parent / "shared" / "data" / "sessions"
@@ -274,11 +273,7 @@ def _provenance(session: Session, figures: Figures) -> None:
         return
     labelled = {r["anchor"] for r in session.label.get("outsider_reads") or []}
     repo = mapped_repository(session)
-    flagged = {
-        m.anchor
-        for m in session.transcript.moments
-        if m.event.kind == "fetched" and outsider(m.event.sources, repo)
-    }
+    flagged = {moment.anchor for moment, read in outsider_reads(session.transcript, repo) if read}
     figures.reads += len(labelled)
     figures.missed += [f"{session.file}|{a}" for a in sorted(labelled - flagged)]
     alarms = sorted(flagged - labelled)

@@ -1,12 +1,19 @@
-"""A new connection's first search against its second and third, without repositories'
-graphs, with them, and without again, on bench.latency's loaded database: what a pooled
-connection pays once, after each time asyncpg closed it for idling (what its backend has
-not loaded yet; this does not take that apart).
+"""A new pooled connection's first search against its second and third, through the
+service's pool and its unit of work, without and with the pool's warm-up (app/db/pool.py,
+alternated: without, with, with, without), on bench.latency's loaded database. Each round
+opens a pool of one connection, as the service opens one at its start or when requests
+outgrow the open ones, and times that too: the warm-up moves the first search's extra
+cost there, before any request.
 
-Run after `bench.latency --sizes 1000000 --real-vectors --keep`, with the same
-BENCH_DATA_DIR (it leaves the database without graphs):
+The searches are the hooks' most frequent: a recall on a prompt (a repository with its
+global memories, the session's own held ones), three on each connection; the query vectors
+are the model's, embedded first, so that only the database's part is timed (BEGIN to
+COMMIT, as a request runs it).
 
-    BENCH_DATA_DIR=/tmp/bench-1m .venv/bin/python -m bench.first_search [--connections 8]
+Run after `bench.latency --sizes 100000 --real-vectors --keep`, with the same
+BENCH_DATA_DIR:
+
+    BENCH_DATA_DIR=/tmp/bench-100k .venv/bin/python -m bench.first_search [--rounds 8]
 """
 
 from __future__ import annotations
@@ -16,80 +23,95 @@ import asyncio
 import random
 import statistics
 import time
+import uuid
 
 import asyncpg
 
-from app.config import Settings
-from app.db.pool import prepare_session
-from app.db.unit_of_work import quote_literal
+from app.config import Settings, limits_of
+from app.db.pool import create_pool
+from app.db.unit_of_work import Database, unit_of_work
+from app.domain.inputs import search_query
+from app.domain.recall import RecallDraft, recall_query
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
-from bench.latency import repository_graphs
+from app.repository.search import SearchRepository
+from app.services.search import connection_warm_up, statement_params
+from bench.latency import pct
 from bench.support import fresh_database
-from bench.synthetic import memory_text
+from bench.synthetic import QUERIES
 
 TENANT = "default"
-# The vector side of a tenant-wide search, as the search statement calls it.
-CANDIDATES = """
-SELECT id FROM memory_vector_candidates(
-    $1::vector, 100, NULL::tsquery, $2, jsonb_populate_record(NULL::memory_filter, '{}'::jsonb))
-"""
 SEARCHES = 3  # on each connection: its first, second and third
+VARIANTS = (("without", False), ("with", True), ("with", True), ("without", False))
 
 
-async def on_new_connections(
-    url: str, settings: Settings, queries: list[list[float]], connections: int
-) -> list[list[float]]:
-    """Each connection's searches (ms, in order), each connection new, set up as the
-    service's pool sets its own up."""
-    times = []
-    for n in range(connections):
-        conn = await asyncpg.connect(url)
-        try:
-            await prepare_session(
-                conn, settings.hnsw_ef_search, vector_exact_factor=settings.vector_exact_factor
-            )
-            taken = []
-            for k in range(SEARCHES):
-                async with conn.transaction():
-                    await conn.execute(f"SET LOCAL app.tenant_id = {quote_literal(TENANT)}")
-                    began = time.perf_counter()
-                    await conn.fetch(CANDIDATES, queries[n * SEARCHES + k], TENANT)
-                    taken.append((time.perf_counter() - began) * 1000)
-            times.append(taken)
-        finally:
-            await conn.close()
-    return times
+async def one_connection(
+    url: str, settings: Settings, model: str, warm: bool, searches: list[tuple[str, list[float]]]
+) -> tuple[float, list[float]]:
+    """A pool of one new connection (opened and set up as the service's: ms), then its
+    searches (ms each)."""
+    began = time.perf_counter()
+    pool = await create_pool(
+        url, 1, 1, 30, settings.hnsw_ef_search, settings.db_app_role or None,
+        settings.vector_exact_factor,
+        warm_up=connection_warm_up(settings, model, len(searches[0][1])) if warm else None,
+    )  # fmt: skip
+    opened = (time.perf_counter() - began) * 1000
+    database = Database(pool, 30)
+    database.embedding_model = model
+    limits = limits_of(settings)
+    taken = []
+    try:
+        session = uuid.uuid4()
+        for text, vector in searches:
+            repo = f"repo-{random.Random(text).randrange(100)}"
+            draft = recall_query(RecallDraft(text, repo, "prompt", session_id=session)).search
+            query = search_query(draft, limits)
+            params = statement_params(settings, query, vector, settings.hybrid_alpha)
+            began = time.perf_counter()
+            async with unit_of_work(database, TENANT) as uow:
+                await SearchRepository(uow).search(query.filter, params, 0)
+            taken.append((time.perf_counter() - began) * 1000)
+    finally:
+        await pool.close()
+    return opened, taken
 
 
 async def main() -> None:
     configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=8, help="new connections per variant")
     args = parser.parse_args()
     settings = Settings()
     embedder = build_embedder(settings)
-    rng = random.Random("first searches")
-    per_round = args.connections * SEARCHES
-    texts = [memory_text(rng)[0] for _ in range(per_round * args.rounds * 3 + per_round)]
-    queries = await embedder.embed(texts, interactive=True)
+    count = args.rounds * len(VARIANTS) * SEARCHES
+    texts = [QUERIES[i % len(QUERIES)] for i in range(count)]
+    vectors = await embedder.embed(texts, interactive=True)
     await embedder.aclose()
+    pairs = list(zip(texts, vectors, strict=True))
     async with fresh_database("agent_memory_bench_latency", reuse=True) as url:
-        print("| graphs | round | first ms | second ms | third ms |")
-        print("|---|---|---|---|---|")
+        conn = await asyncpg.connect(url)
+        model = str(await conn.fetchval("SELECT name FROM embedding_model"))
+        await conn.close()
+        print("| warm-up | run | opening ms | first ms | second ms | third ms | first - second |")
+        print("|---|---|---|---|---|---|---|")
         used = 0
-        for label, graphs in (("none", False), ("each repository's", True), ("none", False)):
-            print(f"<!-- {await repository_graphs(url, graphs)} -->", flush=True)
-            # Unmeasured: the database's own first reads after the graphs changed.
-            await on_new_connections(url, settings, queries[:per_round], args.connections)
-            for n in range(args.rounds):
-                used += per_round
-                batch = queries[used : used + per_round]
-                times = await on_new_connections(url, settings, batch, args.connections)
-                medians = [statistics.median(t[k] for t in times) for k in range(SEARCHES)]
-                cells = " | ".join(f"{m:.1f}" for m in medians)
-                print(f"| {label} | {n + 1} | {cells} |", flush=True)
+        for run, (label, warm) in enumerate(VARIANTS, start=1):
+            opened, times = [], []
+            for _ in range(args.rounds):
+                searches = pairs[used : used + SEARCHES]
+                used += SEARCHES
+                took = await one_connection(url, settings, model, warm, searches)
+                opened.append(took[0])
+                times.append(took[1])
+            medians = [statistics.median(t[k] for t in times) for k in range(SEARCHES)]
+            excess = [t[0] - t[1] for t in times]
+            print(
+                f"| {label} | {run} | {statistics.median(opened):.1f} | "
+                + " | ".join(f"{m:.1f}" for m in medians)
+                + f" | median {statistics.median(excess):.1f}, max {pct(excess, 100):.1f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

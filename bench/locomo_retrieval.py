@@ -122,7 +122,7 @@ async def dev_split_service(
 ) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
     """The service in-process on the development split as stored by default (turns with
     their context, the default model), kept between runs unless not `reuse`: for the
-    experiments beside this benchmark (bench.prf, bench.rm3, bench.absolute_floor)."""
+    experiments beside this benchmark (bench.absolute_floor, bench.recall_gate)."""
     async with fresh_database("agent_memory_bench_locomo", reuse=reuse) as url:
         app = create_app(Settings(database_url=url), database_url=url)
         async with app.router.lifespan_context(app):

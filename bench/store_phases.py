@@ -25,12 +25,9 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 import httpx
-import psutil
-from prometheus_client.parser import text_string_to_metric_families
 
 from app.config import Settings
 from app.embeddings.base import Embedder
@@ -41,55 +38,16 @@ from app.services import memories
 from app.services.transfer import IMPORT_CHUNK
 from app.telemetry import STORE_PHASES
 from bench.latency import bulk_load, pct
-from bench.support import fresh_database
+from bench.support import Cpu, fresh_database, server_timings
 from bench.synthetic import memory_text
 
 REPO = "bench-phases"
-
-
-async def server_timings(client: httpx.AsyncClient) -> dict[str, float]:
-    """Seconds per phase so far, and the model's own seconds and texts."""
-    text = (await client.get("/metrics")).raise_for_status().text
-    seconds: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "agent_memory_store_phase_seconds_total":
-                seconds[sample.labels["phase"]] = sample.value
-            elif sample.name == "agent_memory_embedding_duration_seconds_sum":
-                seconds["model"] = sample.value
-            elif sample.name == "agent_memory_embedded_texts_total":
-                seconds["texts"] = sample.value
-    return seconds
 
 
 def texts_for(label: str, count: int) -> list[tuple[str, str]]:
     rng = random.Random(label)
     return [(f"{text} [{label} {i}]", kind) for i, (text, kind) in
             enumerate(memory_text(rng) for _ in range(count))]  # fmt: skip
-
-
-class Cpu:
-    """CPU seconds spent so far by this process (the server's model threads and the
-    benchmark's included) and by the PostgreSQL server the URL names (all its processes)."""
-
-    def __init__(self, url: str) -> None:
-        socket_dir = parse_qs(urlsplit(url).query).get("host", [""])[0]
-        self._server = next(
-            (p for p in psutil.process_iter(["name", "cmdline"])
-             if p.info["name"] == "postgres" and socket_dir
-             and any(socket_dir in part for part in p.info["cmdline"] or [])),
-            None,
-        )  # fmt: skip
-
-    def now(self) -> tuple[float, float]:
-        mine = psutil.Process().cpu_times()
-        database = 0.0
-        if self._server is not None:
-            for process in [self._server, *self._server.children()]:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    times = process.cpu_times()
-                    database += times.user + times.system
-        return mine.user + mine.system, database
 
 
 @dataclass

@@ -14,8 +14,12 @@ import types
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
+import httpx
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
 
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrations import upgrade_head_async
@@ -139,7 +143,11 @@ def as_of(revision: str, path: str, name: str) -> Any:
 @contextlib.contextmanager
 def worktree(revision: str) -> Iterator[Path]:
     """A checkout of another revision beside this one (git worktree), removed after: for a
-    benchmark that runs that revision's server against the same database."""
+    benchmark that runs that revision's server against the same database. A directory
+    instead (a copy of a working tree whose changes are not committed) is used as it is."""
+    if Path(revision).is_dir():
+        yield Path(revision).resolve()
+        return
     path = Path(tempfile.mkdtemp(prefix="am-bench-tree-"))
     subprocess.run(
         ["git", "worktree", "add", "--detach", "--force", str(path), revision],
@@ -165,3 +173,51 @@ def tree_head_revision(tree: Path) -> str:
         capture_output=True,
         text=True,
     ).stdout.strip()
+
+
+async def server_timings(client: httpx.AsyncClient) -> dict[str, float]:
+    """The server's own seconds so far (its /metrics): each phase of the store path, and the
+    model's ("model": every embedding call, a search's query or a store's texts) and its
+    texts ("texts"). A benchmark that sends one request at a time reads a request's own
+    share as the difference around it."""
+    text = (await client.get("/metrics")).raise_for_status().text
+    seconds: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "agent_memory_store_phase_seconds_total":
+                seconds[sample.labels["phase"]] = sample.value
+            elif sample.name == "agent_memory_embedding_duration_seconds_sum":
+                seconds["model"] = sample.value
+            elif sample.name == "agent_memory_embedded_texts_total":
+                seconds["texts"] = sample.value
+    return seconds
+
+
+class Cpu:
+    """CPU seconds spent so far by the service (this process, or the server process
+    `service`, the model's threads included) and by the PostgreSQL server the URL names
+    (all its processes; found by the embedded server's socket directory)."""
+
+    def __init__(self, url: str, service: int | None = None) -> None:
+        socket_dir = parse_qs(urlsplit(url).query).get("host", [""])[0]
+        self._service = psutil.Process(service) if service else psutil.Process()
+        self._server = next(
+            (p for p in psutil.process_iter(["name", "cmdline"])
+             if p.info["name"] == "postgres" and socket_dir
+             and any(socket_dir in part for part in p.info["cmdline"] or [])),
+            None,
+        )  # fmt: skip
+
+    @property
+    def sees_the_database(self) -> bool:
+        return self._server is not None
+
+    def now(self) -> tuple[float, float]:
+        mine = self._service.cpu_times()
+        database = 0.0
+        if self._server is not None:
+            for process in [self._server, *self._server.children()]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    times = process.cpu_times()
+                    database += times.user + times.system
+        return mine.user + mine.system, database

@@ -256,8 +256,9 @@ async def another_model(db: asyncpg.Connection) -> AsyncIterator[None]:
 
 # What a test through the API leaves behind, emptied after it.
 EMPTY_TABLES = (
-    "TRUNCATE memories, memory_access, sessions, api_keys, idempotency_keys, audit_log, drafts,"
-    " proposals"
+    "TRUNCATE memories, memory_access, sessions, api_keys, people, idempotency_keys, audit_log,"
+    " drafts, proposals, oauth_tokens, oauth_codes, oauth_grants, oauth_requests, oauth_clients,"
+    " console_sessions"
 )
 
 

@@ -33,6 +33,14 @@ _KEY_QUERY_PARAMS = ("api_key", "apikey", "key", "token", "access_token")
 async def get_principal(request: Request, runtime: RuntimeDep) -> Principal:
     """The caller, authenticated (and rate-counted) once per request: a middleware that
     needed it first (idempotency, /mcp) leaves it in the request's state."""
+    return await authenticate_request(request, runtime)
+
+
+async def authenticate_request(
+    request: Request, runtime: Runtime, resource: str | None = None
+) -> Principal:
+    """get_principal's work; `resource`: the OAuth resource this door is (/mcp's), whose
+    access tokens it takes beside keys (app/services/auth.py)."""
     cached: Principal | None = getattr(request.state, "principal", None)
     if cached is not None:
         return cached
@@ -50,7 +58,7 @@ async def get_principal(request: Request, runtime: RuntimeDep) -> Principal:
         # Code plugin's .mcp.json) works in open mode, and gets 401 once keys are required.
         bearer = token.strip() or None
     address = request.client.host if request.client else None
-    principal = await runtime.authenticator.authenticate(bearer, address)
+    principal = await runtime.authenticator.authenticate(bearer, address, resource)
     request.state.principal = principal
     return principal
 

@@ -17,9 +17,10 @@ from app.api.responses import (
     QueuedOut,
     RefusedDraftOut,
     RememberOut,
+    WrittenOut,
     render_remember,
 )
-from app.api.schemas import DraftsIn, DropDraftsIn, KeepDraftIn
+from app.api.schemas import DraftsIn, DropDraftsIn, KeepDraftIn, RulesWrittenIn
 
 router = APIRouter(tags=["drafts"])
 
@@ -33,11 +34,31 @@ router = APIRouter(tags=["drafts"])
 async def queue(body: DraftsIn, services: ServicesDep) -> QueuedOut:
     """What `agent-memory import-history` found: never a memory until a person keeps it. A
     draft queued before (the same text, kind and repository, from any session; kept,
-    dropped or pending) is passed over; one holding a secret is left out and listed in
-    `refused`."""
+    dropped or pending) is passed over, as is one that says what a live memory already
+    says (`held`); one holding a secret is left out and listed in `refused`."""
     done = await services.drafts.queue(body.draft())
     refused = [RefusedDraftOut(index=i, reason=reason) for i, reason in done.refused]
-    return QueuedOut(queued=done.queued, known=done.known, refused=refused)
+    return QueuedOut(queued=done.queued, known=done.known, refused=refused, held=done.held)
+
+
+@router.post(
+    "/drafts/written",
+    response_model=WrittenOut,
+    summary="The rules a repository's files (or a person's own) hold now",
+)
+async def written(body: RulesWrittenIn, services: ServicesDep) -> WrittenOut:
+    """What `agent-memory import-files` read, every file of a scope read whole: a memory a
+    person kept from a rule no longer written is proposed for retirement (a tidy proposal of
+    kind `unwritten`), never archived here; drafts of such rules still pending are named; a
+    pending proposal whose rule is written again is taken back."""
+    done = await services.written.check(body.written())
+    return WrittenOut(
+        unwritten=done.unwritten,
+        proposed=done.proposed,
+        pending=done.pending,
+        more=done.more,
+        withdrawn=done.withdrawn,
+    )
 
 
 @router.get("/drafts", response_model=DraftQueueOut, summary="The pending drafts, newest first")
@@ -52,7 +73,7 @@ async def pending(services: ServicesDep, query: Annotated[DraftQueueIn, Query()]
     "/drafts/{draft_id:uuid}/keep",
     response_model=RememberOut,
     status_code=201,
-    summary="Keep a draft as a memory, as it is or rewritten (admins)",
+    summary="Keep a draft as a memory, as it is or rewritten (admins; a person, their own)",
 )
 async def keep(
     draft_id: DraftId, services: ServicesDep, body: Annotated[KeepDraftIn | None, Body()] = None
@@ -66,7 +87,7 @@ async def keep(
 @router.post(
     "/drafts/drop",
     response_model=DroppedOut,
-    summary="Drop drafts (admins): they stay dropped when the history is imported again",
+    summary="Drop drafts (admins; a person, their own): they stay dropped on a new import",
 )
 async def drop(body: DropDraftsIn, services: ServicesDep) -> DroppedOut:
     """Drops the pending drafts among those named; a drop is kept, so that an import of the

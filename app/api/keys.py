@@ -18,7 +18,9 @@ router = APIRouter(prefix="/admin/keys", tags=["admin"])
 async def create_key(body: KeyIn, services: ServicesDep) -> NewKeyOut:
     """Creates an API key and shows it once. In open mode the first key ends open mode: make it
     an admin key. Admins."""
-    created = await services.keys.create(services.principal.tenant_id, body.name, body.role)
+    created = await services.keys.create(
+        services.principal.tenant_id, body.name, body.role, body.person
+    )
     return NewKeyOut(**KeyOut.model_validate(created.record).model_dump(), key=created.key)
 
 

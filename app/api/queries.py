@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
+from uuid import UUID
 
 from pydantic import ConfigDict, Field
 
@@ -48,6 +49,9 @@ class FilterIn(Body):
     )
     until: str | None = Field(
         default=None, description=UNTIL_HELP, examples=["yesterday"], json_schema_extra=TIME_RULES
+    )
+    person_id: UUID | None = Field(
+        default=None, description="Only what this person's keys wrote (GET /admin/people)."
     )
 
     def filter_draft(self) -> FilterDraft:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.compact import compact_hits, pack
 from app.domain.drafts import EVIDENCE_KEYS, DraftEntry
+from app.domain.people import PersonSummary
 from app.domain.sessions import Session
 from app.domain.tidy import ProposalEntry
 from app.shapes import CaptureSettings, MemoryOut, PruneOut, StoreOut, render_prune
@@ -67,6 +68,10 @@ class QueuedOut(BaseModel):
         description="Drafts that held what looks like a secret: never stored (with"
         " SECRETS_POLICY=redact they are queued redacted instead)."
     )
+    held: int = Field(
+        description="Drafts that say what a live memory already says (of their repository,"
+        " or global): passed over."
+    )
 
 
 class RefusedDraftOut(BaseModel):
@@ -79,10 +84,15 @@ class QueuedDraftOut(BaseModel):
     kind: str
     text: str
     files: list[str]
-    source_repo: str
+    source_repo: str | None = Field(
+        description="Its repository; null for a rule of a person's own file (in their home)."
+    )
     client: str
-    client_session: str
-    seen_at: datetime = Field(description="When the session did it.")
+    client_session: str = Field(
+        description="The client's own id of the session; for a rule of a file (client"
+        " `file`), the file."
+    )
+    seen_at: datetime = Field(description="When the session did it (a file: its last change).")
     sources: list[str] = Field(description="The untrusted input the session had read by then.")
     status: Literal["pending", "kept", "dropped"]
     queued_at: datetime
@@ -93,6 +103,10 @@ class QueuedDraftOut(BaseModel):
         " that order; {} when none."
     )
     key: str | None = Field(description="The client's own key for the same lesson, if sent.")
+    personal: bool = Field(
+        default=False,
+        description="Its person's own: only they see it, and keep it as a personal memory.",
+    )
 
     @classmethod
     def of(cls, entry: DraftEntry) -> QueuedDraftOut:
@@ -104,16 +118,44 @@ class DraftQueueOut(BaseModel):
     next_cursor: str | None = None
 
 
+class WrittenOut(BaseModel):
+    unwritten: int = Field(
+        description="The scope's drafts of rules (kept or pending) that its files no longer hold."
+    )
+    proposed: int = Field(
+        description="Memories kept from those rules, proposed for retirement now (GET"
+        " /proposals, kind `unwritten`); one proposed before is not proposed again."
+    )
+    pending: list[UUID] = Field(
+        description="Of those drafts, the ones still waiting for review (drop them: POST"
+        " /drafts/drop)."
+    )
+    more: bool = Field(description="More than one call weighs: the rest at the next call.")
+    withdrawn: int = Field(
+        description="Pending retirement proposals taken back: their rule is written again."
+    )
+
+
+class StandingOut(BaseModel):
+    source_repo: str
+    markdown: str = Field(
+        description="The section's lines, every memory's text a quoted literal; the same"
+        " memories give the same text."
+    )
+    memory_ids: list[str] = Field(description="The memories it shows, in its order.")
+    left_out: int = Field(description="Standing memories the budget left out.")
+
+
 class DroppedOut(BaseModel):
     dropped: list[UUID] = Field(description="The pending drafts among those named, now dropped.")
 
 
 class ProposalOut(BaseModel):
     id: UUID
-    kind: Literal["merge", "replace", "retire"]
+    kind: Literal["merge", "replace", "retire", "unwritten"]
     memory_ids: list[UUID] = Field(
         description="merge, replace: the memory kept first, then those superseded by it;"
-        " retire: the memory archived."
+        " retire, unwritten (its rule deleted from its file): the memory archived."
     )
     source_repo: str | None
     similarity: float | None = Field(description="The nearest pair's cosine (merge, replace).")
@@ -214,12 +256,42 @@ class KeyOut(BaseModel):
     prefix: str
     created_at: datetime
     revoked_at: datetime | None
+    person_id: UUID | None = Field(default=None, description="The person it acts for.")
 
 
 class RevokedKeyOut(KeyOut):
     note: str | None = Field(
         default=None, description="What the revocation leaves (the tenant's last admin key)"
     )
+
+
+class PersonOut(BaseModel):
+    """A person, as an admin sees them: their keys, and how many personal memories they
+    hold (counted, never shown)."""
+
+    id: UUID
+    name: str
+    created_at: datetime
+    active_keys: int
+    personal_memories: int
+
+    @classmethod
+    def of(cls, summary: PersonSummary) -> PersonOut:
+        person = summary.person
+        return cls(
+            id=person.id,
+            name=person.name,
+            created_at=person.created_at,
+            active_keys=summary.active_keys,
+            personal_memories=summary.personal_memories,
+        )
+
+
+class RemovedPersonOut(BaseModel):
+    id: UUID
+    name: str
+    keys_revoked: int
+    personal_memories_deleted: int = Field(description="Their team memories stay.")
 
 
 class NewKeyOut(KeyOut):

@@ -27,11 +27,14 @@ from app.domain.drafts import (
     DRAFT_FILES,
     DRAFT_KEY_CHARS,
     DRAFT_KINDS,
+    FILE_CLIENT,
     MAX_QUEUE_PAGE,
     MAX_QUEUED_A_CALL,
+    MAX_WRITTEN_KEYS,
     SESSION_ID_CHARS,
     DraftText,
     HistoryDraftText,
+    WrittenText,
 )
 from app.domain.fields import WritableMemory, WrittenAt
 from app.domain.inputs import (
@@ -275,6 +278,11 @@ class RememberIn(WrittenIn):
         description="The task or situation the learning came from; searched.",
     )
 
+    personal: bool = Field(
+        default=False,
+        description="Its person's alone (a preference of theirs): never handed to another"
+        " person's keys. Needs a key that acts for a person.",
+    )
     trust_level: str = Field(
         default=DEFAULT_TRUST,
         description="Whose learning it is: `agent` (an agent's, the default) or, for an admin"
@@ -327,6 +335,11 @@ class DraftEvidenceIn(Body):
         default=None,
         description="The person's own agent CLI that wrote the lesson (`import-history"
         " --distill`).",
+        json_schema_extra=EVIDENCE_TEXT,
+    )
+    written: str | None = Field(
+        default=None,
+        description="A rule of a file: the file(s) and line(s) it is written at (`import-files`).",
         json_schema_extra=EVIDENCE_TEXT,
     )
 
@@ -430,13 +443,15 @@ class HistoryDraftIn(Body):
     files: list[str] = Field(
         default_factory=list, json_schema_extra=line_rules("path", items=DRAFT_FILES)
     )
-    source_repo: str = Field(
-        description="The session's repository (owner/name, as the hooks name it).",
+    source_repo: str | None = Field(
+        description="The session's repository (owner/name, as the hooks name it); null only"
+        f" for a rule of a person's own file (client `{FILE_CLIENT}`), filed under none.",
         json_schema_extra=line_rules("source_repo", required=True),
     )
     client: str = Field(json_schema_extra=documented(choices=DRAFT_CLIENTS))
     client_session: str = Field(
-        description="The client's own id of the session the draft was found in.",
+        description="The client's own id of the session the draft was found in (client"
+        f" `{FILE_CLIENT}`: the file, as `CLAUDE.md` or `~/.claude/CLAUDE.md`).",
         json_schema_extra=line_rules(SESSION_ID_CHARS, required=True),
     )
     seen_at: str | None = Field(
@@ -458,6 +473,12 @@ class HistoryDraftIn(Body):
         description="The client's own key for the same lesson across sessions: a draft is"
         " then queued once per repository, kind and key (else per text).",
         json_schema_extra=line_rules(DRAFT_KEY_CHARS),
+    )
+    personal: bool = Field(
+        default=False,
+        description="A rule of the person's own (their own file's): offered to them alone,"
+        " where the key acts for a person. A standing instruction from their prompts is"
+        " offered so without asking; a fix or a repository's convention is the team's.",
     )
 
 
@@ -502,6 +523,30 @@ class DraftsIn(Body):
 
     def draft(self) -> list[HistoryDraftText]:
         return [HistoryDraftText(**d.model_dump()) for d in self.drafts]
+
+
+class RulesWrittenIn(Body):
+    model_config = ConfigDict(
+        json_schema_extra=body(
+            {
+                "source_repo": REPO,
+                "keys": ["rule|never push to main directly", "rule|run make test before pushing"],
+            }
+        ),
+    )
+
+    source_repo: str | None = Field(
+        description="The repository whose files were read; null: a person's own files.",
+        json_schema_extra=line_rules("source_repo", required=True),
+    )
+    keys: list[str] = Field(
+        description="Every rule its files hold now, by the key its draft was queued with:"
+        " a kept draft's rule not among them was deleted since.",
+        json_schema_extra=line_rules(DRAFT_KEY_CHARS, items=MAX_WRITTEN_KEYS, required=True),
+    )
+
+    def written(self) -> WrittenText:
+        return WrittenText(source_repo=self.source_repo, keys=self.keys)
 
 
 class KeepDraftIn(Body):
@@ -690,8 +735,20 @@ class SessionEndIn(Body):
         return SessionEnd(status=self.status, summary=self.summary, key_changes=changes)
 
 
+class PersonIn(Body):
+    model_config = ConfigDict(json_schema_extra=body({"name": "alice"}))
+
+    name: str = Field(json_schema_extra=line_rules("person", required=True))
+
+
 class KeyIn(Body):
     model_config = ConfigDict(json_schema_extra=body({"name": "ci-bot", "role": "agent"}))
 
     name: str = Field(json_schema_extra=line_rules("key_name", required=True))
     role: str = Field(json_schema_extra=documented(choices=ROLES))
+    person: str | None = Field(
+        default=None,
+        description="The person the key acts for, by name (made on first use): their"
+        " personal memories reach it, and what it writes names them. None: a key of no one.",
+        json_schema_extra=line_rules("person"),
+    )

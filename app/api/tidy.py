@@ -24,7 +24,8 @@ async def pending(
         list[str] | None,
         Query(
             description="These kinds (default: those measured right nine times in ten or"
-            f" more: {', '.join(SHOWN_BY_DEFAULT) or 'none yet'}; docs/history.md)",
+            f" more, and a rule deleted from its file: {', '.join(SHOWN_BY_DEFAULT)};"
+            " docs/history.md)",
             json_schema_extra=documented(choices=PROPOSAL_KINDS),
             examples=[["merge"]],
         ),

@@ -1,7 +1,9 @@
 """agent-memory: long-term memory for coding agents. Run the service (serve, migrate, mcp),
 use it (remember, search, list, show, export, import, audit), review what past sessions
-taught (import-history, drafts), tidy it (tidy), inspect it (explain-search),
-manage its keys, and place a tenant on a Citus cluster (isolate-tenant).
+taught and what was already written for agents (onboard, import-history, import-files,
+drafts), hand it to agents that only read files (render), tidy it (tidy), inspect it
+(explain-search), manage its keys and people, and place a tenant on a Citus cluster
+(isolate-tenant).
 
 One module per command group: `service` works on this machine's database in this process,
 `memories` and `transfer` talk to a running server through the typed client, `keys` and
@@ -15,13 +17,25 @@ import sys
 from typing import Any
 
 from app import __version__
-from app.cli import cluster, drafts, history, keys, memories, service, tidy, transfer
+from app.cli import (
+    cluster,
+    drafts,
+    files,
+    history,
+    keys,
+    memories,
+    people,
+    render,
+    service,
+    tidy,
+    transfer,
+)
 from app.cli.common import HELP, CommandError, Parents
 from app.client import ClientError
 from app.config import Settings
 from app.logging import configure_logging
 
-GROUPS = (service, memories, history, drafts, tidy, transfer, keys, cluster)
+GROUPS = (service, memories, history, files, drafts, render, tidy, transfer, keys, people, cluster)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.func.__module__ in (service.__name__, keys.__name__, cluster.__name__):
+    if args.func.__module__ in (service.__name__, keys.__name__, people.__name__, cluster.__name__):
         # The service's commands log; a client command prints its answer, nothing else.
         settings = Settings()
         quiet = getattr(args, "quiet_logs", False) and not getattr(args, "verbose", False)

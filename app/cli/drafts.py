@@ -61,7 +61,8 @@ def cmd_drafts(args: argparse.Namespace) -> int:
         return 0
     for draft in page["drafts"]:
         when = str(draft["seen_at"])[:10]
-        print(f"{draft['id']}  {draft['kind']}  {draft['source_repo']}  {draft['client']} {when}")
+        repo = draft["source_repo"] or "global"
+        print(f"{draft['id']}  {draft['kind']}  {repo}  {draft['client']} {when}")
         # Shown as data: quoted, so that no draft can pose as this listing's lines.
         print(f"    {json.dumps(draft['text'], ensure_ascii=False)}")
         evidence = draft.get("evidence") or {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,24 @@ def sessions_of(args: argparse.Namespace) -> Iterator[Any]:
             yield found
 
 
-def cmd_import_history(args: argparse.Namespace) -> int:
+@dataclass
+class HistoryRun:
+    """What an import of past sessions found and did."""
+
+    summary: dict[str, Any]
+    report: Any
+    totals: dict[str, int]
+    drafts: list[dict[str, Any]]
+    # Each client's sessions read and drafts found (`onboard` says them).
+    by_client: dict[str, dict[str, int]] = field(default_factory=dict)
+    checkouts: dict[str, str] = field(default_factory=dict)  # their folders: top -> repo
+
+
+def new_totals() -> dict[str, int]:
+    return {"queued": 0, "known": 0, "held": 0, "refused": 0, "refused_by_rule": 0}
+
+
+def run_history(args: argparse.Namespace) -> HistoryRun:
     """Past sessions' drafts, queued for a person in calls of MAX_QUEUED_A_CALL; the server
     passes over what an earlier run queued, and leaves out a draft holding a secret."""
     from agent_memory_client.history import Report, history_found
@@ -129,8 +147,15 @@ def cmd_import_history(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     report = Report()
+    by_client: dict[str, dict[str, int]] = {}
+
+    def counted(sessions: Iterator[Any]) -> Iterator[Any]:
+        for session in sessions:
+            by_client.setdefault(session.client, {"sessions": 0, "drafts": 0})["sessions"] += 1
+            yield session
+
     found = history_found(
-        sessions_of(args),
+        counted(sessions_of(args)),
         report,
         args.repo,
         since_of(args.since),
@@ -140,17 +165,13 @@ def cmd_import_history(args: argparse.Namespace) -> int:
     if args.distill:
         found = distilled(found, args.distill, args.distill_budget, args.dry_run)
     report.count(draft for _, _, draft in found)
+    for origin, _, _ in found:
+        by_client[origin.client]["drafts"] += 1
     drafts = [draft.as_draft(origin, repo) for origin, repo, draft in found]
-    totals = {"queued": 0, "known": 0, "refused": 0, "refused_by_rule": 0}
+    totals = new_totals()
     if not args.dry_run and drafts:
         with client_of(args) as memory:
-            for start in range(0, len(drafts), MAX_QUEUED_A_CALL):
-                answer = queue_past_refusals(
-                    memory, drafts[start : start + MAX_QUEUED_A_CALL], totals
-                )
-                totals["queued"] += len(answer["queued"])
-                totals["known"] += answer["known"]
-                totals["refused"] += len(answer["refused"])
+            queue_all(memory, drafts, totals)
     summary = {
         "sessions": report.sessions,
         "sessions_without_a_repository": report.no_repository,
@@ -159,15 +180,31 @@ def cmd_import_history(args: argparse.Namespace) -> int:
         "drafts": report.drafts,
         **({"would_queue": len(drafts)} if args.dry_run else totals),
     }
+    return HistoryRun(summary, report, totals, drafts, by_client, namer.checkouts())
+
+
+def queue_all(memory: Any, drafts: list[dict[str, Any]], totals: dict[str, int]) -> None:
+    """The drafts queued in calls of MAX_QUEUED_A_CALL, what each did added to `totals`."""
+    for start in range(0, len(drafts), MAX_QUEUED_A_CALL):
+        answer = queue_past_refusals(memory, drafts[start : start + MAX_QUEUED_A_CALL], totals)
+        totals["queued"] += len(answer["queued"])
+        totals["known"] += answer["known"]
+        totals["held"] += answer.get("held", 0)
+        totals["refused"] += len(answer["refused"])
+
+
+def cmd_import_history(args: argparse.Namespace) -> int:
+    done = run_history(args)
     if args.json:
-        print(json.dumps({**summary, **({"found": drafts} if args.dry_run else {})}, indent=2))
+        found = {"found": done.drafts} if args.dry_run else {}
+        print(json.dumps({**done.summary, **found}, indent=2))
         return 0
     if args.dry_run:
-        for draft in drafts:
+        for draft in done.drafts:
             # Quoted: a transcript's text is data, and no escape in it reaches the terminal.
             text = json.dumps(draft["text"], ensure_ascii=False)
             print(f"{draft['kind']:<11} {draft['source_repo']}  {text}")
-    say_summary(args, report, totals)
+    say_summary(args, done.report, done.totals)
     return 0
 
 
@@ -187,11 +224,15 @@ def say_summary(args: argparse.Namespace, report: Any, totals: dict[str, int]) -
     if args.dry_run:
         print("dry run: nothing queued")
     else:
-        print(
-            f"queued {totals['queued']}, already queued {totals['known']}, left out for"
-            f" holding a secret {totals['refused']}, for another input rule"
-            f" {totals['refused_by_rule']}: review them with `agent-memory drafts`"
-        )
+        print(f"{queue_outcome(totals)}: review them with `agent-memory drafts`")
+
+
+def queue_outcome(totals: dict[str, int]) -> str:
+    return (
+        f"queued {totals['queued']}, already queued {totals['known']}, already held as"
+        f" memories {totals['held']}, left out for holding a secret {totals['refused']}, for"
+        f" another input rule {totals['refused_by_rule']}"
+    )
 
 
 def distilled(

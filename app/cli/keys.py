@@ -36,6 +36,11 @@ def register(command: Adder, parents: Parents) -> None:
         " someone can manage its keys; else agent)",
     )
     create.add_argument("--name", required=True, help="who or what holds it")
+    create.add_argument(
+        "--person",
+        help="the person it acts for (made on first use): their personal memories reach it,"
+        " and what it writes names them",
+    )
     listing = actions.add_parser(
         "list",
         help="list keys (never the keys themselves)",
@@ -61,16 +66,18 @@ def cmd_keys(args: argparse.Namespace) -> int:
             service = KeyService.on_connection(conn)
             if args.keys_command == "create":
                 role = await service.role_of_new(args.tenant, args.role)
-                created = await service.create(args.tenant, args.name, role)
+                created = await service.create(args.tenant, args.name, role, args.person)
                 print(created.key)
                 why = (
                     " (admin: the tenant had no active key, and no --role was given)"
                     if args.role is None and role == "admin"
                     else ""
                 )
+                person = f", acting for {args.person}" if args.person else ""
                 say(
                     f"created {created.record.role} key {created.record.id} for tenant "
-                    f"{created.record.tenant_id}{why}: store it now, it is not shown again"
+                    f"{created.record.tenant_id}{person}{why}: store it now, it is not shown"
+                    " again"
                 )
             elif args.keys_command == "list":
                 for key in await service.list(args.tenant):

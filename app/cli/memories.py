@@ -63,6 +63,11 @@ def register(command: Adder, parents: Parents) -> None:
     remember.add_argument("--name", help="a title (the first line if unset)")
     remember.add_argument("--reasoning", help="why it holds")
     remember.add_argument("--confidence", choices=CONFIDENCES, help="low if unset")
+    remember.add_argument(
+        "--personal",
+        action="store_true",
+        help="yours alone: only your keys (and their agents) are ever handed it",
+    )
     remember.set_defaults(func=cmd_remember)
 
     window = parents.time_window
@@ -137,6 +142,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
     fields = {f: getattr(args, f) for f in ("category", "name")}
     fields |= {"confidence": args.confidence, "context": args.context}
     fields |= written_here(args)
+    if args.personal:
+        fields["personal"] = True
     with client_of(args) as memory:
         if args.memory_type or args.tags:
             tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
@@ -154,13 +161,17 @@ def cmd_remember(args: argparse.Namespace) -> int:
                 lambda trust: memory.remember(args.text, reasoning=reasoning, **fields, **trust)
             )
             stored, message = answer["memory"], answer["message"]
-    print(f"{message}; {filed_where(stored.get('source_repo'))}")
+    personal = "; personal: only your keys are handed it" if stored.get("personal") else ""
+    print(f"{message}; {filed_where(stored.get('source_repo'))}{personal}")
     return 0
 
 
 # What an agent client sets in the environment of the shell commands its agent runs (seen
-# in Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0; Cursor's as it documents).
-AGENT_SHELL_MARKERS = ("AI_AGENT", "CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI", "CURSOR_AGENT")
+# in Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 and Copilot CLI 1.0.102; Cursor's
+# as it documents).
+AGENT_SHELL_MARKERS = (
+    "AI_AGENT", "CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI", "CURSOR_AGENT", "COPILOT_CLI",
+)  # fmt: skip
 
 
 def run_by_an_agent(env: Mapping[str, str]) -> bool:

@@ -7,7 +7,12 @@ import argparse
 import json
 
 from app.cli.common import Adder, CommandError, Parents, client_of, say
-from app.domain.tidy import MAX_PROPOSALS_PAGE, PROPOSAL_KINDS, SHOWN_BY_DEFAULT
+from app.domain.tidy import (
+    ARCHIVING_KINDS,
+    MAX_PROPOSALS_PAGE,
+    PROPOSAL_KINDS,
+    SHOWN_BY_DEFAULT,
+)
 
 ACTIONS = ("list", "refresh", "accept", "dismiss", "undo")
 
@@ -25,8 +30,8 @@ def register(command: Adder, parents: Parents) -> None:
         "--kind",
         action="append",
         choices=PROPOSAL_KINDS,
-        help="list: this kind, repeatable (default: those measured right nine times in ten:"
-        f" {', '.join(SHOWN_BY_DEFAULT) or 'none yet'})",
+        help="list: this kind, repeatable (default: those measured right nine times in ten,"
+        f" and a rule deleted from its file: {', '.join(SHOWN_BY_DEFAULT)})",
     )
     tidy.add_argument(
         "--limit", type=int, default=20, help=f"list: at most this many (1 to {MAX_PROPOSALS_PAGE})"
@@ -57,7 +62,8 @@ def cmd_tidy(args: argparse.Namespace) -> int:
         print(f"{proposal['id']}  {proposal['kind']}  {proposal['source_repo'] or 'global'}")
         print(f"    {proposal['reason']}")
         for n, kept in enumerate(proposal["memories"]):
-            role = "" if proposal["kind"] == "retire" else ("kept: " if n == 0 else "goes: ")
+            archived = proposal["kind"] in ARCHIVING_KINDS
+            role = "" if archived else ("kept: " if n == 0 else "goes: ")
             # Shown as data: quoted, so that no memory can pose as this listing's lines.
             print(f"    {role}{json.dumps(kept['content'], ensure_ascii=False)}")
     others = ", ".join(f"{n} {kind}" for kind, n in listed["not_listed"].items())

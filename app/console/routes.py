@@ -6,12 +6,12 @@ page shares is pages.py's."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import Form, Query, Request, Response
 
-from app.console import drafts
+from app.console import drafts, oauth, oidc
 from app.console.pages import (
     PAGE_SIZE,
     SECURITY_HEADERS,
@@ -25,7 +25,14 @@ from app.console.pages import (
     services_of,
     static_files,
 )
-from app.console.signin import KEY_COOKIE, check_csrf, set_cookies, sign_out, signed_in
+from app.console.signin import (
+    KEY_COOKIE,
+    after_sign_in,
+    check_csrf,
+    set_cookies,
+    sign_out,
+    signed_in,
+)
 from app.domain.audit import UNDOABLE, AuditQuery
 from app.domain.errors import AppError, NotFoundError
 from app.domain.filters import FilterDraft
@@ -34,11 +41,13 @@ from app.domain.memory import Memory
 from app.domain.sessions import SessionEnd
 from app.domain.snapshot import render_markdown
 from app.domain.tidy import (
+    ARCHIVING_KINDS,
     MAX_PROPOSALS_PAGE,
     MEASURED_PRECISION,
     PROPOSAL_KINDS,
     SHOWN_BY_DEFAULT,
 )
+from app.services.scope import Services
 
 # What main.py mounts and tests read, from here as before.
 __all__ = ["SECURITY_HEADERS", "STATIC_URL", "router", "static_files"]
@@ -53,11 +62,21 @@ MEMORIES_AN_ENTRY_SHOWS = 3
 
 
 @router.get("/console/sign-in")
-async def sign_in_page(request: Request, runtime: RuntimeDep) -> Response:
+async def sign_in_page(
+    request: Request,
+    runtime: RuntimeDep,
+    next_page: Annotated[str, Query(alias="next", max_length=300)] = "",
+) -> Response:
+    """`next`: where to go once signed in (a client's consent page), on this console only."""
     principal = await signed_in(request, runtime)
     if principal is not None and request.cookies.get(KEY_COOKIE):
-        return back_to("/")
-    return page(request, "sign_in.html", {"open": principal is not None})
+        return back_to(after_sign_in(next_page))
+    shown = {
+        "open": principal is not None,
+        "next": after_sign_in(next_page),
+        "provider": runtime.identity_provider,
+    }
+    return page(request, "sign_in.html", shown)
 
 
 @router.post("/console/sign-in")
@@ -66,14 +85,20 @@ async def sign_in(
     runtime: RuntimeDep,
     api_key: Annotated[str, Form(max_length=200)],
     csrf_token: Annotated[str, Form(max_length=100)] = "",
+    next_page: Annotated[str, Form(alias="next", max_length=300)] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
     try:
         address = request.client.host if request.client else None
         principal = await runtime.authenticator.authenticate(api_key.strip() or None, address)
     except AppError as exc:
-        return page(request, "sign_in.html", {"error": exc.detail}, exc.status)
-    response = back_to("/")
+        shown = {
+            "error": exc.detail,
+            "next": after_sign_in(next_page),
+            "provider": runtime.identity_provider,
+        }
+        return page(request, "sign_in.html", shown, exc.status)
+    response = back_to(after_sign_in(next_page))
     set_cookies(request, response, key=api_key.strip())
     request.state.principal = principal
     return response
@@ -81,11 +106,11 @@ async def sign_in(
 
 @router.post("/console/sign-out")
 async def sign_out_now(
-    request: Request, csrf_token: Annotated[str, Form(max_length=100)] = ""
+    request: Request, runtime: RuntimeDep, csrf_token: Annotated[str, Form(max_length=100)] = ""
 ) -> Response:
     check_csrf(request, csrf_token)
     response = back_to("/console/sign-in")
-    sign_out(response)
+    await sign_out(request, response, runtime)
     return response
 
 
@@ -103,13 +128,21 @@ async def search_page(
     memory_type: Text = None,
     weak: Flag = False,
     archived: Flag = False,
+    person_id: Text = None,
 ) -> Response:
     """Search with each hit's score parts; an empty query lists the newest."""
-    repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
+    repo, kind, person = (
+        blank_to_none(source_repo),
+        blank_to_none(memory_type),
+        blank_to_none(person_id),
+    )
     draft = SearchDraft(
         q=q or "",
         filter=FilterDraft(
-            source_repo=repo, memory_type=[kind] if kind else None, include_archived=archived
+            source_repo=repo,
+            memory_type=[kind] if kind else None,
+            include_archived=archived,
+            person_id=person,
         ),
         limit=PAGE_SIZE,
         track_access=False,  # an owner looking is not an agent using it
@@ -117,11 +150,19 @@ async def search_page(
     )
     async with services_of(request, runtime) as services:
         response = await services.search.search(draft)
-    form = {"q": q or "", "source_repo": repo or "", "memory_type": kind or ""}
+        people = await services.people.names(services.principal.tenant_id)
+    form = {"q": q or "", "source_repo": repo or "", "memory_type": kind or "", "person_id": person}
     return page(
         request,
         "search.html",
-        {"nav": "search", "form": form, "weak": weak, "archived": archived, "response": response},
+        {
+            "nav": "search",
+            "form": form,
+            "weak": weak,
+            "archived": archived,
+            "response": response,
+            "people": people,
+        },
     )
 
 
@@ -133,21 +174,28 @@ async def browse_page(
     memory_type: Text = None,
     archived: Flag = False,
     quarantined: Flag = False,
+    person_id: Text = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    """By repository and type, newest first, a page at a time (keyset: stable under writes);
-    an admin may list the quarantined ones too (marked)."""
-    repo, kind = blank_to_none(source_repo), blank_to_none(memory_type)
+    """By repository, type and who wrote it, newest first, a page at a time (keyset: stable
+    under writes); an admin may list the quarantined ones too (marked)."""
+    repo, kind, person = (
+        blank_to_none(source_repo),
+        blank_to_none(memory_type),
+        blank_to_none(person_id),
+    )
     kept = FilterDraft(
         source_repo=repo,
         memory_type=[kind] if kind else None,
         include_archived=archived,
         include_quarantined=quarantined,
+        person_id=person,
     )
     draft = ListDraft(kept, PAGE_SIZE, cursor)
     async with services_of(request, runtime) as services:
         listed = await services.memories.list_page(draft)
-    form = {"source_repo": repo or "", "memory_type": kind or ""}
+        people = await services.people.names(services.principal.tenant_id)
+    form = {"source_repo": repo or "", "memory_type": kind or "", "person_id": person}
     return page(
         request,
         "browse.html",
@@ -157,6 +205,7 @@ async def browse_page(
             "archived": archived,
             "quarantined": quarantined,
             "listed": listed,
+            "people": people,
         },
     )
 
@@ -169,10 +218,11 @@ async def memory_page(request: Request, runtime: RuntimeDep, memory_id: UUID) ->
         # The console is a person's tool: an admin sees a quarantined memory, marked.
         memory = await services.memories.get(memory_id, services.principal.can("admin"))
         older, newer = await services.memories.lineage(memory_id)
+        people = await services.people.names(services.principal.tenant_id)
     return page(
         request,
         "memory.html",
-        {"nav": "browse", "memory": memory, "older": older, "newer": newer},
+        {"nav": "browse", "memory": memory, "older": older, "newer": newer, "people": people},
     )
 
 
@@ -278,10 +328,21 @@ async def session_action(
 
 @router.get("/console/keys")
 async def keys_page(request: Request, runtime: RuntimeDep) -> Response:
-    """This tenant's keys (admins): create one (shown once), revoke one."""
+    """This tenant's keys and people (admins): create a key (shown once) for a person,
+    revoke one; remove a person, or delete their personal memories unread."""
     async with services_of(request, runtime) as services:
-        keys = await services.keys.list(services.principal.tenant_id)
-    return page(request, "keys.html", {"nav": "keys", "keys": keys, "created": None})
+        shown = await _keys_and_people(services)
+    return page(request, "keys.html", {**shown, "created": None})
+
+
+async def _keys_and_people(services: Services) -> dict[str, Any]:
+    tenant = services.principal.tenant_id
+    return {
+        "nav": "keys",
+        "keys": await services.keys.list(tenant),
+        "people": await services.people.list(tenant),
+        "names": await services.people.names(tenant),
+    }
 
 
 @router.post("/console/keys")
@@ -291,14 +352,17 @@ async def key_create(
     name: Annotated[str, Form(max_length=1000)],
     role: Annotated[str, Form(max_length=20)],
     csrf_token: Annotated[str, Form(max_length=100)] = "",
+    person: Annotated[str, Form(max_length=1000)] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
     async with services_of(request, runtime) as services:
         first_key = services.principal.key_id is None  # made in open mode: it ends it
-        created = await services.keys.create(services.principal.tenant_id, name, role)
-        keys = await services.keys.list(services.principal.tenant_id)
+        created = await services.keys.create(
+            services.principal.tenant_id, name, role, blank_to_none(person)
+        )
+        listed = await _keys_and_people(services)
     # Shown once, on this answer only (no-store): it is never stored but as a hash.
-    shown = {"nav": "keys", "keys": keys, "created": created, "first_key": first_key}
+    shown = {**listed, "created": created, "first_key": first_key}
     if first_key:
         shown["open_mode"] = False  # no longer: the banner would say the opposite
     return page(request, "keys.html", shown, 201)
@@ -315,6 +379,28 @@ async def key_revoke(
     check_csrf(request, csrf_token)
     async with services_of(request, runtime) as services:
         await services.keys.revoke(services.principal.tenant_id, key_id, force == "on")
+    return back_to("/console/keys")
+
+
+@router.post("/console/people/{person_id:uuid}/{action}")
+async def person_action(
+    request: Request,
+    runtime: RuntimeDep,
+    person_id: UUID,
+    action: Literal["remove", "forget"],
+    csrf_token: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    """Remove a person (keys revoked, personal memories deleted), or delete only their
+    personal memories, unread."""
+    check_csrf(request, csrf_token)
+    async with services_of(request, runtime) as services:
+        person = await services.people.get(services.principal.tenant_id, person_id)
+        if person is None or person.removed_at is not None:
+            raise NotFoundError(f"person {person_id} not found")
+        if action == "remove":
+            await services.people.remove(person)
+        else:
+            await services.people.delete_personal(person)
     return back_to("/console/keys")
 
 
@@ -437,6 +523,7 @@ async def tidy_page(request: Request, runtime: RuntimeDep, every_kind: Text = No
         "nav": "tidy", "proposals": pending, "decided": decided, "every_kind": bool(every_kind),
         "not_listed": not_listed,
         "shown_by_default": SHOWN_BY_DEFAULT, "precision": MEASURED_PRECISION,
+        "archiving": ARCHIVING_KINDS,
     }  # fmt: skip
     return page(request, "tidy.html", shown)
 
@@ -487,3 +574,5 @@ async def strategies_page(
 
 
 router.include_router(drafts.router)
+router.include_router(oauth.router)
+router.include_router(oidc.router)

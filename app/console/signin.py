@@ -1,9 +1,11 @@
 """Who a console request is for, and the forms' protection against cross-site requests.
 
-The key typed at sign-in is kept in a session cookie (no expiry: gone when the browser
+The key typed at sign-in (or, signed in through the team's identity provider, a session's
+random id: app/services/oidc.py) is kept in a session cookie (no expiry: gone when the browser
 closes), HttpOnly so no script can read it, SameSite=Strict so no other site's page sends
 it, and never in a URL. Each request authenticates it again, exactly like an API request,
-so a revoked key signs the console out on the next click.
+so a revoked key signs the console out on the next click; a session is looked up again the
+same way (its person removed, or their last key revoked, signs it out on the next click).
 
 Every form carries a token made from a second cookie (a random nonce) and the signed-in key:
 a page on another origin can read neither cookie, so it cannot forge the field, and a token
@@ -20,8 +22,10 @@ import secrets
 from fastapi import Request, Response
 
 from app.domain.errors import AppError, ForbiddenError
+from app.domain.oidc import is_session_id
 from app.domain.principal import Principal
 from app.runtime import Runtime
+from app.services.oidc import ConsoleSessions
 
 KEY_COOKIE = "agent_memory_console_key"
 CSRF_COOKIE = "agent_memory_console_csrf"
@@ -32,6 +36,8 @@ async def signed_in(request: Request, runtime: Runtime) -> Principal | None:
     """The caller, or None when the console should ask for a key. In open mode (no keys
     exist) everyone is the open principal, as over the API."""
     key = request.cookies.get(KEY_COOKIE) or None
+    if key is not None and is_session_id(key):
+        return await ConsoleSessions(runtime.database).principal(key)
     try:
         address = request.client.host if request.client else None
         return await runtime.authenticator.authenticate(key, address)
@@ -74,8 +80,8 @@ def _cookie(response: Response, request: Request, name: str, value: str) -> None
 
 
 def set_cookies(request: Request, response: Response, key: str | None = None) -> None:
-    """The nonce cookie when this request made one, and the key (with a new nonce) after a
-    sign-in."""
+    """The nonce cookie when this request made one, and the key or session id (with a new
+    nonce) after a sign-in."""
     nonce = getattr(request.state, "new_csrf", None)
     if key is not None:
         nonce = secrets.token_urlsafe(32)  # a new session, a new nonce
@@ -84,5 +90,16 @@ def set_cookies(request: Request, response: Response, key: str | None = None) ->
         _cookie(response, request, CSRF_COOKIE, nonce)
 
 
-def sign_out(response: Response) -> None:
+def after_sign_in(path: str) -> str:
+    """Where a sign-in leads: `path` when it is a page of this console (a client's consent
+    page sends the person to sign in and back), else the search page; never another site."""
+    local = path.startswith("/") and not path.startswith(("//", "/\\")) and "\\" not in path
+    return path if local and path.isprintable() and " " not in path else "/"
+
+
+async def sign_out(request: Request, response: Response, runtime: Runtime) -> None:
+    """The cookie gone, and a session's row with it (the id is worth nothing after)."""
+    key = request.cookies.get(KEY_COOKIE)
+    if key is not None:
+        await ConsoleSessions(runtime.database).end(key)
     response.delete_cookie(KEY_COOKIE, path="/")

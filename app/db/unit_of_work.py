@@ -7,6 +7,7 @@ rolls back on any error, so a rejected request leaves nothing half-written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -116,51 +117,79 @@ class UnitOfWork:
     """A connection and its transaction, acquired on first use so that slow work done
     before touching the database (a search's query embedding) holds no pool slot."""
 
-    def __init__(self, database: Database, tenant_id: str, key_id: UUID | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        tenant_id: str,
+        key_id: UUID | None = None,
+        person_id: UUID | None = None,
+        every_person: bool = False,
+    ) -> None:
         self._database = database
         self.tenant_id = tenant_id
         self.key_id = key_id  # provenance: the API key this work is done for
+        self.person_id = person_id  # and the person it acts for
+        # Row security's third wall (migration 0045): a personal row reaches its person's
+        # transactions only; the service's own work (pruning, embedding) reaches everyone's.
+        self._reach = {
+            "app.person_id": str(person_id or ""),
+            "app.every_person": "on" if every_person else "off",
+        }
         self.distributed = database.distributed
         self.embedding_model = database.embedding_model
         self._conn: Any = None
-        self._tx: Any = None
+        self._open = False  # a transaction of this unit is under way on _conn
         self._lost = False
+        # The transaction-local parameters callers asked for in this transaction.
+        self._local: dict[str, str] = {}
 
     async def connection(self, settings: Mapping[str, str] | None = None) -> Any:
         """The transaction's connection. `settings` are transaction-local parameters the
         caller's next statement needs; they are set in the same round trip as the tenant
-        when this call begins the transaction."""
-        local = dict(settings or {})
+        when this call begins the transaction, and later only if not already so."""
+        local = {k: v for k, v in (settings or {}).items() if self._local.get(k) != v}
         if self._conn is None:
             conn = await self._database.acquire_for(self.tenant_id)
             try:
-                tx = conn.transaction()
-                await tx.start()
                 # Row-level security's second wall: this transaction sees one tenant only.
+                # BEGIN and the settings in one round trip, not asyncpg's transaction object,
+                # which sends BEGIN alone: a round trip cost 0.3-0.6 ms on a busy 2-core
+                # machine (docs/benchmarks.md, issue 69). (asyncpg then refuses
+                # conn.transaction() on this connection: no savepoint is taken inside.)
                 settings = self._database.transaction_settings
-                await set_local(conn, {**settings, "app.tenant_id": self.tenant_id, **local})
+                await conn.execute(
+                    "BEGIN; "
+                    + settings_sql({**settings, "app.tenant_id": self.tenant_id, **self._reach,
+                                    **local})
+                )  # fmt: skip
             except CONNECTION_ERRORS as exc:
                 await self._database.release_for(self.tenant_id, conn, lost=True)
                 raise ServiceUnavailableError("database unavailable") from exc
             except BaseException:
+                with contextlib.suppress(Exception):  # the pool's reset rolls back otherwise
+                    if conn.is_in_transaction():
+                        await conn.execute("ROLLBACK")
                 await self._database.release_for(self.tenant_id, conn)
                 raise
-            self._conn, self._tx = conn, tx
+            self._conn, self._open = conn, True
         elif local:
             await set_local(self._conn, local)
+        self._local.update(local)
         return self._conn
 
     async def commit(self) -> None:
-        if self._tx is not None:
-            await self._tx.commit()
+        if self._open:
+            self._open = False
+            await self._conn.execute("COMMIT")
 
     def connection_lost(self) -> None:
         self._lost = True
 
     async def rollback(self) -> None:
-        if self._tx is not None and not self._lost:
+        if self._open and not self._lost:
+            self._open = False
             try:
-                await self._tx.rollback()
+                await self._conn.execute("ROLLBACK")
             except CONNECTION_ERRORS:
                 self._lost = True  # the server has rolled back for us
 
@@ -183,7 +212,8 @@ class UnitOfWork:
 
     async def release(self) -> None:
         if self._conn is not None:
-            conn, self._conn, self._tx = self._conn, None, None
+            conn, self._conn, self._open = self._conn, None, False
+            self._local = {}
             await self._database.release_for(self.tenant_id, conn, lost=self._lost)
             self._lost = False
 
@@ -214,12 +244,17 @@ async def set_local(conn: Any, settings: Mapping[str, str]) -> None:
     not set_config(): it is the one form Citus forwards to the workers a transaction
     touches (with citus.propagate_set_commands = 'local'), where row-level security
     reads app.tenant_id. SET takes no bound parameters, so each value is a quoted literal."""
+    await conn.execute(settings_sql(settings))
+
+
+def settings_sql(settings: Mapping[str, str]) -> str:
+    """The SET LOCAL statements of set_local(), as one string."""
     statements = []
     for name, value in settings.items():
         if not _SETTING_NAME.fullmatch(name):
             raise ValueError(f"not a setting name: {name!r}")
         statements.append(f"SET LOCAL {name} = {quote_literal(value)}")
-    await conn.execute("; ".join(statements))
+    return "; ".join(statements)
 
 
 def quote_literal(value: str) -> str:
@@ -232,9 +267,13 @@ def quote_literal(value: str) -> str:
 
 @asynccontextmanager
 async def unit_of_work(
-    database: Database, tenant_id: str, key_id: UUID | None = None
+    database: Database,
+    tenant_id: str,
+    key_id: UUID | None = None,
+    person_id: UUID | None = None,
+    every_person: bool = False,
 ) -> AsyncIterator[UnitOfWork]:
-    uow = UnitOfWork(database, tenant_id, key_id)
+    uow = UnitOfWork(database, tenant_id, key_id, person_id, every_person)
     try:
         yield uow
     except CONNECTION_ERRORS as exc:

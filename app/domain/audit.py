@@ -37,6 +37,16 @@ ACTIONS = (
     "draft_restore",
     "proposal_dismiss",
     "proposal_restore",
+    "person_add",
+    "person_remove",
+    "personal_delete",
+    # A connected client (app/domain/oauth.py): a person's approval, a token refresh, and
+    # its end (by a person, an admin, the client itself, or a code or refresh token reused).
+    "oauth_grant",
+    "oauth_refresh",
+    "oauth_revoke",
+    # A person signed in to the console through the identity provider (app/services/oidc.py).
+    "console_sign_in",
 )
 # What an undo can put back, from the entry's "before".
 UNDOABLE = frozenset({"edit", "pin", "unpin", "supersede", "archive", "prune"})
@@ -70,6 +80,17 @@ class AuditEntry:
     after: dict[str, Any] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
     undone_by: UUID | None = None
+    actor_person: UUID | None = None  # the person the actor's key acts for
+    personal_to: UUID | None = None  # about this person's personal memories: theirs alone
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who an entry names: the key, its role, and its person."""
+
+    key_id: UUID | None
+    role: str
+    person_id: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)

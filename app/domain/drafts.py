@@ -6,13 +6,14 @@ person. Few and short by construction."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from uuid import UUID
 
-from agent_memory_client.protocol import EVIDENCE_CHARS
+from agent_memory_client import protocol
 from app.domain.errors import InvalidInputError
 from app.domain.provenance import clean_sources
 from app.domain.validation import (
@@ -24,8 +25,19 @@ from app.domain.validation import (
     one_of,
 )
 
+# A draft's kinds, sources, evidence keys and bounds are the client half's, whose importers
+# write them (agent_memory_client.protocol): named here for the server's modules.
+DRAFT_KINDS = protocol.DRAFT_KINDS  # migration 0044 added "convention"
+DRAFT_CLIENTS = protocol.DRAFT_CLIENTS
+# A rule a person wrote in a file agents read (`agent-memory import-files`): its
+# client_session names the file, its evidence the lines (migration 0047).
+FILE_CLIENT = protocol.FILE_CLIENT
+DRAFT_CHARS = protocol.DRAFT_CHARS
+DRAFT_KEY_CHARS = protocol.DRAFT_KEY_CHARS
+EVIDENCE_KEYS = protocol.EVIDENCE_KEYS
+EVIDENCE_CHARS = protocol.EVIDENCE_CHARS
+
 MAX_DRAFTS = 3  # a session keeps its newest three
-DRAFT_CHARS = 500
 DRAFT_FILES = 10
 
 
@@ -65,19 +77,14 @@ def draft_of(draft: DraftText) -> Draft:
 # from the client's transcripts) or from a session that ended holding it. It is never a
 # memory by itself: nothing searches it, nothing hands it to an agent.
 
-# A failure a change fixed; a user's standing rule; how this project is built, tested, run
-# or deployed (migration 0044 added the last).
-DRAFT_KINDS = ("fix", "instruction", "convention")
-DRAFT_CLIENTS = ("claude-code", "codex", "gemini-cli", "cursor", "copilot-cli", "opencode")
 DRAFT_STATUSES = ("pending", "kept", "dropped")
 MAX_QUEUED_A_CALL = 100  # drafts one import call sends
 MAX_QUEUE_PAGE = 100
 SESSION_ID_CHARS = 200
-DRAFT_KEY_CHARS = 200  # the client's own key for "the same lesson", across sessions
 
 # A draft's evidence (migration 0044): what the session showed, so that a person judges the
 # draft at a glance. Each a text of at most EVIDENCE_CHARS, cleaned as a draft's text is;
-# the keys are these and no other, each with its label as the queue shows it.
+# the keys are EVIDENCE_KEYS and no other, each with its label as the queue shows it.
 EVIDENCE_LABELS = {
     "error": "error",  # a fix: the real error line(s) the failure met
     "failed": "failed",  # a fix: the command that failed
@@ -86,8 +93,11 @@ EVIDENCE_LABELS = {
     "said": "the user said",  # an instruction: the user's words it comes from
     "shown": "shown by",  # a convention: the commands or words that show it
     "distilled_by": "written by",  # the person's own agent CLI that wrote the lesson
+    "written": "written in",  # a rule of a file: the file(s) and line(s) it is written at
 }
-EVIDENCE_KEYS = tuple(EVIDENCE_LABELS)
+# The category a kept draft of a kind is filed under (the others' is inferred from their
+# text, as any learning's): a convention kept is one of the project's conventions.
+KEPT_CATEGORY = {"convention": "conventions"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +106,7 @@ class HistoryDraftText:
 
     kind: str
     text: str
-    source_repo: str
+    source_repo: str | None  # None: a person's own file's (FILE_CLIENT only)
     client: str
     client_session: str
     seen_at: str | None = None  # when the session did it, ISO 8601 (None: now)
@@ -104,6 +114,9 @@ class HistoryDraftText:
     sources: Sequence[str] | None = None  # the untrusted input the session had read
     evidence: Mapping[str, str | None] | None = None  # EVIDENCE_KEYS
     key: str | None = None  # the client's own key for the same lesson (fingerprint)
+    # The importer's ask that it be the person's own (a rule of their own file): where the
+    # key acts for a person (offered_personal).
+    personal: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +125,7 @@ class QueuedDraft:
 
     kind: str
     text: str
-    source_repo: str
+    source_repo: str | None
     client: str
     client_session: str
     seen_at: datetime | None
@@ -120,6 +133,8 @@ class QueuedDraft:
     sources: tuple[str, ...]
     evidence: Mapping[str, str] = field(default_factory=dict)  # in EVIDENCE_KEYS' order
     key: str | None = None
+    personal: bool = False  # asked for by the importer; offered_personal() decides
+    personal_to: UUID | None = None  # the person it is offered to as their own
 
     @property
     def fingerprint(self) -> str:
@@ -128,9 +143,13 @@ class QueuedDraft:
         whatever its status since (a dropped draft stays dropped). The finding is the
         client's key when it sent one (one lesson seen in many sessions, each in its own
         words), else the text. The two never meet: a text holds no \\x1f, and a key's form
-        has one part more."""
+        has one part more. A draft of no repository's is "" there (no repository is)."""
         parts = (self.kind, "", self.key) if self.key is not None else (self.kind, self.text)
-        return hashlib.sha256("\x1f".join((self.source_repo, *parts)).encode()).hexdigest()
+        repo = self.source_repo or ""
+        # A person's own draft is theirs: another's of the same text is another draft.
+        if self.personal_to is not None:
+            repo = f"{repo}\x1e{self.personal_to}"
+        return hashlib.sha256("\x1f".join((repo, *parts)).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +160,7 @@ class DraftEntry:
     kind: str
     text: str
     files: tuple[str, ...]
-    source_repo: str
+    source_repo: str | None  # None: a person's own file's
     client: str
     client_session: str
     seen_at: datetime
@@ -152,6 +171,7 @@ class DraftEntry:
     memory_id: UUID | None
     evidence: Mapping[str, str] = field(default_factory=dict)  # in EVIDENCE_KEYS' order
     key: str | None = None
+    personal: bool = False  # its person's own: only they see it, and keep it as theirs
 
     def evidence_lines(self) -> list[tuple[str, str]]:
         """Its evidence as a person reads it: (label, text), in EVIDENCE_KEYS' order."""
@@ -185,9 +205,12 @@ def queued_draft(draft: HistoryDraftText) -> QueuedDraft:
     client = one_of(draft.client, "client", DRAFT_CLIENTS, "")
     text = draft_of(DraftText(draft.text, draft.files, draft.evidence, draft.key))
     repo = clean_line(draft.source_repo, "source_repo", max_chars=FIELD_CHARS["source_repo"])
-    if repo is None:
+    # Of no repository (null, never blank): only a rule of a person's own file.
+    if repo is None and (draft.source_repo is not None or client != FILE_CLIENT):
         raise InvalidInputError(
-            "source_repo must name the session's repository", field="source_repo"
+            "source_repo must name the session's repository (null only for a rule of a"
+            " person's own file)",
+            field="source_repo",
         )
     session = clean_line(draft.client_session, "client_session", max_chars=SESSION_ID_CHARS)
     if session is None:
@@ -211,4 +234,55 @@ def queued_draft(draft: HistoryDraftText) -> QueuedDraft:
         sources=clean_sources(draft.sources or ()),
         evidence=text.evidence,
         key=text.key,
+        personal=bool(draft.personal),
     )
+
+
+def offered_personal(draft: QueuedDraft, person_id: UUID | None) -> QueuedDraft:
+    """A draft queued by a person's key is offered as theirs alone when it is a standing
+    instruction from their own prompts, or a rule of their own file (the importer asks);
+    a fix and a repository's convention are the team's. A key of no one queues the team's."""
+    if person_id is None or not (draft.personal or draft.kind == "instruction"):
+        return dataclasses.replace(draft, personal=False)
+    return dataclasses.replace(draft, personal=True, personal_to=person_id)
+
+
+# --- The rules a person's files hold now (`agent-memory import-files`) --------------------
+# Sent for a scope whose files were all read whole: a memory kept from a file's rule whose
+# key is not among them was deleted from its file since, and is proposed for retirement.
+MAX_WRITTEN_KEYS = 5_000
+MAX_UNWRITTEN = 500  # drafts of rules no longer written, weighed a call
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenText:
+    """The rules a scope's files hold now, as the importer sends them."""
+
+    source_repo: str | None  # None: a person's own files'
+    keys: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    source_repo: str | None
+    keys: tuple[str, ...]
+
+
+def written_rules(sent: WrittenText) -> Written:
+    """A repository as a memory names one (or none), and at most MAX_WRITTEN_KEYS keys,
+    each a line as a draft's key is (each once)."""
+    repo = clean_line(sent.source_repo, "source_repo", max_chars=FIELD_CHARS["source_repo"])
+    if repo is None and sent.source_repo is not None:
+        raise InvalidInputError(
+            "source_repo must name a repository, or be null for a person's own files",
+            field="source_repo",
+        )
+    if len(sent.keys) > MAX_WRITTEN_KEYS:
+        raise InvalidInputError(f"keys holds at most {MAX_WRITTEN_KEYS}", field="keys")
+    keys: dict[str, None] = {}
+    for i, key in enumerate(sent.keys):
+        cleaned = clean_line(key, f"keys.{i}", max_chars=DRAFT_KEY_CHARS)
+        if cleaned is None:
+            raise InvalidInputError("a key must not be empty", field=f"keys.{i}")
+        keys.setdefault(cleaned)
+    return Written(repo, tuple(keys))

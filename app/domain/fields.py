@@ -65,6 +65,8 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("git_branch", "client", doc="The branch it was written on"),
     MemoryField("git_commit", "client", doc="The commit it was written at", audited=True),
     MemoryField("files", "client", doc="The repository's files it is about"),
+    # Its person's alone: no other person's key is ever handed it (docs/team.md).
+    MemoryField("personal", "client", doc="Reaches only its person's keys"),
     MemoryField("observation_count", "server"),
     MemoryField("relevance_score", "server", audited=True),
     MemoryField("superseded_by", "server", audited=True),
@@ -78,6 +80,7 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("updated_at", "server", exported=False),
     MemoryField("quarantined_at", "server", audited=True),
     MemoryField("created_by_key", "server", exported=False),
+    MemoryField("person_id", "server", exported=False, doc="The person whose key wrote it"),
     MemoryField("version", "server", exported=False),
     # Relative to one checkout's history: not exported (the next session start marks again).
     MemoryField(
@@ -123,6 +126,11 @@ class WrittenAt(BaseModel):
         default_factory=list,
         description="Repository-relative paths of the files it is about: when one changes,"
         " the memory is marked possibly stale until reinforced, edited or confirmed.",
+    )
+    personal: bool = Field(
+        default=False,
+        description="Only its person's keys (and their agents) are ever handed it: a"
+        " preference of theirs, not the team's. Needs a key that acts for a person.",
     )
 
 

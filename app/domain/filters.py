@@ -50,6 +50,9 @@ class MemoryFilter:
     # `held_session` wrote (the asking session sees its own writes).
     include_held: bool = True
     held_session: UUID | None = field(default=None, metadata={"switch": True})
+    # What one person's keys wrote (the console's "who wrote what"). Whom a personal memory
+    # reaches is not a filter's to say: row security's (migration 0045).
+    person_id: UUID | None = None
 
     @property
     def is_narrowed(self) -> bool:
@@ -82,6 +85,7 @@ class FilterDraft:
     # the held memories are left out, but for those the session wrote.
     handed_unasked: bool = False
     session_id: str | UUID | None = None
+    person_id: str | UUID | None = None  # what this person's keys wrote
 
 
 def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = None) -> MemoryFilter:
@@ -106,14 +110,15 @@ def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = Non
         since=start,
         until=end,
         include_held=not draft.handed_unasked,
-        held_session=_session_id(draft.session_id) if draft.handed_unasked else None,
+        held_session=_an_id(draft.session_id, "session_id") if draft.handed_unasked else None,
+        person_id=_an_id(draft.person_id, "person_id"),
     )
 
 
-def _session_id(value: str | UUID | None) -> UUID | None:
+def _an_id(value: str | UUID | None, field: str) -> UUID | None:
     if value is None or isinstance(value, UUID):
         return value
     try:
         return UUID(str(value))
     except ValueError as exc:
-        raise InvalidInputError("session_id is a session's id", field="session_id") from exc
+        raise InvalidInputError(f"{field} is an id (a UUID)", field=field) from exc

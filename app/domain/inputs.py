@@ -82,6 +82,7 @@ class MemoryDraft:
     git_branch: str | None = None
     git_commit: str | None = None
     files: Sequence[str] | None = None
+    personal: bool = False
 
 
 D = TypeVar("D")
@@ -124,6 +125,7 @@ def new_memory(draft: MemoryDraft, limits: Limits) -> NewMemory:
         git_branch=clean_line(draft.git_branch, "git_branch"),
         git_commit=clean_commit(draft.git_commit),
         files=clean_paths(draft.files, "files"),
+        personal=bool(draft.personal),
     )
 
 
@@ -192,6 +194,7 @@ class RememberDraft:
     # Whose it is (remembered_trust): an agent's, or a person's own note. A door offers it
     # only where a person may be the one writing (REST, the CLI); MCP's `remember` does not.
     trust_level: str = DEFAULT_TRUST
+    personal: bool = False  # its person's alone (docs/team.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,7 @@ class Learning:
     git_commit: str | None = None
     files: tuple[str, ...] = ()
     trust_level: TrustLevel = DEFAULT_TRUST
+    personal: bool = False
 
 
 def learning(draft: RememberDraft, limits: Limits) -> Learning:
@@ -233,6 +237,7 @@ def learning(draft: RememberDraft, limits: Limits) -> Learning:
         git_commit=clean_commit(draft.git_commit),
         files=clean_paths(draft.files, "files"),
         trust_level=remembered_trust(draft.trust_level),
+        personal=bool(draft.personal),
     )
 
 

@@ -51,3 +51,4 @@ class ApiKey:
     prefix: str
     created_at: datetime
     revoked_at: datetime | None
+    person_id: UUID | None = None  # whom it acts for (app/domain/people.py)

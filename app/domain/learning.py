@@ -80,6 +80,7 @@ def learned_memory(learned: Learning, *, source: str) -> NewMemory:
         git_branch=learned.git_branch,
         git_commit=learned.git_commit,
         files=learned.files,
+        personal=learned.personal,
     )
 
 

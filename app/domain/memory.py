@@ -77,6 +77,7 @@ class NewMemory:
     git_branch: str | None = None
     git_commit: str | None = None
     files: tuple[str, ...] = ()
+    personal: bool = False  # its person's alone (docs/team.md)
 
     def embedding_text(self) -> str:
         return embedding_text(self.content, self.name, self.category, self.context)
@@ -115,6 +116,8 @@ class Memory:
     git_branch: str | None
     git_commit: str | None
     files: list[str]
+    personal: bool
+    person_id: UUID | None
     stale_since: datetime | None
     stale_reason: dict[str, Any] | None
     held_at: datetime | None
@@ -173,7 +176,8 @@ class StoreOutcome:
 def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
     """A supersede's replacement with what it left out taken from the memory it replaces:
     the repository, the files it is about, where it was written, its tags and category, and
-    the pin (a pinned rule's correction stays pinned)."""
+    the pin (a pinned rule's correction stays pinned). It reaches whom the old one reached:
+    a team memory's correction is the team's, a personal one's stays personal."""
     return dataclasses.replace(
         replacement,
         source_repo=replacement.source_repo or old.source_repo,
@@ -183,6 +187,7 @@ def carried_over(old: Memory, replacement: NewMemory) -> NewMemory:
         tags=replacement.tags or tuple(old.tags),
         category=replacement.category or old.category,
         pinned=replacement.pinned or old.pinned,
+        personal=old.personal,
     )
 
 

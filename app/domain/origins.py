@@ -30,9 +30,10 @@ def host_name(host_header: str) -> str:
     return name if name and port.isdigit() else host
 
 
-def allowed_hosts(configured: str, bind_host: str) -> frozenset[str] | None:
+def allowed_hosts(configured: str, bind_host: str, public_url: str = "") -> frozenset[str] | None:
     """ALLOWED_HOSTS as a set of names (None: any, for `*`); by default the loopback names
-    and the address the service is bound to, when that is one address."""
+    and the address the service is bound to, when that is one address. PUBLIC_URL's host is
+    always one: clients are told to reach the service there."""
     names = {name.strip().lower() for name in configured.split(",") if name.strip()}
     if "*" in names:
         return None
@@ -40,6 +41,8 @@ def allowed_hosts(configured: str, bind_host: str) -> frozenset[str] | None:
         names = set(LOOPBACK_HOSTS)
         if bind_host not in ("0.0.0.0", "::", ""):
             names.add(host_name(bind_host))
+    if public_url:
+        names.add((urlsplit(public_url).hostname or "").lower())
     return frozenset(names)
 
 

@@ -17,9 +17,15 @@ class Principal:
     tenant_id: str
     role: str
     key_id: UUID | None  # None in open mode
+    # The person the key acts for (app/domain/people.py): their personal memories reach
+    # this principal, and what it writes names them. None: a key of no one, or open mode.
+    person_id: UUID | None = None
     # The caller whose request made the service act on its own (a session start's prune):
     # the audit trail records it as the actor.
     on_behalf_of: Principal | None = None
+    # The service's own work over every person's memories (pruning, an operator's tool):
+    # never a key's.
+    every_person: bool = False
 
     @property
     def accountable(self) -> Principal:
@@ -65,7 +71,7 @@ OPEN_PRINCIPAL = Principal(DEFAULT_TENANT, "admin", None)
 def system_principal(tenant_id: str, on_behalf_of: Principal | None = None) -> Principal:
     """The service acting on its own (pruning, backfill) for a tenant: on its schedule, or
     for a caller's request (recorded as that caller's)."""
-    return Principal(tenant_id, "admin", None, on_behalf_of)
+    return Principal(tenant_id, "admin", None, on_behalf_of=on_behalf_of, every_person=True)
 
 
 class Authenticates(Protocol):
@@ -74,4 +80,6 @@ class Authenticates(Protocol):
     @property
     def open_mode(self) -> bool: ...
 
-    async def authenticate(self, bearer: str | None, address: str | None = None) -> Principal: ...
+    async def authenticate(
+        self, bearer: str | None, address: str | None = None, resource: str | None = None
+    ) -> Principal: ...

@@ -10,6 +10,9 @@ the service never applies one on its own.
   Accepting supersedes the older by the newer; the proposal shows which is used more.
 - **retire**: a memory marked possibly stale (a file it is about changed) at least
   RETIRE_AFTER_DAYS ago and not read since. Accepting archives it.
+- **unwritten**: a memory a person kept from a rule of a file agents read (CLAUDE.md,
+  AGENTS.md, ...: `agent-memory import-files`), whose rule was deleted from its file since.
+  Accepting archives it.
 
 A dismissed proposal does not come back while its memories stay as they were (its
 `contents`, a digest of their versions: an edit or a stale mark moves one). Each kind's
@@ -20,6 +23,7 @@ wrong more than one time in ten is not listed unless asked for (SHOWN_BY_DEFAULT
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,14 +33,20 @@ import numpy as np
 
 from app.domain.duplicates import Neighbour, judge
 
-PROPOSAL_KINDS = ("merge", "replace", "retire")
+UNWRITTEN = "unwritten"
+PROPOSAL_KINDS = ("merge", "replace", "retire", UNWRITTEN)
+# Accepting one archives its memory (the others supersede).
+ARCHIVING_KINDS = ("retire", UNWRITTEN)
+# Made from a fact, not a guess (the rule is gone from its file): listed without a measure.
+CERTAIN_KINDS = (UNWRITTEN,)
 # Each kind's precision as measured (bench/tidy_precision.py, 2026-11-30; docs/history.md):
 # merge and replace on LoCoMo's dev split and two scripted codebase histories, pooled; retire
 # on encode/httpx's lessons checked one and two and a half years on, pooled. None: not measured.
 MEASURED_PRECISION: dict[str, float | None] = {"merge": 0.88, "replace": 0.78, "retire": 0.35}
 # Listed unless other kinds are asked for: those right nine times in ten or more.
-SHOWN_BY_DEFAULT = tuple(
-    kind for kind, precision in MEASURED_PRECISION.items() if (precision or 0) >= 0.9
+SHOWN_BY_DEFAULT = (
+    *(kind for kind, precision in MEASURED_PRECISION.items() if (precision or 0) >= 0.9),
+    *CERTAIN_KINDS,
 )
 RETIRE_AFTER_DAYS = 14
 MAX_CLUSTER = 10  # memories one merge proposal names at most
@@ -217,3 +227,15 @@ def retire_proposal(memory: Candidate, stale_reason: str | None) -> Proposal:
         f"possibly stale for {RETIRE_AFTER_DAYS} days or more{why}, and not read since: archive it"
     )
     return Proposal("retire", (memory.id,), memory.source_repo, None, reason, contents_of([memory]))
+
+
+def unwritten_proposal(memory: Candidate, written_in: str) -> Proposal:
+    """A memory kept from a file's rule that the file no longer holds. `written_in`: the
+    file, as the draft named it (a person's text: quoted)."""
+    reason = (
+        f"its rule was deleted from {json.dumps(written_in, ensure_ascii=False)} since a"
+        " person kept it: archive it"
+    )
+    return Proposal(
+        UNWRITTEN, (memory.id,), memory.source_repo, None, reason, contents_of([memory])
+    )

@@ -145,6 +145,7 @@ FIELD_CHARS: dict[str, int] = {
     "file": 1_000,
     "description": 1_000,
     "key_name": 200,
+    "person": 200,
     "tenant": 100,
     "path": 1_000,
     "file_content": 1_000_000,
@@ -216,7 +217,7 @@ def clean_line(value: str | None, field: str, *, max_chars: int | None = None) -
 # Names that file, filter or label memories: each in one script (app/domain/scripts.py),
 # so that no look-alike letter files a memory where a person would not look for it.
 IDENTIFIER_FIELDS = frozenset(
-    {"source_repo", "tags", "category", "memory_type", "tenant", "git_branch"}
+    {"source_repo", "tags", "category", "memory_type", "tenant", "git_branch", "person"}
 )
 
 

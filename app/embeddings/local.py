@@ -159,6 +159,11 @@ class LocalOnnxEmbedder(Embedder):
             while self._rows_per_call > 1 and len(queue) and size < MICRO_BATCH:
                 batch.append(queue.get_nowait())
                 size += len(batch[-1][0])
+            # A request cancelled while it queued (a store whose text proved known) costs
+            # no model call.
+            batch = [pending for pending in batch if not pending[1].done()]
+            if not batch:
+                continue
             texts = [text for pending_texts, _ in batch for text in pending_texts]
             try:
                 vectors = await asyncio.to_thread(self._embed_sync, texts)

@@ -51,6 +51,7 @@ from app.shapes import render_hint, render_learned, render_prune, render_search
 FiledUnder = Annotated[
     str | None, Field(description="Default: this repository. null: global (every repository).")
 ]
+Personal = Annotated[bool, Field(description="Your person's own preference, not the team's.")]
 
 # Who the current tool call is for: set by the /mcp route from the request's key, or by
 # `agent-memory mcp` for the process.
@@ -156,6 +157,7 @@ async def store_memory(
     git_branch: str | None = None,
     git_commit: str | None = None,
     files: list[str] | None = None,
+    personal: Personal = False,
 ) -> dict[str, Any]:
     """When a memory needs its memory_type (decision, error_pattern, code_pattern,
     anti_pattern, ...) or tags; for a plain learning `remember` is simpler. Known content is
@@ -177,6 +179,7 @@ async def store_memory(
         git_branch=git_branch,
         git_commit=git_commit,
         files=files,
+        personal=personal,
     )
     async with call() as services:
         outcome = await services.memories.store(draft)
@@ -239,6 +242,7 @@ async def remember(
     git_branch: str | None = None,
     git_commit: str | None = None,
     files: list[str] | None = None,
+    personal: Personal = False,
 ) -> dict[str, Any]:
     """When you learn what a later session should know (a decision and why, an error's
     real cause and fix, a pattern that worked or to avoid): record it in words that stand
@@ -246,7 +250,7 @@ async def remember(
     # No trust_level: an MCP caller is an agent, and writes as one (RememberDraft's default).
     draft = RememberDraft(
         text, source_repo, category, name, reasoning, confidence, references, context,
-        git_branch, git_commit, files,
+        git_branch, git_commit, files, personal=personal,
     )  # fmt: skip
     async with call() as services:
         result = await services.learning.remember(draft)

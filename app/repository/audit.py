@@ -11,12 +11,15 @@ import asyncpg
 
 from app.db.pool import on_citus
 from app.db.unit_of_work import UnitOfWork, set_local
-from app.domain.audit import AuditEntry, AuditQuery
+from app.domain.audit import Actor, AuditEntry, AuditQuery
 from app.domain.memory import Memory
 from app.repository.rows import returning_memories, to_memory
 from app.repository.sql import named
 
-_STORED = "tenant_id, id, at, actor_key, actor_role, action, memory_ids, before, after, detail"
+_STORED = (
+    "tenant_id, id, at, actor_key, actor_role, action, memory_ids, before, after, detail,"
+    " actor_person, personal_to"
+)
 # The log is append-only for the app role (migration 0031): an undo is its own entry, whose
 # detail names the entry it undid, and that is how an entry knows it was undone (entries
 # from before 0031 carry the mark in undone_by).
@@ -29,8 +32,9 @@ _NAMES = (*_STORED.split(", "), "undone_by")
 
 _RECORD = f"""
 INSERT INTO audit_log (tenant_id, actor_key, actor_role, action, memory_ids, before, after,
-                       detail)
-VALUES (:tenant_id, :actor_key, :actor_role, :action, :memory_ids, :before, :after, :detail)
+                       detail, actor_person, personal_to)
+VALUES (:tenant_id, :actor_key, :actor_role, :action, :memory_ids, :before, :after, :detail,
+        :actor_person, :personal_to)
 RETURNING {_STORED}, NULL::uuid AS undone_by
 """
 
@@ -76,18 +80,23 @@ class AuditRepository:
 
     async def record(
         self,
-        actor: tuple[UUID | None, str],
+        actor: Actor,
         action: str,
         memory_ids: Sequence[UUID],
         before: dict[str, Any],
         after: dict[str, Any],
         detail: dict[str, Any],
+        personal_to: UUID | None = None,
     ) -> AuditEntry:
+        """`personal_to`: the person whose personal memories the entry is about, whom alone
+        it then reaches (migration 0045)."""
         conn = await self._uow.connection()
         values = {
             "tenant_id": self._uow.tenant_id,
-            "actor_key": actor[0],
-            "actor_role": actor[1],
+            "actor_key": actor.key_id,
+            "actor_role": actor.role,
+            "actor_person": actor.person_id,
+            "personal_to": personal_to,
             "action": action,
             "memory_ids": list(memory_ids),
             "before": before,

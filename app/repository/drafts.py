@@ -14,19 +14,19 @@ from app.repository.sql import named
 
 DRAFT_COLUMNS = (
     "id, kind, text, files, source_repo, client, client_session, seen_at, sources, status,"
-    " queued_at, decided_at, memory_id, evidence, key"
+    " queued_at, decided_at, memory_id, evidence, key, personal"
 )
 
 # One statement a batch: a draft already queued (same fingerprint, whatever its status) is
 # passed over, and what was new comes back.
 _QUEUE = """
-INSERT INTO drafts (tenant_id, kind, text, files, source_repo, client, client_session,
-                    seen_at, sources, evidence, key, fingerprint)
-SELECT :tenant_id, d.kind, d.text, d.files, d.source_repo, d.client, d.client_session,
-       coalesce(d.seen_at, now()), d.sources, d.evidence, d.key, d.fingerprint
+INSERT INTO drafts (tenant_id, person_id, kind, text, files, source_repo, client, client_session,
+                    seen_at, sources, evidence, key, fingerprint, personal)
+SELECT :tenant_id, :person_id, d.kind, d.text, d.files, d.source_repo, d.client, d.client_session,
+       coalesce(d.seen_at, now()), d.sources, d.evidence, d.key, d.fingerprint, d.personal
 FROM jsonb_to_recordset(:drafts::jsonb) AS d(kind text, text text, files text[],
      source_repo text, client text, client_session text, seen_at timestamptz,
-     sources text[], evidence jsonb, key text, fingerprint text)
+     sources text[], evidence jsonb, key text, fingerprint text, personal boolean)
 ON CONFLICT (tenant_id, fingerprint) DO NOTHING
 RETURNING id
 """
@@ -63,6 +63,7 @@ def as_row(draft: QueuedDraft) -> dict[str, Any]:
         "evidence": dict(draft.evidence),
         "key": draft.key,
         "fingerprint": draft.fingerprint,
+        "personal": draft.personal_to is not None,
     }
 
 
@@ -75,7 +76,11 @@ class DraftRepository:
         if not drafts:
             return []
         conn = await self._uow.connection()
-        values = {"tenant_id": self._uow.tenant_id, "drafts": [as_row(d) for d in drafts]}
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "person_id": self._uow.person_id,  # who queued them
+            "drafts": [as_row(d) for d in drafts],
+        }
         return [row["id"] for row in await conn.fetch(*named(_QUEUE, values))]
 
     async def pending(
@@ -113,7 +118,10 @@ class DraftRepository:
         return [draft_entry(row) for row in await conn.fetch(*named(sql, values))]
 
     async def decide(
-        self, draft_ids: Sequence[UUID], status: str, memory_id: UUID | None = None
+        self,
+        draft_ids: Sequence[UUID],
+        status: str,
+        memory_id: UUID | None = None,
     ) -> list[DraftEntry]:
         """Pending drafts kept (with the memory they became) or dropped; a dropped one put
         back to pending (status 'pending'). Those not in the state it leaves are passed
@@ -148,3 +156,94 @@ class DraftRepository:
             """
         values = {"tenant_id": self._uow.tenant_id, "limit": limit}
         return [draft_entry(row) for row in await conn.fetch(*named(sql, values))]
+
+
+# Which drafts say what a live memory already says, in its repository or globally (the
+# content's hash, through the dedup key): those an import passes over. One lookup each,
+# as the store's batch check makes it (app/repository/memories.py).
+_HELD = """
+SELECT n.ord
+FROM unnest(:texts::text[], :source_repos::text[]) WITH ORDINALITY AS n(text, source_repo, ord)
+CROSS JOIN LATERAL (
+    SELECT 1 FROM memories m
+    WHERE m.tenant_id = :tenant_id AND m.content_hash = memory_content_hash(n.text)
+      AND (m.source_repo = n.source_repo OR m.source_repo IS NULL) AND memory_is_live(m)
+    LIMIT 1
+) held
+"""
+
+# A scope's drafts of rules written in files (FILE_CLIENT) whose key its files no longer
+# hold: kept (their memories may go) or pending; a dropped one is a person's no already.
+_UNWRITTEN = f"""
+SELECT {DRAFT_COLUMNS} FROM drafts d
+WHERE d.tenant_id = :tenant_id AND d.client = :client AND d.key IS NOT NULL
+  AND d.status <> 'dropped' AND d.source_repo IS NOT DISTINCT FROM :source_repo
+  AND NOT EXISTS (SELECT 1 FROM unnest(:keys::text[]) AS w(key) WHERE w.key = d.key)
+ORDER BY d.seen_at DESC, d.id DESC
+LIMIT :limit
+"""
+
+
+# A pending retirement of a memory whose rule its files hold again (put back since it was
+# deleted): no longer asked, the proposal taken back (a decided one stays as decided).
+_WRITTEN_AGAIN = """
+DELETE FROM proposals p
+WHERE p.tenant_id = :tenant_id AND p.kind = :kind AND p.status = 'pending'
+  AND EXISTS (
+      SELECT 1 FROM drafts d
+      WHERE d.tenant_id = :tenant_id AND d.client = :client AND d.status = 'kept'
+        AND d.source_repo IS NOT DISTINCT FROM :source_repo AND d.memory_id = p.memory_ids[1]
+        AND d.key = ANY(:keys::text[])
+  )
+RETURNING p.id
+"""
+
+
+class WrittenRepository:
+    """What the review queue knows of rules written in files, and of memories already
+    held (an import's checks, beside DraftRepository's queue)."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+
+    async def held(self, drafts: Sequence[QueuedDraft]) -> set[int]:
+        """The indexes of the drafts a live memory already says (their repository's, or a
+        global one)."""
+        if not drafts:
+            return set()
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "texts": [d.text for d in drafts],
+            "source_repos": [d.source_repo for d in drafts],
+        }
+        return {int(row["ord"]) - 1 for row in await conn.fetch(*named(_HELD, values))}
+
+    async def written_again(
+        self, kind: str, client: str, source_repo: str | None, keys: Sequence[str]
+    ) -> int:
+        """How many pending proposals of `kind` were taken back: their memory's rule is
+        among `keys` again."""
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "kind": kind,
+            "client": client,
+            "source_repo": source_repo,
+            "keys": list(keys),
+        }
+        return len(await conn.fetch(*named(_WRITTEN_AGAIN, values)))
+
+    async def unwritten(
+        self, client: str, source_repo: str | None, keys: Sequence[str], limit: int
+    ) -> list[DraftEntry]:
+        """A scope's drafts of `client` whose key is none of `keys`, newest first."""
+        conn = await self._uow.connection()
+        values = {
+            "tenant_id": self._uow.tenant_id,
+            "client": client,
+            "source_repo": source_repo,
+            "keys": list(keys),
+            "limit": limit,
+        }
+        return [draft_entry(row) for row in await conn.fetch(*named(_UNWRITTEN, values))]

@@ -26,6 +26,7 @@ _SQL_NAMES = {
     "include_global": "with_global",
     "memory_types": "types",
     "trust_levels": "trust",
+    "person_id": "person",
 }
 # Each field's SQL type, by its Python type's name.
 _SQL_TYPES = {

@@ -8,7 +8,7 @@ from uuid import UUID
 from app.domain.keys import ApiKey
 from app.repository.sql import named
 
-_COLUMNS = "tenant_id, id, name, role, prefix, created_at, revoked_at"
+_COLUMNS = "tenant_id, id, name, role, prefix, created_at, revoked_at, person_id"
 
 
 def _key(row: Any) -> ApiKey:
@@ -66,7 +66,13 @@ class KeyRepository:
         return _key(row) if row else None
 
     async def create(
-        self, tenant_id: str, name: str, role: str, key_hash: str, prefix: str
+        self,
+        tenant_id: str,
+        name: str,
+        role: str,
+        key_hash: str,
+        prefix: str,
+        person_id: UUID | None = None,
     ) -> ApiKey:
         values = {
             "tenant_id": tenant_id,
@@ -74,11 +80,13 @@ class KeyRepository:
             "role": role,
             "key_hash": key_hash,
             "prefix": prefix,
+            "person_id": person_id,
         }
         row = await self._conn.fetchrow(
             *named(
-                "INSERT INTO api_keys (tenant_id, name, role, key_hash, prefix)"
-                f" VALUES (:tenant_id, :name, :role, :key_hash, :prefix) RETURNING {_COLUMNS}",
+                "INSERT INTO api_keys (tenant_id, name, role, key_hash, prefix, person_id)"
+                " VALUES (:tenant_id, :name, :role, :key_hash, :prefix, :person_id)"
+                f" RETURNING {_COLUMNS}",
                 values,
             )
         )

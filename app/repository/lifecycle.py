@@ -42,6 +42,7 @@ class PruneCandidate:
     id: UUID
     memory_type: str
     version: int  # after the prune (as it was, on a dry run)
+    personal_to: UUID | None = None  # a personal memory's person (migration 0045)
 
 
 # What the forgetting curve archives (and /stats counts): live (memory_is_live: not
@@ -57,7 +58,7 @@ PRUNABLE = f"""memory_is_live(m) AND NOT m.pinned
 
 _PRUNE = f"""
 WITH candidates AS (
-    SELECT m.id, m.memory_type, m.version
+    SELECT m.id, m.memory_type, m.version, m.personal_to
     FROM memories m
     WHERE m.tenant_id = :tenant_id AND {only_repository_rows()}
       AND {PRUNABLE}
@@ -69,7 +70,7 @@ archived AS (
     WHERE NOT :dry_run AND m.tenant_id = :tenant_id AND m.id = c.id
     RETURNING m.id, m.version
 )
-SELECT c.id, c.memory_type, coalesce(a.version, c.version) AS version
+SELECT c.id, c.memory_type, coalesce(a.version, c.version) AS version, c.personal_to
 FROM candidates c LEFT JOIN archived a USING (id)
 ORDER BY c.memory_type, c.id
 """
@@ -106,7 +107,9 @@ class LifecycleRepository:
             **rules.values(),
         }
         rows = await conn.fetch(*named(_PRUNE, values))
-        return [PruneCandidate(r["id"], r["memory_type"], r["version"]) for r in rows]
+        return [
+            PruneCandidate(r["id"], r["memory_type"], r["version"], r["personal_to"]) for r in rows
+        ]
 
     async def archive(self, memory_id: UUID) -> Memory | None:
         """Archived now by an admin's hand (kept as it was if an admin archived it already;

@@ -20,9 +20,12 @@ from app.repository.filters import served_sql
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
+    DEDUP_KEY,
     INTACT,
     MEMORY_COLUMNS,
     SERVABLE,
+    WRITER_COLUMNS,
+    WRITER_VALUES,
     client_values,
     returning_memories,
     to_memory,
@@ -62,16 +65,16 @@ OBSERVED_AGAIN = "observation_count = m.observation_count + 1"
 _UPSERT = returning_memories(
     f"""
 INSERT INTO memories AS m (
-    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
+    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, {WRITER_COLUMNS}, context_hash,
     held_at, provenance
 )
 VALUES (
     :tenant_id, {CLIENT_VALUES}, memory_content_hash(:content),
-    {VECTOR_IF_FITS}, :created_by_key,
+    {VECTOR_IF_FITS}, {WRITER_VALUES},
     memory_content_hash(:context),
     :held_at, :provenance
 )
-ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
+ON CONFLICT {DEDUP_KEY} DO UPDATE SET
     {OBSERVED_AGAIN},
     tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming="EXCLUDED.tags")}
                 ELSE m.tags END,
@@ -113,11 +116,16 @@ WHERE m.tenant_id = :tenant_id AND {which} AND {SERVABLE}"""
     )
 
 
+# The dedup key's row (DEDUP_KEY): of the reader the writer asks for, the team's or their
+# own (row security shows no other person's).
 _KNOWN = (
     "m.content_hash = memory_content_hash({content})"
-    " AND m.source_repo IS NOT DISTINCT FROM {source_repo} AND m.embedding IS NOT NULL"
+    " AND m.source_repo IS NOT DISTINCT FROM {source_repo} AND m.personal = {personal}"
+    " AND m.embedding IS NOT NULL"
 )
-_REINFORCE = _reinforce(_KNOWN.format(content=":content", source_repo=":source_repo"))
+_REINFORCE = _reinforce(
+    _KNOWN.format(content=":content", source_repo=":source_repo", personal=":personal")
+)
 # Which of a batch's memories _REINFORCE would find, in one statement: most of a batch is
 # new, and each of those would otherwise cost an UPDATE that finds nothing. Each through
 # the dedup key, and only the row found is checked whole (LATERAL ... LIMIT 1): as a join,
@@ -125,12 +133,12 @@ _REINFORCE = _reinforce(_KNOWN.format(content=":content", source_repo=":source_r
 # check first (324 ms for a batch of 100 in 11,000 rows; 6.5 ms this way).
 _STORED_EMBEDDED = f"""
 SELECT n.ord
-FROM unnest(:contents::text[], :source_repos::text[])
-     WITH ORDINALITY AS n(content, source_repo, ord)
+FROM unnest(:contents::text[], :source_repos::text[], :personals::boolean[])
+     WITH ORDINALITY AS n(content, source_repo, personal, ord)
 CROSS JOIN LATERAL (
     SELECT m.* FROM memories m
     WHERE m.tenant_id = :tenant_id
-      AND {_KNOWN.format(content="n.content", source_repo="n.source_repo")}
+      AND {_KNOWN.format(content="n.content", source_repo="n.source_repo", personal="n.personal")}
     LIMIT 1
 ) m
 WHERE {SERVABLE}"""
@@ -199,7 +207,7 @@ def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
         )
         return f"""(
             SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
-                   1 - (m.embedding <=> new.vector) AS similarity
+                   m.personal, 1 - (m.embedding <=> new.vector) AS similarity
             FROM memories m
             WHERE {taken}
               AND {scope} AND m.embedding IS NOT NULL AND memory_is_live(m)
@@ -211,7 +219,7 @@ def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
     # alone, then the rows read in that order until :nearest are live.
     ranked = f"""(
             SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
-                   1 - ranked.distance AS similarity
+                   m.personal, 1 - ranked.distance AS similarity
             FROM (
                 SELECT m.id, (m.embedding <=> new.vector) + 0 AS distance
                 FROM memories m
@@ -241,13 +249,14 @@ sized AS MATERIALIZED (
         LIMIT (SELECT most FROM bound) + 1
     ) scope_rows
 )
-SELECT new.ord, new.vector IS NOT NULL AS fits, m.id, m.content, m.memory_type, m.similarity
+SELECT new.ord, new.vector IS NOT NULL AS fits, m.id, m.content, m.memory_type, m.personal,
+       m.similarity
 FROM (
     {new}
     OFFSET 0
 ) new
 LEFT JOIN LATERAL (
-    SELECT m.id, m.content, m.memory_type, m.similarity FROM (
+    SELECT m.id, m.content, m.memory_type, m.personal, m.similarity FROM (
         {ranked}
         UNION ALL
         {nearest(exact=True)}
@@ -258,6 +267,15 @@ LEFT JOIN LATERAL (
 ) m ON true
 ORDER BY new.ord, m.similarity DESC
 """
+
+
+# The near-duplicate statement's plan does not depend on its values: which scope it reads
+# is decided inside it (the count, each branch gated by it). Left to the planner, it was
+# planned again on every call (2-10 ms a single store at 100,000 memories on a loaded
+# machine), where one generic plan per connection answers in 0.3-1.2 ms with the same rows
+# (docs/benchmarks.md, issue 69). Set for the transaction a store writes in, as the search
+# sets it for its own; not on Citus, whose coordinator plans a routed statement its own way.
+_WRITE_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 
 
 # Both directions of the supersede chain in one round trip. Backwards uses the partial
@@ -320,6 +338,11 @@ class MemoryRepository:
     def tenant_id(self) -> str:
         return self._uow.tenant_id
 
+    async def writing(self) -> Any:
+        """The transaction a store's statements run in (begun, or taken again after the
+        model ran), with the settings they are planned with."""
+        return await self._uow.connection({} if self._uow.distributed else _WRITE_SETTINGS)
+
     def _upsert_values(
         self,
         new: NewMemory,
@@ -332,6 +355,7 @@ class MemoryRepository:
             **client_values(new),
             "embedding": embedding,
             "created_by_key": self._uow.key_id,
+            "person_id": self._uow.person_id,
             "embedding_model": self._uow.embedding_model,
             "writable": list(writable),
             # A new row only: known content keeps its own (a hold is released by a person).
@@ -346,6 +370,7 @@ class MemoryRepository:
             "tenant_id": self.tenant_id,
             "source_repo": new.source_repo,
             "content": new.content,
+            "personal": new.personal,
             "tags": list(new.tags),
             "git_branch": new.git_branch,
             "git_commit": new.git_commit,
@@ -357,10 +382,11 @@ class MemoryRepository:
     async def nearest_each(
         self, news: Sequence[tuple[NewMemory, Sequence[float]]]
     ) -> list[list[Neighbour] | None]:
-        """For each new memory, the live memories of its repository nearest it, best first;
+        """For each new memory, the live memories of its repository (and its reader: the
+        team's, or its person's alone) nearest it, best first;
         None where its vector cannot be compared with the stored ones (another model's).
         One statement for each repository the memories name (a batch's are mostly one)."""
-        conn = await self._uow.connection()
+        conn = await self.writing()
         distributed = self._uow.distributed
         found: list[list[Neighbour] | None] = [None] * len(news)
         by_repo: dict[str | None, list[int]] = {}
@@ -384,7 +410,10 @@ class MemoryRepository:
                 neighbours = found[at]
                 if neighbours is None and r["fits"]:
                     neighbours = found[at] = []
-                if neighbours is not None and r["similarity"] is not None:
+                # A team memory never repeats a personal one, nor the other way round:
+                # each stays where its writer filed it.
+                same_reader = r["personal"] == news[at][0].personal
+                if neighbours is not None and r["similarity"] is not None and same_reader:
                     neighbours.append(
                         Neighbour(r["id"], r["content"], r["memory_type"], float(r["similarity"]))
                     )
@@ -396,7 +425,7 @@ class MemoryRepository:
         """Reinforce the memory a near-duplicate repeats (None: it changed meanwhile)."""
         conn = await self._uow.connection()
         values = self._reinforce_values(new, writable, datetime.now(UTC))
-        del values["content"], values["source_repo"]
+        del values["content"], values["source_repo"], values["personal"]
         row = await conn.fetchrow(*named(_REINFORCE_ID, {**values, "memory_id": memory_id}))
         return to_memory(row) if row else None
 
@@ -414,6 +443,7 @@ class MemoryRepository:
                 "tenant_id": self.tenant_id,
                 "contents": [new.content for new in items],
                 "source_repos": [new.source_repo for new in items],
+                "personals": [new.personal for new in items],
             }
             known = [r["ord"] - 1 for r in await conn.fetch(*named(_STORED_EMBEDDED, values))]
         else:

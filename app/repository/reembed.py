@@ -21,7 +21,7 @@ from app.domain.errors import ConflictError
 from app.repository.sql import hnsw_index, named
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
-# As the live ones (migrations 0003, 0010 and 0040), on the second column. The scope's
+# As the live ones (migrations 0003, 0010, 0040 and 0049), on the second column. The scope's
 # vectors are the target's only where they fit an entry (memory_vector_indexable()): a
 # larger model's are left out, and its scopes read from the rows.
 _NEXT_INDEXES = {
@@ -29,7 +29,8 @@ _NEXT_INDEXES = {
     f" ON memories {hnsw_index('embedding_next')}",
     "memories_scope_vectors_next_key": "CREATE INDEX CONCURRENTLY memories_scope_vectors_next_key"
     " ON memories (tenant_id, source_repo)"
-    " INCLUDE (id, memory_type, trust_level, relevance_score, created_at, embedding_next)"
+    " INCLUDE (id, memory_type, trust_level, relevance_score, created_at, embedding_next,"
+    " personal_to)"
     " WHERE superseded_by IS NULL AND archived_at IS NULL"
     " AND memory_vector_indexable(tenant_id, source_repo, embedding_next)",
     "memories_incomplete_next_key": "CREATE INDEX CONCURRENTLY memories_incomplete_next_key"

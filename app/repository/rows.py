@@ -120,6 +120,13 @@ def from_json(row: Mapping[str, Any], **more: Callable[[Any], Any]) -> dict[str,
     }
 
 
+# One memory per content, repository and reader: the team's, or one person's alone
+# (personal_to, generated from personal and person_id: migration 0045).
+DEDUP_KEY = "(tenant_id, source_repo, personal_to, content_hash)"
+# Whom a new row's writer acts for: the key, and its person (the unit of work's).
+WRITER_COLUMNS = "created_by_key, person_id"
+WRITER_VALUES = ":created_by_key, :person_id"
+
 # What a writer sets (app/domain/fields.py), as an INSERT's columns and named values.
 CLIENT_COLUMNS = ", ".join(CLIENT_FIELDS)
 CLIENT_VALUES = ", ".join(f":{name}" for name in CLIENT_FIELDS)

@@ -4,14 +4,15 @@ worker, planned there once per connection (memory_search_on_worker(), migration 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
-from app.db.unit_of_work import UnitOfWork
+from app.db.unit_of_work import UnitOfWork, set_local
 from app.domain.errors import SearchTimeoutError
 from app.domain.filters import MemoryFilter
 from app.domain.memory import Memory
@@ -25,6 +26,8 @@ from app.repository.search_statement import (
     search_statement,
 )
 from app.repository.sql import named
+
+logger = logging.getLogger("agent_memory.search")
 
 # A recall's reads (a search's are counted by its own statement).
 _COUNT_READS = counted_reads(":ids::uuid[]")
@@ -54,22 +57,14 @@ class SearchRepository:
         return conn, search_statement(uow.tenant_id, f, p, uow.distributed, uow.embedding_model)
 
     def _settings(self, timeout_ms: int) -> dict[str, str]:
-        settings = {"statement_timeout": str(timeout_ms)}
-        if not self._uow.distributed:
-            # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and
-            # its plan does not depend on the values: the parts whose plan does are planned
-            # inside its two readers on every call. So one plan per connection serves every
-            # search of the same shape. (On Citus, memory_search_on_worker() keeps it so on
-            # the worker; the call itself is routed by its tenant.)
-            settings["plan_cache_mode"] = "force_generic_plan"
-        return settings
+        return search_settings(self._uow.distributed, timeout_ms)
 
     async def search(self, f: MemoryFilter, p: SearchParams, timeout_ms: int = 0) -> SearchOutcome:
         """`timeout_ms` (0: none) cancels the statement in the server past that time:
         SearchTimeoutError, and the transaction is rolled back."""
         try:
             conn, statement = await self._statement(f, p, timeout_ms)
-            rows = await self._rows(conn, statement)
+            rows = await fetched(conn, statement)
             hits = [
                 SearchHit(
                     memory=to_memory(row),
@@ -96,15 +91,6 @@ class SearchRepository:
             bool(counts["vectors_fit"]),
             list(counts["quarantined_ids"]),
         )
-
-    async def _rows(
-        self, conn: asyncpg.Connection, statement: SearchStatement
-    ) -> list[Mapping[str, Any]]:
-        if not statement.distributed:
-            sql, args = statement.compiled()
-            return list(await conn.fetch(sql, *args))
-        answer = await conn.fetchval(*named(*statement.worker_call()))
-        return [from_json(row, quarantined_ids=_ids) for row in answer]
 
     async def count_reads(self, ids: list[UUID]) -> None:
         """Reads counted for memories handed over outside a search's answer (a recall)."""
@@ -140,6 +126,64 @@ class SearchRepository:
         sql, args = statement.compiled()
         rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + sql, *args)
         return statement, [row[0] for row in rows]
+
+
+def search_settings(distributed: bool, timeout_ms: int) -> dict[str, str]:
+    """A search's transaction-local settings: its timeout (0: none), and its plan."""
+    settings = {"statement_timeout": str(timeout_ms)}
+    if not distributed:
+        # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and
+        # its plan does not depend on the values: the parts whose plan does are planned
+        # inside its two readers on every call. So one plan per connection serves every
+        # search of the same shape. (On Citus, memory_search_on_worker() keeps it so on
+        # the worker; the call itself is routed by its tenant.)
+        settings["plan_cache_mode"] = "force_generic_plan"
+    return settings
+
+
+async def fetched(conn: asyncpg.Connection, statement: SearchStatement) -> list[Mapping[str, Any]]:
+    """The statement's rows: run here, or on Citus by the tenant's worker."""
+    if not statement.distributed:
+        sql, args = statement.compiled()
+        return list(await conn.fetch(sql, *args))
+    answer = await conn.fetchval(*named(*statement.worker_call()))
+    return [from_json(row, quarantined_ids=_ids) for row in answer]
+
+
+# The tenant a new connection's warm-up searches: no key names an empty tenant
+# (app/domain/inputs.py key_request), so no row is filed under it and the searches read
+# nothing. (Its scope is empty, so the vector side reads it exactly, not through the graph,
+# wherever memory_vector_exact_bound() is above 0: the default.)
+WARM_UP_TENANT = ""
+
+
+async def warm_up(
+    conn: asyncpg.Connection,
+    shapes: Sequence[tuple[MemoryFilter, SearchParams]],
+    *,
+    distributed: bool,
+    model: str | None,
+    transaction_settings: Mapping[str, str],
+    timeout_ms: int,
+) -> None:
+    """Each shape's search, once, on a new connection, as a request's transaction runs it
+    (app/db/unit_of_work.py) and then rolled back: its statement prepared and planned, the
+    functions it calls compiled, the types it reads known to the driver, so that the
+    connection's first request costs what its next does. A failure (a schema not yet
+    migrated, which the start-up check then names) leaves the connection as it was."""
+    for f, p in shapes:
+        statement = search_statement(WARM_UP_TENANT, f, p, distributed, model)
+        transaction = conn.transaction()
+        await transaction.start()
+        try:
+            local = {**transaction_settings, "app.tenant_id": WARM_UP_TENANT}
+            await set_local(conn, {**local, **search_settings(distributed, timeout_ms)})
+            await fetched(conn, statement)
+        except asyncpg.PostgresError as exc:
+            logger.warning("a new connection's search warm-up failed: %s", exc)
+            return
+        finally:
+            await transaction.rollback()
 
 
 def _ids(values: list[str]) -> list[UUID]:

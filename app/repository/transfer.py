@@ -19,8 +19,11 @@ from app.repository.memories import MERGED_TAGS, OBSERVED_AGAIN
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,
+    DEDUP_KEY,
     MEMORY_COLUMNS,
     QUARANTINED,
+    WRITER_COLUMNS,
+    WRITER_VALUES,
     client_values,
     imported_values,
     to_memory,
@@ -51,15 +54,15 @@ _STATE_COLUMNS = tuple(f.name for f in fields(MemoryState) if BY_NAME[f.name].st
 # model, as in a store (migration 0019). The state columns: imported_values().
 _IMPORT = f"""
 INSERT INTO memories AS m (
-    tenant_id, id, {CLIENT_COLUMNS}, content_hash, embedding, created_by_key, context_hash,
+    tenant_id, id, {CLIENT_COLUMNS}, content_hash, embedding, {WRITER_COLUMNS}, context_hash,
     {", ".join(_STATE_COLUMNS)}
 )
 VALUES (
     :tenant_id, coalesce(:id::uuid, uuidv7()), {CLIENT_VALUES}, memory_content_hash(:content),
-    memory_vector_if_fits(:embedding, :embedding_model), :created_by_key,
+    memory_vector_if_fits(:embedding, :embedding_model), {WRITER_VALUES},
     memory_content_hash(:context), {imported_values(_STATE_COLUMNS)}
 )
-ON CONFLICT (tenant_id, source_repo, content_hash) DO UPDATE SET
+ON CONFLICT {DEDUP_KEY} DO UPDATE SET
     {OBSERVED_AGAIN},
     tags = {MERGED_TAGS.format(incoming="EXCLUDED.tags")},
     embedding = coalesce(m.embedding, EXCLUDED.embedding),
@@ -175,6 +178,7 @@ ORDER BY m.created_at, m.id""",
             "embedding": embedding,
             "embedding_model": self._uow.embedding_model,
             "created_by_key": self._uow.key_id,
+            "person_id": self._uow.person_id,
             **{name: getattr(state, name) for name in _STATE_COLUMNS},
             "file_hash": item.content_hash,
             "file_id": item.source_id,

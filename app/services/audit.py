@@ -9,7 +9,15 @@ from typing import Any
 from uuid import UUID
 
 from app.db.unit_of_work import UnitOfWork
-from app.domain.audit import ACTIONS, MAX_AUDIT_PAGE, UNDOABLE, AuditEntry, AuditQuery, state_of
+from app.domain.audit import (
+    ACTIONS,
+    MAX_AUDIT_PAGE,
+    UNDOABLE,
+    Actor,
+    AuditEntry,
+    AuditQuery,
+    state_of,
+)
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory
 from app.domain.principal import Principal
@@ -33,6 +41,10 @@ class AuditTrail:
         memory_ids: Sequence[UUID] | None = None,
     ) -> AuditEntry:
         ids = list(memory_ids) if memory_ids is not None else [m.id for m in after or before]
+        # A personal memory's entry reaches its person alone, as the memory does.
+        personal = {m.person_id for m in (*before, *after) if m.personal}
+        if len(personal) > 1:  # one entry reaches one person: record each's apart
+            raise ValueError(f"an audit entry of {action} about several people's memories")
         return await self._repo.record(
             self._recorded_actor,
             action,
@@ -40,6 +52,7 @@ class AuditTrail:
             {str(m.id): state_of(m) for m in before},
             {str(m.id): state_of(m) for m in after},
             detail or {},
+            personal.pop() if personal else None,
         )
 
     async def record_states(
@@ -49,16 +62,18 @@ class AuditTrail:
         before: dict[str, Any],
         after: dict[str, Any],
         detail: dict[str, Any] | None = None,
+        personal_to: UUID | None = None,
     ) -> AuditEntry:
-        """For changes made in bulk by one statement (prune), whose rows are not read back."""
+        """For changes made in bulk by one statement (prune), whose rows are not read back;
+        `personal_to`: the one person whose personal memories these all are."""
         return await self._repo.record(
-            self._recorded_actor, action, memory_ids, before, after, detail or {}
+            self._recorded_actor, action, memory_ids, before, after, detail or {}, personal_to
         )
 
     @property
-    def _recorded_actor(self) -> tuple[UUID | None, str]:
+    def _recorded_actor(self) -> Actor:
         actor = self._actor.accountable
-        return actor.key_id, actor.role
+        return Actor(actor.key_id, actor.role, actor.person_id)
 
 
 class AuditService:

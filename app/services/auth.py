@@ -12,13 +12,16 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from datetime import UTC, datetime
 from uuid import UUID
 
 from app.db.unit_of_work import Database
 from app.domain.errors import RateLimitedError, UnauthorizedError
-from app.domain.keys import hash_key
+from app.domain.keys import KEY_PREFIX, hash_key
+from app.domain.oauth import access_refusal, hash_secret, is_access_token
 from app.domain.principal import OPEN_PRINCIPAL, Principal
 from app.repository.keys import KeyRepository
+from app.repository.oauth import OAuthRepository
 
 logger = logging.getLogger("agent_memory.auth")
 
@@ -126,7 +129,11 @@ class Authenticator:
         """Decided at start; a key created since closes it for good (see the module)."""
         return self._open_mode
 
-    async def authenticate(self, bearer: str | None, address: str | None = None) -> Principal:
+    async def authenticate(
+        self, bearer: str | None, address: str | None = None, resource: str | None = None
+    ) -> Principal:
+        """`resource`: the OAuth resource the calling door is (/mcp's), where a bearer that
+        is not an API key is a connected client's access token (app/services/oauth.py)."""
         if bearer is None:
             if self._open_mode:
                 async with self._database.connection() as conn:
@@ -138,6 +145,13 @@ class Authenticator:
                 " hooks read AGENT_MEMORY_API_KEY, or the CLI's --api-key); an admin makes one"
                 " with `agent-memory keys create --name you --role admin`"
             )
+        if resource is not None and not bearer.startswith(KEY_PREFIX):
+            return await self._access_token(bearer, address, resource)
+        if is_access_token(bearer):
+            raise UnauthorizedError(
+                "an OAuth access token is good at /mcp only, where its client connected;"
+                " the API and the console take API keys"
+            )
         key_hash = hash_key(bearer)
         self._failures.check_key(key_hash)
         async with self._database.connection() as conn:
@@ -148,7 +162,23 @@ class Authenticator:
                 raise too_many
             raise UnauthorizedError("unknown or revoked API key")
         self._limiter.check(key.id)
-        return Principal(key.tenant_id, key.role, key.id)
+        return Principal(key.tenant_id, key.role, key.id, key.person_id)
+
+    async def _access_token(self, token: str, address: str | None, resource: str) -> Principal:
+        """A connected client: its grant's tenant, role and person, while the token is
+        unexpired, bound to `resource` and its grant stands. Failures count as a wrong key's."""
+        token_hash = hash_secret(token)
+        self._failures.check_key(token_hash)
+        async with self._database.connection() as conn:
+            found = await OAuthRepository(conn).token(token_hash, "access")
+        refusal = access_refusal(found, resource, datetime.now(UTC))
+        if refusal is not None or found is None:
+            too_many = self._failures.failed(address, token_hash)
+            if too_many is not None:
+                raise too_many
+            raise UnauthorizedError(refusal or "unknown access token")
+        self._limiter.check(found.grant.id)
+        return found.grant.principal
 
 
 async def decide_open_mode(

@@ -23,7 +23,7 @@ async def backfill_embeddings(runtime: Runtime, tenant_id: str, max_rows: int = 
     Stops quietly at the first provider failure (the next run picks up where this stopped)."""
     filled = 0
     while filled < max_rows:
-        async with unit_of_work(runtime.database, tenant_id) as uow:
+        async with unit_of_work(runtime.database, tenant_id, every_person=True) as uow:
             repo = PendingEmbeddingRepository(uow)
             pending = await repo.pending(min(BATCH, max_rows - filled))
             if not pending:

@@ -12,11 +12,14 @@ from uuid import UUID
 from app.db.unit_of_work import UnitOfWork
 from app.domain.draft_groups import near_groups
 from app.domain.drafts import (
+    FILE_CLIENT,
+    KEPT_CATEGORY,
     MAX_QUEUE_PAGE,
     MAX_QUEUED_A_CALL,
     DraftEntry,
     HistoryDraftText,
     QueuedDraft,
+    offered_personal,
     queued_draft,
 )
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
@@ -30,7 +33,7 @@ from app.domain.principal import Principal
 from app.domain.secrets import screen_fields
 from app.domain.text import cut
 from app.domain.validation import Limits
-from app.repository.drafts import DraftRepository
+from app.repository.drafts import DraftRepository, WrittenRepository
 from app.services.audit import AuditTrail
 from app.services.learning import LearningService, RememberResult
 
@@ -38,13 +41,14 @@ from app.services.learning import LearningService, RememberResult
 @dataclass(frozen=True, slots=True)
 class Queued:
     """What an import call did: the drafts queued now, how many were queued before (the
-    same text of the same kind for the same repository, from any session), and those left
+    same text of the same kind for the same repository, from any session), those left
     out for holding a secret (by index, with the reason; SECRETS_POLICY=redact queues them
-    redacted instead)."""
+    redacted instead), and how many a live memory already says (passed over)."""
 
     queued: list[UUID]
     known: int
     refused: list[tuple[int, str]]
+    held: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,7 @@ class DraftQueue:
         self, uow: UnitOfWork, learning: LearningService, limits: Limits, actor: Principal
     ) -> None:
         self._repo = DraftRepository(uow)
+        self._written = WrittenRepository(uow)
         self._learning = learning
         self._limits = limits
         self._actor = actor
@@ -74,7 +79,8 @@ class DraftQueue:
 
     async def queue(self, drafts: Sequence[HistoryDraftText]) -> Queued:
         """Every draft checked first (a bad one refuses the call, naming it, and nothing is
-        queued); one holding a secret is left out and said, the others queued."""
+        queued); one holding a secret is left out and said; one a live memory already says
+        (of its repository, or global) is passed over; the others queued."""
         self._actor.require("write")
         if len(drafts) > MAX_QUEUED_A_CALL:
             raise InvalidInputError(
@@ -83,7 +89,7 @@ class DraftQueue:
         checked: list[QueuedDraft] = []
         for i, sent in enumerate(drafts):
             try:
-                checked.append(queued_draft(sent))
+                checked.append(offered_personal(queued_draft(sent), self._actor.person_id))
             except InvalidInputError as exc:
                 field = f"drafts.{i}.{exc.field}" if exc.field else f"drafts.{i}"
                 raise InvalidInputError(str(exc), field=field) from None
@@ -94,10 +100,12 @@ class DraftQueue:
                 screened.append(screen_fields(draft, self._limits.secrets_policy))
             except InvalidInputError as exc:  # a credential: never stored, said by index
                 refused.append((i, str(exc)))
-        queued = await self._repo.queue(screened)
+        held = await self._written.held(screened)
+        fresh = [draft for i, draft in enumerate(screened) if i not in held]
+        queued = await self._repo.queue(fresh)
         if queued:
             await self._audit.record("draft_import", detail={"drafts": [str(d) for d in queued]})
-        return Queued(queued, len(screened) - len(queued), refused)
+        return Queued(queued, len(fresh) - len(queued), refused, len(held))
 
     async def pending(
         self, source_repo: str | None, limit: int, cursor: str | None = None
@@ -126,21 +134,30 @@ class DraftQueue:
     async def keep(self, draft_id: UUID, text: str | None = None) -> RememberResult:
         """A person keeps the draft as a memory of theirs (trust `user`), as it is or as
         they rewrote it: through every rule a write passes (input, secrets, merge)."""
-        self._actor.require("admin")
+        self._actor.require("write")
         draft = await self._repo.get(draft_id, for_update=True)
         _require_pending(draft, draft_id)
         assert draft is not None
+        self._require_decider(draft)
         return await self._kept(draft, text)
+
+    def _require_decider(self, draft: DraftEntry) -> None:
+        """The team's drafts are an admin's to decide; a person decides their own (row
+        security shows no one else's)."""
+        if not draft.personal:
+            self._actor.require("admin")
 
     async def keep_each(self, draft_ids: Sequence[UUID]) -> list[RememberResult]:
         """Many drafts kept at once, each as its text (a rewrite is one at a time); those
         not pending (decided since the page was read, or unknown) are passed over, as a
         drop passes them over. One refused by a write's rules refuses them all, named."""
-        self._actor.require("admin")
+        self._actor.require("write")
         _bounded(draft_ids)
         # One statement locks them all, in the order of their ids (not the form's): two
         # overlapping bulk keeps cannot each hold a lock the other waits for.
         pending = {d.id: d for d in await self._repo.lock_pending(draft_ids)}
+        for each in pending.values():
+            self._require_decider(each)
         kept = []
         for draft_id in dict.fromkeys(draft_ids):  # kept in the order they were sent
             if (draft := pending.get(draft_id)) is None:
@@ -168,9 +185,13 @@ class DraftQueue:
             RememberDraft(
                 text=draft.text if text is None else text,
                 source_repo=draft.source_repo,
+                personal=draft.personal,
+                category=KEPT_CATEGORY.get(draft.kind),
                 files=list(draft.files),
                 context=self._context(draft, when),
-                trust_level="user",
+                # A team draft's keeper is an admin, who vouches for it; a person keeping
+                # their own vouches as far as their key may (an agent key's: `agent`).
+                trust_level=self._actor.own_words_trust,
             ),
             source="draft-review",
         )
@@ -185,16 +206,22 @@ class DraftQueue:
         that the error it met finds the lesson again), within the context's limit. Not the
         evidence of a session that had read untrusted input: a person who keeps the lesson
         vouches for its text, and its evidence may quote what an outsider wrote."""
-        lines = [f"Drafted from a {draft.client} session of {when}, kept by a person."]
+        if draft.client == FILE_CLIENT:
+            lines = [f"Written in {draft.client_session} as of {when}, kept by a person."]
+        else:
+            lines = [f"Drafted from a {draft.client} session of {when}, kept by a person."]
         if not draft.sources:
             lines += [f"{label}: {text}" for label, text in draft.evidence_lines()]
         return cut("\n".join(lines), self._limits.max_context_chars)
 
     async def drop(self, draft_ids: Sequence[UUID]) -> list[UUID]:
         """The pending ones among them dropped (kept as dropped: an import does not bring
-        them back); their ids."""
-        self._actor.require("admin")
+        them back); their ids. A person who is no admin drops their own only."""
+        self._actor.require("write")
         _bounded(draft_ids)
+        if not self._actor.can("admin"):
+            for draft in await self._repo.lock_pending(draft_ids):
+                self._require_decider(draft)
         dropped = [d.id for d in await self._repo.decide(draft_ids, "dropped")]
         if dropped:
             await self._audit.record("draft_drop", detail={"drafts": [str(d) for d in dropped]})

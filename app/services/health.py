@@ -1,4 +1,5 @@
-"""Readiness: the database answers and its schema is at the migration head."""
+"""Readiness: the database answers, its schema is at the migration head, and after a start
+it has read back what its buffers held (or the wait for that has run out)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ class Readiness:
     database: str  # "ok" or "unreachable"
     schema: str | None  # the revision found (None when unreachable)
     expected: str
+    warming: bool = False  # the database is still reading its buffers back after a start
 
     @property
     def ready(self) -> bool:
-        return self.database == "ok" and self.schema == self.expected
+        return self.database == "ok" and self.schema == self.expected and not self.warming
 
 
 async def readiness(runtime: Runtime) -> Readiness:
@@ -29,7 +31,7 @@ async def readiness(runtime: Runtime) -> Readiness:
             revision = await current_revision(conn)
     except CONNECTION_ERRORS:
         return Readiness("unreachable", None, runtime.schema_head)
-    return Readiness("ok", revision, runtime.schema_head)
+    return Readiness("ok", revision, runtime.schema_head, warming=not runtime.warmth.warm)
 
 
 def is_connection_error(exc: BaseException) -> bool:

@@ -15,6 +15,7 @@ from app.domain.secrets import screen
 from app.repository.audit import record_operator_entry
 from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail
+from app.services.people import PeopleService
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,20 +51,32 @@ class KeyService:
     async def _keys(self) -> KeyRepository:
         return KeyRepository(await self._connection())
 
+    @property
+    def people(self) -> PeopleService:
+        return PeopleService(self._connection, self._audit)  # the key's admin check is ours
+
     async def _record(self, action: str, key: ApiKey) -> None:
         detail = {"key": str(key.id), "name": key.name, "role": key.role}
+        if key.person_id is not None:
+            detail["person"] = str(key.person_id)
         if self._audit is not None:
             await self._audit.record(action, detail=detail, memory_ids=[])
         else:
             await record_operator_entry(await self._connection(), key.tenant_id, action, detail)
 
-    async def create(self, tenant_id: str, name: str, role: str) -> NewKey:
+    async def create(
+        self, tenant_id: str, name: str, role: str, person: str | None = None
+    ) -> NewKey:
+        """`person`: whom the key acts for, by name; made on first use (docs/team.md)."""
         tenant_id, name, role = key_request(tenant_id, name, role, ROLES)
         # Listed to every admin and written to the log: never a credential.
         name = screen(name, "name", "refuse")
+        person_id = None
+        if person is not None:
+            person_id = (await self.people.add(tenant_id, person, "person"))[0].id
         key = generate_key()
         record = await (await self._keys()).create(
-            tenant_id, name, role, hash_key(key), display_prefix(key)
+            tenant_id, name, role, hash_key(key), display_prefix(key), person_id
         )
         await self._record("key_create", record)
         return NewKey(key, record)

@@ -22,7 +22,12 @@ from app.domain.memory import Memory, StoreOutcome, carried_over
 from app.domain.principal import Principal
 from app.domain.secrets import SecretsPolicy, screen_json
 from app.domain.validation import clean_commit
-from app.repository.lifecycle import LifecycleRepository, PruneRules, StalenessRepository
+from app.repository.lifecycle import (
+    LifecycleRepository,
+    PruneCandidate,
+    PruneRules,
+    StalenessRepository,
+)
 from app.repository.memories import MemoryRepository
 from app.services.audit import AuditService, AuditTrail
 from app.services.memories import MemoryService
@@ -105,19 +110,19 @@ class LifecycleService:
             message = "Nothing to archive -- all items are fresh or recently accessed."
         if not dry_run:
             self._telemetry.pruned(total)
-            if total:
+            # One entry for the team's memories and one for each person's personal ones:
+            # each reaches whom its memories reach (migration 0045).
+            for personal_to, group in _by_reader(candidates).items():
                 await self._audit.record_states(
                     "prune",
-                    [c.id for c in candidates],
+                    [c.id for c in group],
+                    {str(c.id): {"archived_at": None, "version": c.version - 1} for c in group},
+                    {str(c.id): {"archived_at": "pruned", "version": c.version} for c in group},
                     {
-                        str(c.id): {"archived_at": None, "version": c.version - 1}
-                        for c in candidates
+                        "source_repo": source_repo,
+                        "archived": dict(Counter(c.memory_type for c in group)),
                     },
-                    {
-                        str(c.id): {"archived_at": "pruned", "version": c.version}
-                        for c in candidates
-                    },
-                    {"source_repo": source_repo, "archived": by_type},
+                    personal_to,
                 )
             await AuditService(self._uow, self._audit, self._actor).forget_old(
                 self._settings.audit_retention_days
@@ -262,3 +267,11 @@ class LifecycleService:
         raise PreconditionFailedError(
             f"memory {memory_id} is at version {current.version}, not {expected_version}"
         )
+
+
+def _by_reader(candidates: list[PruneCandidate]) -> dict[UUID | None, list[PruneCandidate]]:
+    """The candidates by whom they reach: the team (None), or a person."""
+    groups: dict[UUID | None, list[PruneCandidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.personal_to, []).append(candidate)
+    return groups

@@ -26,6 +26,7 @@ from app.domain.inputs import (
     new_memory,
 )
 from app.domain.memory import Memory, NewMemory, StoreOutcome
+from app.domain.people import require_person_for_personal
 from app.domain.principal import Principal
 from app.domain.provenance import Exposure, Hold, dangerous_instruction, hold_for
 from app.domain.secrets import memory_text_size, screen_memory
@@ -39,6 +40,8 @@ from app.telemetry import Telemetry
 
 logger = logging.getLogger("agent_memory.store")
 T = TypeVar("T")
+# Texts' vectors under way (None where there is no text, or the provider failed).
+Embedding = asyncio.Future[list[list[float] | None]]
 
 # A large batch is embedded this many texts at a time, each part while the one before it
 # is written (embedded_ahead), so that the model's cores and the database's work overlap.
@@ -141,20 +144,25 @@ class MemoryService:
         return vectors
 
     async def embedded_ahead(
-        self, chunks: AsyncIterable[Sequence[T]], text: Callable[[T], str | None]
+        self,
+        chunks: AsyncIterable[Sequence[T]],
+        text: Callable[[T], str | None],
+        first: Embedding | None = None,
     ) -> AsyncGenerator[tuple[Sequence[T], list[list[float] | None]], None]:
         """Each chunk with a vector for each item (None where `text` gives none, or the
         provider failed), the next chunk's embedding under way while the caller writes this
-        one, so that the model's cores and the database's work overlap. Close it with
+        one, so that the model's cores and the database's work overlap. `first`: the first
+        chunk's embedding, started by the caller (embedding()). Close it with
         contextlib.aclosing: an embedding still running is cancelled."""
-        pending: tuple[Sequence[T], asyncio.Task[list[list[float] | None]]] | None = None
+        pending: tuple[Sequence[T], Embedding] | None = None
 
-        def embed(chunk: Sequence[T]) -> asyncio.Task[list[list[float] | None]]:
-            return asyncio.ensure_future(self._vectors_of([text(item) for item in chunk]))
+        def embed(chunk: Sequence[T]) -> Embedding:
+            return self.embedding([text(item) for item in chunk])
 
         try:
             async for chunk in chunks:
-                started = embed(chunk)
+                started = first if first is not None else embed(chunk)
+                first = None
                 if pending is not None:
                     with self._telemetry.phase("embed_wait"):
                         vectors = await pending[1]
@@ -167,6 +175,11 @@ class MemoryService:
         finally:
             if pending is not None:
                 pending[1].cancel()  # after a failed write; a no-op once it is done
+
+    def embedding(self, texts: Sequence[str | None]) -> Embedding:
+        """The texts' vectors, under way (None for a None text): the model runs while the
+        caller does the work that does not need them."""
+        return asyncio.ensure_future(self._vectors_of(texts))
 
     async def _vectors_of(self, texts: Sequence[str | None]) -> list[list[float] | None]:
         wanted = [text for text in texts if text is not None]
@@ -188,25 +201,44 @@ class MemoryService:
     async def store_many(
         self, items: Sequence[NewMemory], *, screened: bool = False
     ) -> list[StoreOutcome]:
-        """In input order, in one transaction. Observing a memory again costs no model
-        call: what is already stored with an embedding is reinforced first, and only the
-        rest is embedded and upserted. Every memory, whichever door or service made it,
-        passes the secret screen here first."""
+        """In input order, in one transaction. What is already stored with an embedding is
+        reinforced, and only the rest is embedded and upserted (a batch's known memories
+        cost no model call). Every memory, whichever door or service made it, passes the
+        secret screen here first, and a personal one needs its person. Its answer comes
+        once its row and index entries are written: a vector search finds it at once."""
+        for item in items:
+            require_person_for_personal(item.personal, self.actor.person_id)
         if not screened:
             items = await self.screened(items)
         writable = self.actor.writable_trust
-        with self._telemetry.phase("known"):
-            reinforced = await self._repo.reinforce_embedded(items, writable)
-        fresh = [i for i, memory in enumerate(reinforced) if memory is None]
-        with self._telemetry.phase("provenance"):
-            holds = await self._holds([items[i] for i in fresh])
-        if fresh:
-            # The model's work should hold no pool slot: under load it queues, and held
-            # slots would starve searches. Possible while nothing is written yet.
-            await self._uow.release_if_unwritten()
-        upserted = await self._embed_and_upsert(
-            [(items[i], hold) for i, hold in zip(fresh, holds, strict=True)], writable
-        )
+        # The model runs while the database is asked what it knows, so that those lookups
+        # cost nothing past the model's time. One memory's embedding starts beside its
+        # exact-duplicate lookup: a store mostly brings new content (known content, then
+        # reinforced, wastes that model call). A batch's lookup comes first, one statement,
+        # so that observing known memories again costs no model call; its first chunk's
+        # embedding then runs beside the provenance read and the connection given back.
+        first = self.embedding([items[0].embedding_text()]) if len(items) == 1 else None
+        try:
+            with self._telemetry.phase("known"):
+                reinforced = await self._repo.reinforce_embedded(items, writable)
+            fresh = [i for i, memory in enumerate(reinforced) if memory is None]
+            if first is not None and not fresh:
+                first.cancel()
+            elif first is None and fresh:
+                first = self.embedding([items[i].embedding_text() for i in fresh[:EMBED_CHUNK]])
+            with self._telemetry.phase("provenance"):
+                holds = await self._holds([items[i] for i in fresh])
+            if fresh:
+                # The model's work should hold no pool slot: under load it queues, and held
+                # slots would starve searches. Possible while nothing is written yet.
+                await self._uow.release_if_unwritten()
+            upserted = await self._embed_and_upsert(
+                [(items[i], hold) for i, hold in zip(fresh, holds, strict=True)], writable, first
+            )
+        except BaseException:
+            if first is not None:
+                first.cancel()  # a no-op once it is done
+            raise
         outcomes = [StoreOutcome("reinforced", m) if m else None for m in reinforced]
         for i, result in zip(fresh, upserted, strict=True):
             if result is None:
@@ -252,18 +284,23 @@ class MemoryService:
         return read_all()
 
     async def _embed_and_upsert(
-        self, news: Sequence[tuple[NewMemory, Hold | None]], writable: Sequence[str]
+        self,
+        news: Sequence[tuple[NewMemory, Hold | None]],
+        writable: Sequence[str],
+        first: Embedding | None,
     ) -> list[UpsertResult | None]:
+        """`first`: the first chunk's embedding, under way."""
+
         async def chunks() -> AsyncIterator[Sequence[tuple[NewMemory, Hold | None]]]:
             for i in range(0, len(news), EMBED_CHUNK):
                 yield news[i : i + EMBED_CHUNK]
 
         results: list[UpsertResult | None] = []
-        embedded = self.embedded_ahead(chunks(), lambda item: item[0].embedding_text())
+        embedded = self.embedded_ahead(chunks(), lambda item: item[0].embedding_text(), first)
         async with aclosing(embedded):
             async for chunk, vectors in embedded:
                 with self._telemetry.phase("reconnect"):  # none to take when it is held
-                    await self._uow.connection()
+                    await self._repo.writing()
                 results += await self._merge_or_upsert(
                     list(zip(chunk, vectors, strict=True)), writable
                 )

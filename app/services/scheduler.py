@@ -15,6 +15,7 @@ from app.repository.keys import KeyRepository
 from app.runtime import Runtime
 from app.services.backfill import backfill_embeddings
 from app.services.graphs import keep_graphs_quietly
+from app.services.oauth import forget_expired_quietly
 from app.services.sessions import prune_quietly
 from app.services.tidy import compute_quietly
 
@@ -40,6 +41,7 @@ async def prune_periodically(runtime: Runtime) -> None:
             except Exception:
                 logger.warning("scheduled embedding backfill failed", exc_info=True)
         await keep_graphs_quietly(runtime.owner_url, runtime.settings.repository_graph_rows)
+        await forget_expired_quietly(runtime)  # OAuth codes, tokens, requests, clients
 
 
 @asynccontextmanager

@@ -23,12 +23,16 @@ from app.services.keys import KeyService
 from app.services.learning import FeedbackService, LearningService
 from app.services.lifecycle import LifecycleService, PruneReport
 from app.services.memories import MemoryService
+from app.services.oauth import ConnectedClients
+from app.services.people import PeopleService
 from app.services.recall import RecallService
 from app.services.search import SearchService
 from app.services.sessions import SessionService, prune_quietly
+from app.services.standing import StandingService
 from app.services.stats import StatsService
 from app.services.tidy import TidyService
 from app.services.transfer import TransferService
+from app.services.written import WrittenRules
 
 
 class Services:
@@ -64,6 +68,14 @@ class Services:
         return DraftQueue(self.uow, self.learning, self.runtime.limits, self.principal)
 
     @cached_property
+    def standing(self) -> StandingService:
+        return StandingService(self.uow, self.principal)
+
+    @cached_property
+    def written(self) -> WrittenRules:
+        return WrittenRules(self.uow, self.principal)
+
+    @cached_property
     def tidy(self) -> TidyService:
         return TidyService(self.uow, self.runtime, self.principal)
 
@@ -90,6 +102,19 @@ class Services:
         """Key management for an admin of its own tenant, recorded in the audit trail."""
         self.principal.require("admin")
         return KeyService(self.uow.connection, AuditTrail(self.uow, self.principal))
+
+    @cached_property
+    def people(self) -> PeopleService:
+        """A tenant's people: named to every reader, managed by its admin (recorded in the
+        audit trail)."""
+        trail = AuditTrail(self.uow, self.principal)
+        return PeopleService(self.uow.connection, trail, self.principal)
+
+    @cached_property
+    def oauth(self) -> ConnectedClients:
+        """A person's consent to a client, and the connected clients they (an admin: the
+        tenant's) see and revoke; each change in the audit trail."""
+        return ConnectedClients(self.uow, self.principal)
 
     async def backfill(self) -> int:
         """An admin's request to embed its own tenant's pending memories now."""
@@ -130,6 +155,12 @@ async def services_for(runtime: Runtime, principal: Principal) -> AsyncIterator[
     settings = runtime.settings
     async with (
         runtime.admission.slot(principal.tenant_id, settings.tenant_queue_timeout_s, refusal),
-        unit_of_work(runtime.database, principal.tenant_id, principal.key_id) as uow,
+        unit_of_work(
+            runtime.database,
+            principal.tenant_id,
+            principal.key_id,
+            principal.person_id,
+            every_person=principal.every_person,
+        ) as uow,
     ):
         yield Services(runtime, uow, principal)

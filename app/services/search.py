@@ -8,17 +8,23 @@ import time
 from dataclasses import dataclass
 from uuid import UUID
 
-from app.config import Settings
+import asyncpg
+
+from app.config import Settings, limits_of
+from app.db.pool import WarmUp
+from app.db.pool import search_settings as db_search_settings
 from app.db.unit_of_work import UnitOfWork
+from app.domain.filters import FilterDraft, MemoryFilter
 from app.domain.inputs import SearchDraft, SearchQuery, search_query
 from app.domain.memory import Memory
 from app.domain.principal import Principal
+from app.domain.recall import RecallDraft, recall_query
 from app.domain.search import SearchHit
 from app.domain.secrets import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository
-from app.repository.search import SearchOutcome, SearchRepository
+from app.repository.search import SearchOutcome, SearchRepository, warm_up
 from app.repository.search_statement import SearchParams, SearchStatement
 from app.services.audit import AuditTrail
 from app.services.filters import require_known_types
@@ -98,22 +104,7 @@ class SearchService:
                 logger.warning("query embedding failed; searching keyword-only: %s", exc)
                 self._telemetry.embedding_failures.inc()
                 alpha, degraded = 0.0, "keyword-only: the embedding provider is unavailable"
-        params = SearchParams(
-            query=query.text,
-            embedding=embedding,
-            alpha=alpha,
-            limit=query.limit,
-            # Enough candidates per side that fusion can reorder, never fewer than asked for.
-            candidates=max(self._settings.search_candidates, query.limit),
-            term_cap=self._settings.keyword_term_cap,
-            decay_weight=self._settings.decay_weight,
-            strength_days=self._settings.decay_strength_days,
-            track_access=query.track_access,
-            git_branch=query.git_branch,
-            branch_boost=self._settings.branch_boost,
-            **self._floor(query, alpha),
-        )
-        return params, degraded
+        return statement_params(self._settings, query, embedding, alpha), degraded
 
     async def explain(self, draft: SearchDraft) -> tuple[SearchStatement, list[str]]:
         """The statement a search would send, with its values, and its plan as it ran
@@ -174,15 +165,6 @@ class SearchService:
             },
         )
 
-    def _floor(self, query: SearchQuery, alpha: float) -> dict[str, float]:
-        """The relevance floor the statement applies (bench/floor.py replays it offline).
-        It was chosen for hybrid scores; keyword-only scores are squared ratios to the best
-        and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0)."""
-        if not query.floor or not 0 < alpha < 1:
-            return {}
-        s = self._settings
-        return {"floor_ratio": s.relevance_floor_ratio, "floor_min": s.relevance_floor_min}
-
     async def _most_recent(self, query: SearchQuery, started: float) -> SearchResponse:
         """An empty query asks for nothing in particular: the newest memories that pass
         the filters, and the answer says that is what they are."""
@@ -190,3 +172,92 @@ class SearchService:
         hits = [SearchHit(m, 0.0, 0.0, 0.0, 0.0, 0.0) for m in memories]
         took_ms = round((time.perf_counter() - started) * 1000, 3)
         return SearchResponse(hits, 0.0, took_ms, note=RECENT_NOTE)
+
+
+def statement_params(
+    settings: Settings, query: SearchQuery, embedding: list[float] | None, alpha: float
+) -> SearchParams:
+    """The search statement's parameters for a validated query, its embedding (None: none)
+    and the alpha it is searched with."""
+    return SearchParams(
+        query=query.text,
+        embedding=embedding,
+        alpha=alpha,
+        limit=query.limit,
+        # Enough candidates per side that fusion can reorder, never fewer than asked for.
+        candidates=max(settings.search_candidates, query.limit),
+        term_cap=settings.keyword_term_cap,
+        decay_weight=settings.decay_weight,
+        strength_days=settings.decay_strength_days,
+        track_access=query.track_access,
+        git_branch=query.git_branch,
+        branch_boost=settings.branch_boost,
+        **_floor(settings, query, alpha),
+    )
+
+
+def _floor(settings: Settings, query: SearchQuery, alpha: float) -> dict[str, float]:
+    """The relevance floor the statement applies (bench/floor.py replays it offline).
+    It was chosen for hybrid scores; keyword-only scores are squared ratios to the best
+    and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0)."""
+    if not query.floor or not 0 < alpha < 1:
+        return {}
+    return {
+        "floor_ratio": settings.relevance_floor_ratio,
+        "floor_min": settings.relevance_floor_min,
+    }
+
+
+# The searches a new pooled connection runs once, before its first request (app/db/pool.py):
+# each shape of search statement is prepared and planned once per connection, and a
+# connection's first search cost 30-60 ms more than its next on a loaded machine, 8-10 ms
+# more for each further shape (docs/benchmarks.md, issue 69). The shapes the hooks and agents
+# send: a recall on a prompt and on a failure (a repository, its session), a search of a
+# repository with its global memories, and of the whole tenant. Searched in no tenant's
+# rows (see app/repository/search.py warm_up), so that they read nothing.
+WARM_UP_TEXT = "warm up the search"
+WARM_UP_REPO = "warm-up"
+WARM_UP_SESSION = UUID(int=0)
+
+
+def warm_up_searches(
+    settings: Settings, limits: Limits, dim: int
+) -> list[tuple[MemoryFilter, SearchParams]]:
+    """Each shape's filter and parameters, with a unit query vector of `dim` dimensions."""
+    recalls = [
+        recall_query(RecallDraft(WARM_UP_TEXT, WARM_UP_REPO, purpose, session_id=WARM_UP_SESSION))
+        for purpose in ("prompt", "failure")
+    ]
+    drafts = [
+        *(recall.search for recall in recalls),
+        SearchDraft(WARM_UP_TEXT, FilterDraft(source_repo=WARM_UP_REPO)),
+        SearchDraft(WARM_UP_TEXT),
+    ]
+    embedding = [1.0] + [0.0] * (dim - 1)
+    shapes = []
+    for draft in drafts:
+        query = search_query(draft, limits)
+        alpha = settings.hybrid_alpha
+        shapes.append((query.filter, statement_params(settings, query, embedding, alpha)))
+    return shapes
+
+
+def connection_warm_up(settings: Settings, model: str, dim: int) -> WarmUp:
+    """What the pool runs on each new connection (app/db/pool.py): warm_up_searches(), as
+    the search runs them, for vectors of `model` (`dim` dimensions)."""
+    shapes = warm_up_searches(settings, limits_of(settings), dim)
+
+    async def warm(conn: asyncpg.Connection, distributed: bool) -> None:
+        # On Citus each transaction carries the search's settings to the workers
+        # (app/startup.py, Database.transaction_settings).
+        carried = db_search_settings(settings.hnsw_ef_search, settings.vector_exact_factor)
+        await warm_up(
+            conn,
+            shapes,
+            distributed=distributed,
+            model=model,
+            transaction_settings=carried if distributed else {},
+            timeout_ms=settings.search_timeout_ms,
+        )
+
+    return warm

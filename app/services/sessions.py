@@ -61,7 +61,7 @@ async def prune_quietly(
     """Pruning in its own transaction; a failure is logged, never raised. `on_behalf_of`:
     the caller whose session start prunes, whom the audit trail records."""
     try:
-        async with unit_of_work(runtime.database, tenant_id) as uow:
+        async with unit_of_work(runtime.database, tenant_id, every_person=True) as uow:
             service = LifecycleService(
                 uow,
                 runtime.settings,

@@ -19,6 +19,7 @@ from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.tidy import (
+    ARCHIVING_KINDS,
     EXACT_SCOPE,
     MAX_PROPOSALS_PAGE,
     PROPOSAL_KINDS,
@@ -162,12 +163,12 @@ class TidyService:
         return await self._shown(rows)
 
     async def accept(self, proposal_id: UUID) -> ProposalEntry:
-        """Merge or replace: those that go are superseded by the one kept. Retire: archived.
-        One audit entry, which the proposal's undo undoes."""
+        """Merge or replace: those that go are superseded by the one kept. Retire and
+        unwritten: archived. One audit entry, which the proposal's undo undoes."""
         self._actor.require("admin")
         proposal = await self._pending(proposal_id)
         memories = await self._live(proposal)
-        if proposal.kind == "retire":
+        if proposal.kind in ARCHIVING_KINDS:
             (memory,) = memories
             after = await self._lifecycle.archive(memory.id)
             assert after is not None

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
+from app.domain.people import require_person_for_personal
 from app.domain.secrets import screen_fields
 from app.domain.sessions import Session
 from app.domain.transfer import (
@@ -154,6 +155,8 @@ class TransferService:
                     sessions.append(screen_fields(imported_session(draft), policy))
                     continue
                 item = imported_memory(draft, self._memories.limits, kept)
+                # A personal line becomes the importer's own: it needs their person.
+                require_person_for_personal(item.new.personal, self._memories.actor.person_id)
                 (screened,) = await self._memories.screened([item.new])
                 (danger,) = await self._memories.dangerous([screened.content])
             except InvalidInputError as exc:

@@ -12,14 +12,12 @@ import time
 
 from agent_memory_client.clients import CLIENTS
 from agent_memory_client.connection import Connection, Deadline, Unavailable
-from agent_memory_client.loop import Answer, handle, keep_for_later, take_pending
+from agent_memory_client.loop import KINDS, Answer, handle, keep_for_later, take_pending
 
 # Each event's whole budget, interpreter start excluded (tens of ms). Claude Code cancels
 # SessionEnd at about 1.5 s whatever its timeout says; every client's hook timeout is 5 s.
-BUDGET_S = {
-    "start": 2.5, "prompt": 1.0, "failed": 1.0, "ran": 1.0, "read": 1.0, "edited": 1.0,
-    "fetched": 1.0, "stop": 1.0, "end": 1.0, "idle": 0.1,
-}  # fmt: skip
+# Every kind of the loop's has one: a second, but for these.
+BUDGET_S = {**dict.fromkeys(KINDS, 1.0), "start": 2.5, "idle": 0.1}
 HOOK_BUDGET_S = 3.0  # a hook of several events (Codex's Stop: stop, then end)
 
 

@@ -175,7 +175,7 @@ def hooks_without_ours(
                     kept.append(group)
                 elif inner:
                     kept.append({**group, "hooks": inner})
-            elif not (isinstance(group, dict) and is_ours(group.get("command"))):
+            elif not is_ours(_command(group)):
                 kept.append(group)
         if kept:
             result[event] = kept
@@ -183,7 +183,10 @@ def hooks_without_ours(
 
 
 def _command(handler: object) -> object:
-    return handler.get("command") if isinstance(handler, dict) else None
+    """A hook entry's command line: `command`, or Copilot CLI's `bash` or `powershell`."""
+    if not isinstance(handler, dict):
+        return None
+    return next((handler[k] for k in ("command", "bash", "powershell") if k in handler), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +214,27 @@ class JsonFile:
     server: McpEntry | None = None
     # A file install creates starts from this (Cursor's hooks.json declares its version).
     empty: tuple[tuple[str, Any], ...] = ()
+    # A file the client reads instead of this one where it exists (Copilot CLI: a
+    # repository's .mcp.json, then only its .github/mcp.json): install says what it means.
+    read_first: Path | None = None
 
     def check(self, text: str | None) -> None:
         self.read(text)
+
+    def passed_over(self, name: str) -> tuple[str, ...]:
+        """What install says when the client reads `read_first` instead of this file."""
+        first = self.read_first
+        if first is None or not first.exists():
+            return ()
+        try:
+            running = JsonFile(first).our_servers(read_text(first))
+        except InstallError:
+            running = set()
+        if running:
+            return (f"kept: {first} is read instead of {self.path}, and its server"
+                    f" {sorted(running)[0]} runs this bridge already",)  # fmt: skip
+        return (f"not read while {first} exists: the client reads it instead of {self.path};"
+                f" put the {name} server in it as well, or install without --project",)  # fmt: skip
 
     def installed(self, text: str | None) -> Change:
         config = self.read(text)
@@ -239,6 +260,7 @@ class JsonFile:
                 **{n: s for n, s in servers.items() if n == name or n not in ours},
                 name: self.server.server,
             }
+            notes += self.passed_over(name)
         return Change(self.edited(text, config), name, notes)
 
     def uninstalled(self, text: str) -> Change:
@@ -675,15 +697,34 @@ def gemini_hooks(program: list[str] | None = None) -> dict[str, list[dict[str, A
     return matcher_groups("gemini", handler, program)
 
 
-def cursor_hooks() -> dict[str, list[dict[str, Any]]]:
-    """Cursor's hooks.json: event -> entries, each a command of its own."""
+def hook_entries(
+    client: str, handler: Callable[[str], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Cursor's and Copilot CLI's shape: event -> entries, each a command of its own, its
+    matcher beside it."""
     hooks: dict[str, list[dict[str, Any]]] = {}
-    for spec in CLIENTS["cursor"].hooks:
-        entry: dict[str, Any] = {"command": hook_command("cursor", spec), "timeout": 5}
+    for spec in CLIENTS[client].hooks:
+        entry = handler(hook_command(client, spec))
         if spec.matcher:
             entry["matcher"] = spec.matcher
         hooks.setdefault(spec.event, []).append(entry)
     return hooks
+
+
+def cursor_hooks() -> dict[str, list[dict[str, Any]]]:
+    """Cursor's hooks.json."""
+    return hook_entries("cursor", lambda command: {"command": command, "timeout": 5})
+
+
+def copilot_hooks() -> dict[str, list[dict[str, Any]]]:
+    """Copilot CLI's hooks file (version 1): a `bash` command line, its timeout in seconds."""
+    return hook_entries(
+        "copilot", lambda command: {"type": "command", "bash": command, "timeoutSec": 5}
+    )
+
+
+def copilot_home() -> Path:
+    return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
 
 
 def client_files(client: str, project: str | None) -> list[ConfigFile]:
@@ -723,6 +764,19 @@ def client_files(client: str, project: str | None) -> list[ConfigFile]:
             JsonFile(folder / "hooks.json", hooks=cursor_hooks(), empty=(("version", 1),)),
             JsonFile(folder / "mcp.json", server=server),
         ]
+    if client == "copilot":
+        # The environment reaches its MCP servers whole (an unset `${NAME}` would stay
+        # literal): no `env`. `type` and `tools` as `copilot mcp add` writes them.
+        server = McpEntry(SERVER_NAME, {"type": "local", **mcp_server(), "tools": ["*"]})
+        hooks = JsonFile(
+            (root / ".github" if root else copilot_home()) / "hooks" / "agent-memory.json",
+            hooks=copilot_hooks(), empty=(("version", 1),),
+        )  # fmt: skip
+        if root is None:
+            return [hooks, JsonFile(copilot_home() / "mcp-config.json", server=server)]
+        # A repository's .mcp.json, which Claude Code reads too, is read first and alone.
+        return [hooks, JsonFile(root / ".github" / "mcp.json", server=server,
+                                read_first=root / ".mcp.json")]  # fmt: skip
     raise InstallError(f"no such client: {client}")
 
 

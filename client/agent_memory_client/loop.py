@@ -14,7 +14,10 @@ their answers into its output).
   a draft the service screens and keeps beside the session (never a memory).
 - fetched: a tool brought content from outside the repository and the user (a web page,
   another MCP server's tool, a download: provenance.py says which): the session records
-  its sources, once each, and a memory written while it is open waits for a person.
+  its sources, once each, and a memory written while it is open waits for a person. What
+  came from outside stays outside (outside.py): where a call put an outsider's files, and
+  the page a browser opened, are kept in the session's state, and a later read of them (a
+  read, a search, browsed, a shell command's) is recorded as theirs.
 - stop: keeps the turn's last words, and once a session reminds the agent to capture what it
   learned, with the session's drafts.
 - end: closes the session with the agent's last words (abandoned when it said nothing).
@@ -39,7 +42,7 @@ from agent_memory_client.git import (
     history,
     repository_name,
 )
-from agent_memory_client.provenance import outsider
+from agent_memory_client.outside import Outside
 from agent_memory_client.quoting import quoted
 
 TYPE_CHECKING = False  # typing's import is a hook's cost: types are for mypy alone
@@ -86,14 +89,21 @@ CAPTURE_REMINDER = {
     ),
 }
 
-# idle: a moment with nothing of its own, where context that waits can be handed over.
-KINDS = ("start", "prompt", "failed", "ran", "read", "edited", "fetched", "stop", "end", "idle")
+# idle: a moment with nothing of its own, where context that waits can be handed over;
+# searched: a tool printed what files under a path say; browsed: a browser opened a page
+# (`path`, its URL) or read the page open (no `path`).
+KINDS = (
+    "start", "prompt", "failed", "ran", "read", "edited", "fetched", "searched", "browsed",
+    "stop", "end", "idle",
+)  # fmt: skip
+# Moments that may read what came from outside earlier in the session (outside.py).
+READS_OUTSIDE = ("read", "ran", "failed")
 # An end's reason for a turn that ends where the client has no session end (Codex): the
 # memory session is recorded, and the next prompt opens another, keeping these.
 TURN = "turn"
 # What the client's session carries into the next memory session: the untrusted input it
 # read is still in its context, so the new session is recorded as having read it too.
-REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode", "sources")
+REOPENED_WITH = ("repo", "top", "handed", "files", "capture_mode", "sources", "outside", "page")
 
 
 class Event:
@@ -163,9 +173,13 @@ def state_file(client_session: str) -> Path:
 
 
 def save(event: Event, state: dict[str, Any]) -> None:
+    """Written whole or not at all: a client may run hooks of one session at once (Gemini
+    CLI does), and one must never read another's half-written state."""
     path = state_file(event.session)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(state))
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(state))
+    os.replace(partial, path)
 
 
 def load(event: Event) -> dict[str, Any] | None:
@@ -177,6 +191,8 @@ def load(event: Event) -> dict[str, Any] | None:
 
 
 def handle(event: Event, server: Connection) -> Answer:
+    if event.kind in READS_OUTSIDE:  # recorded first: it holds whatever follows
+        fetched(event, server)
     return HANDLERS[event.kind](event, server)
 
 
@@ -287,7 +303,8 @@ def last_assistant_text(transcript_path: str | None) -> str | None:
 def end(event: Event, server: Connection) -> Answer:
     """A run in which the agent said nothing (killed before the model answered, or ended at
     once) is recorded as abandoned, which no snapshot shows; otherwise completed, with the
-    agent's last words as its summary. One request."""
+    agent's last words as its summary (none where its client said it answered but no hook
+    could read the words: Copilot CLI's). One request."""
     state = load(event)
     if state is None:
         return Answer()
@@ -296,13 +313,15 @@ def end(event: Event, server: Connection) -> Answer:
         or state.get("last_words")
         or last_assistant_text(event.transcript)
     )
-    if not said:
+    if said:
+        body = {"status": "completed", "summary": said}
+    elif state.get("answered"):
+        body = {"status": "completed"}
+    else:
         body = {
             "status": "abandoned",
             "summary": f"ended before the agent answered ({event.reason or 'other'})",
         }
-    else:
-        body = {"status": "completed", "summary": said}
     if state.get("session_id") is None:  # ended at an earlier turn, not reopened since
         return Answer(done="session recorded")
     server.call("POST", f"/sessions/{state['session_id']}/end", body=body)
@@ -349,6 +368,9 @@ def stop(event: Event, server: Connection) -> Answer:
     said = event.text.strip()[:SUMMARY_CHARS] or None
     if said is not None and said != state.get("last_words"):
         state = {**state, "last_words": said}
+        save(event, state)
+    elif said is None and event.did_something and not state.get("answered"):
+        state = {**state, "answered": True}  # in words no hook can read (Copilot CLI)
         save(event, state)
     if state.get("reminded") or event.continuing:
         return Answer(done="nothing to remind")
@@ -500,13 +522,21 @@ def ran(event: Event, server: Connection) -> Answer:
 
 
 def fetched(event: Event, server: Connection) -> Answer:
-    """A tool brought untrusted input into the session: its sources recorded with the
-    session (each once), so that what the session writes while open waits for a person."""
+    """A call that may bring untrusted input into the session (a fetch, a read of what came
+    from outside before: outside.py): its sources recorded with the session (each once), so
+    that what the session writes while open waits for a person. Where it put an outsider's
+    files, or the page it opened, is kept first, so that a failed record loses no later
+    read of them."""
     state = load(event)
     if state is None or state.get("session_id") is None:
         return Answer(done="noted")
+    outside = Outside(state.get("outside"), state.get("page"))
+    before = outside.state()
+    read = outside.read(event, state.get("repo"))  # its own site is its own
+    if outside.state() != before:
+        state = {**state, **outside.state()}
+        save(event, state)
     sent = list(state.get("sources") or [])
-    read = outsider(dict.fromkeys(event.sources), state.get("repo"))  # its own site is its own
     new = [s for s in read if s and s not in sent]
     if not new:
         return Answer(done="noted")
@@ -540,5 +570,6 @@ def idle(event: Event, server: Connection) -> Answer:
 
 HANDLERS = {
     "start": start, "prompt": prompt, "failed": failed, "ran": ran, "read": read,
-    "edited": edited, "fetched": fetched, "stop": stop, "end": end, "idle": idle,
+    "edited": edited, "fetched": fetched, "searched": fetched, "browsed": fetched, "stop": stop,
+    "end": end, "idle": idle,
 }  # fmt: skip

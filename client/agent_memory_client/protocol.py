@@ -1,6 +1,7 @@
-"""What the client half and the server agree on beyond the REST API: the headers a bridge
-sends with each MCP message (the server imports these names; the client imports nothing of
-the server)."""
+"""What the client half and the server name alike, written once: the headers a bridge sends
+with each MCP message, this server's MCP tools, the programs that fetch, and a draft's kinds,
+sources, evidence and bounds. The server imports these names; the client imports nothing of
+the server (tests/contracts/test_client_line.py holds the server's registries to them)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,22 @@ FETCH_PROGRAMS = (
     "iwr", "irm", "invoke-webrequest", "invoke-restmethod",
 )  # fmt: skip
 
-# A draft's evidence (the error, the change, what the user said): each text at most this
-# long. The server refuses a longer one; the importer cuts it to fit.
+# A draft for the review queue (POST /drafts), as the importers write it and the server
+# checks it (app/domain/drafts.py). A failure a change fixed; a user's standing rule; how
+# the project is built, tested, run or deployed.
+DRAFT_KINDS = ("fix", "instruction", "convention")
+# Where a draft comes from: an agent CLI's past sessions (history/, by the name the agent
+# gives itself), or FILE_CLIENT, a rule a person wrote in a file agents read (rule_files/).
+FILE_CLIENT = "file"
+DRAFT_CLIENTS = (
+    "claude-code", "codex", "gemini-cli", "cursor", "copilot-cli", "opencode", FILE_CLIENT,
+)  # fmt: skip
+# A draft's text and its key (the client's own for "the same lesson", across sessions) at
+# most this long: the server refuses longer, the importers cut to fit.
+DRAFT_CHARS = 500
+DRAFT_KEY_CHARS = 200
+# A draft's evidence (the error, the change, what the user said): these keys and no other,
+# each text at most EVIDENCE_CHARS long. The server refuses a longer one; the importer cuts
+# it to fit.
+EVIDENCE_KEYS = ("error", "failed", "change", "command", "said", "shown", "distilled_by", "written")
 EVIDENCE_CHARS = 600

@@ -10,16 +10,24 @@ Outsider reads:
   `search:<query>`);
 - **another MCP server's reads**: a tool of a server the installer did not write (ours.py:
   by the name it wrote, not by a word in a name) whose name does not say it writes. A
-  browser's navigation to a page off this machine is one (its source is the URL); driving
-  the user's own dev server on localhost is not;
+  browser's navigation to a page off this machine is one (its source is the URL), and so is
+  every later read of that page (its text, a snapshot, a script's answer: browser_page(),
+  which outside.py follows across the session); driving the user's own dev server on
+  localhost is not;
 - **shell commands that fetch**: a downloader (protocol.FETCH_PROGRAMS) given a URL off this
   machine, or `gh` reading what others wrote: `issue`/`pr`/`release`/`gist` view, list or
-  diff, `search`, `api` with GET (its default without fields).
+  diff, `search`, `api` with GET (its default without fields);
+- **what came from outside, read later**: a file a clone, a download or an unpacked archive
+  put on disk, read by a file tool, a search or the shell (outside.py: the session
+  remembers where such files landed);
+- **a subagent's report**, where its own calls are not in the transcript (a background
+  agent's): one briefed to use a web tool (brief_sources()).
 
 Not outsider reads: the client's own question tool (the user's own words), this server's
 tools, a fetch of localhost (the user's own app), `gh` writes (`pr create`, `merge`,
 `checks`, `edit`, `comment`, `release create`), git's own fetches (the repository's own
-remote), an MCP write (creating an issue answers with what the agent wrote).
+remote) and a clone of the session's own repository, an MCP write (creating an issue
+answers with what the agent wrote), a listing of names (`ls`, `find`, `grep -l`).
 """
 
 from __future__ import annotations
@@ -67,7 +75,11 @@ _WRITES = re.compile(
     re.IGNORECASE,
 )
 _BROWSER = re.compile(r"browser|playwright|puppeteer|chrome|chromium|selenium", re.IGNORECASE)
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s'\"<>`|;&)\]]+", re.IGNORECASE)
+# A browser tool that manages the browser (its window, its tabs, a preview server), not a page.
+_BROWSER_ONLY = re.compile(
+    r"^(?:browser_)?(?:resize|close|install|tabs?_|preview_(?:stop|logs))", re.IGNORECASE
+)
+_URL = re.compile(r"\b(?:https?|ftp|ssh|git)://[^\s'\"<>`|;&)\]]+", re.IGNORECASE)
 _LOCAL_NAMES = ("localhost", "host.docker.internal")
 _LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".test")
 # gh's commands that read what others wrote, by group (None: every verb of it).
@@ -116,7 +128,7 @@ _TUNNELS = (
     ".localhost.run",
 )
 # A command substitution's inside is a command too (`n=$(gh pr view --json number)`).
-_SUBSTITUTION = re.compile(r"\$\(|`|\)")
+SUBSTITUTION = re.compile(r"\$\(|`|\)")
 _GH_FIELDS = ("-f", "-F", "--field", "--raw-field", "--input")
 MAX_SOURCES = 10  # of one tool call
 OWN_WORD_CHARS = 6  # a word of the repository's name this long names its site
@@ -166,7 +178,7 @@ def is_own_tool(name: str, server: str = "", ours: frozenset[str] | None = None)
     return not server or server in (ours if ours is not None else our_servers())
 
 
-def _gh_read(args: list[str]) -> str | None:
+def gh_read(args: list[str]) -> str | None:
     """What `gh ARGS` read that others wrote, as a source; None for a write or own work."""
     positional = [a for a in args if not a.startswith("-")]
     if not positional:
@@ -203,21 +215,36 @@ def _json_fields(args: list[str]) -> set[str] | None:
     return None
 
 
+# A repository's address as git takes it in scp's form (`git@host:owner/name.git`).
+_SCP = re.compile(r"^[\w.-]+@(?P<host>[\w.-]+):(?P<path>[^/\s][^\s]*)$")
+
+
+def clone_source(address: str) -> str | None:
+    """A repository's address off this machine, as a source (scp's form as `ssh://`); None
+    for a path or the user's own machine."""
+    scp = _SCP.match(address)
+    if scp:
+        address = f"ssh://{scp.group('host')}/{scp.group('path')}"
+    found = outside_urls(address) if "://" in address else []
+    return found[0] if found else None
+
+
 def command_sources(command: str) -> list[str]:
     """The outsider sources a shell command read: the URLs off this machine a downloader
     was given, or what `gh` read that others wrote; none for any other command."""
     sources: list[str] = []
-    for found in segments(_SUBSTITUTION.sub(" ; ", command)):
+    for found in segments(SUBSTITUTION.sub(" ; ", command)):
         _, words = unwrapped(found)
         program = program_name(words[0]).lower() if words else ""
         positional = [w for w in words[1:] if not w.startswith("-")]
         if program in FETCH_PROGRAMS:
             sources += outside_urls(" ".join(words[1:]))
         elif program == "gh":
-            read = _gh_read(words[1:])
+            read = gh_read(words[1:])
             sources += [read] if read else []
         elif program == "git" and positional[:1] == ["clone"]:
-            sources += outside_urls(" ".join(positional[1:]))[:1]  # another's repository
+            cloned = next((clone_source(w) for w in positional[1:] if clone_source(w)), None)
+            sources += [cloned] if cloned else []  # another's repository
         elif positional[:1] and positional[0] in _REGISTRY_READS.get(program, ()):
             sources.append(" ".join(["registry:", program, *positional[:2]]).replace(": ", ":"))
     return list(dict.fromkeys(sources))[:MAX_SOURCES]
@@ -276,6 +303,46 @@ def _browser_sources(tool_input: dict[str, Any]) -> list[str]:
     return []
 
 
+def browser_page(
+    tool: str,
+    tool_input: dict[str, Any],
+    server: str = "",
+    mcp: bool = False,
+    ours: frozenset[str] | None = None,
+) -> str | None:
+    """What a browser tool's call did to the page (tool_sources()'s arguments): the URL it
+    opened, or "" for a read of the page already open (its text, a snapshot, a script's
+    answer, a screenshot; an action's answer shows the page too); None for a tool of no
+    browser's, or one that manages the browser alone (its window, its tabs). Whose text the
+    page is, the URL that opened it says (outside.py remembers it across the session)."""
+    parts = mcp_parts(tool)
+    if not (mcp or server or parts) or is_own_tool(tool, server, ours):
+        return None
+    name = parts[1] if parts else tool
+    if not (_BROWSER.search(server or (parts[0] if parts else "")) or name.startswith("browser_")):
+        return None
+    url = tool_input.get("url") or tool_input.get("uri")
+    if isinstance(url, str) and url:
+        return url
+    return None if _BROWSER_ONLY.match(name) else ""
+
+
+# A web tool named in a subagent's brief (not `fetch`, a word of prose as often as a tool).
+_WEB_TOOL_NAMES = sorted((t for t in WEB_TOOLS if "web" in t.lower()), key=len, reverse=True)
+_WEB_TOOL_NAMED = re.compile(rf"\b(?:{'|'.join(_WEB_TOOL_NAMES)})\b")
+
+
+def brief_sources(brief: str, title: str = "") -> list[str]:
+    """What a subagent read from outside, by its brief, where its own calls are not in the
+    transcript (a background agent's): one told to use a web tool reports what the web
+    said: the URLs its brief names, else the subagent by its title. One that is not told
+    to read nothing by this rule: a brief that names a URL is as often work on it (an issue
+    to fix) as a read of it."""
+    if not _WEB_TOOL_NAMED.search(brief):
+        return []
+    return outside_urls(brief) or [f"subagent:{' '.join(title.split())[:100]}"]
+
+
 def own_site(source: str, repository: str | None) -> bool:
     """A source on the project's own site (its docs, its deployments): a host that names
     the repository's owner, the repository's name, or a long word of it
@@ -283,7 +350,7 @@ def own_site(source: str, repository: str | None) -> bool:
     Its text is the project's own, as its repository's is."""
     if not repository or "/" not in repository:
         return False
-    if source.startswith(("gh repo view ", "registry:")):  # its own repository, its package
+    if source.startswith(("gh repo view ", "gh repo clone ", "registry:")):  # its own, its package
         named = source.split()[-1].lower().lstrip("@")
         if named == repository.lower():
             return True
@@ -292,9 +359,15 @@ def own_site(source: str, repository: str | None) -> bool:
         from urllib.parse import urlsplit
 
         try:
-            host = (urlsplit(source).hostname or "").lower()
+            parts = urlsplit(source)
+            host = (parts.hostname or "").lower()
         except ValueError:
             return False
+        path = [p for p in parts.path.split("/") if p]
+        if len(path) == 2 and f"{path[0]}/{path[1].removesuffix('.git')}".lower() == (
+            repository.lower()
+        ):
+            return True  # its own repository: a clone of it, its front page
         flat = re.sub(r"[^a-z0-9]", "", host)
     else:
         return False

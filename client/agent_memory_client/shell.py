@@ -23,6 +23,10 @@ _CANCELLED = re.compile(
     r"|Request cancelled|Tool execution cancelled",
     re.IGNORECASE,
 )
+# A command that had not ended when the client answered, its note after what it printed so
+# far (Copilot CLI: `<command started in background with shellId: 0>`, `<command with
+# shellId: 0 is still running after 30 seconds. ...>`): no outcome yet either.
+_UNFINISHED = re.compile(r"<command (?:started in background|with shellId: \d+ is still running)")
 # An exit status as clients write it into a result's text: Codex ("Process exited with
 # code 1", "Exit code: 1"), Gemini CLI ("Exit Code: 1"), Copilot CLI ("<shellId: 3
 # completed with exit code 1>"), and runners' own words.
@@ -205,8 +209,8 @@ def kept(output: str) -> str:
 
 def cancelled(output: str) -> bool:
     """A call the client cancelled (a sibling call failed, the user refused or stopped
-    it): no failure of the command's, and no pass."""
-    return bool(_CANCELLED.search(output[:2_000]))
+    it), or answered before its command ended: no failure of the command's, and no pass."""
+    return bool(_CANCELLED.search(output[:2_000]) or _UNFINISHED.search(output[-1_000:]))
 
 
 def exit_code_in(output: str) -> int | None:
@@ -222,6 +226,16 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?\n\s*\2\b", re.DOTALL)
 def segments(command: str) -> list[list[str]]:
     """A command line's simple commands (at pipes, `&&`, `||`, `;` and line breaks), each
     as its words, redirections left out."""
+    return [words for words, _ in commands(command)]
+
+
+# A redirection of what a command prints: `>`, `>>`, `1>`, `&>` (standard error's `2>` is not).
+_TO_FILE = re.compile(r"(?:1?|&)>>?")
+
+
+def commands(command: str) -> list[tuple[list[str], str]]:
+    """segments(), each with the file its output was redirected to (`> out.txt`; "" for
+    none)."""
     import shlex
 
     flat = _HEREDOC.sub(" ", command.replace("\\\n", " "))
@@ -234,26 +248,31 @@ def segments(command: str) -> list[list[str]]:
     except ValueError:
         tokens = re.split(r"(\|\||&&|[|;\n])|\s+", flat)
         tokens = [t for t in tokens if t]
-    found: list[list[str]] = []
+    found: list[tuple[list[str], str]] = []
     current: list[str] = []
-    skip_next = False
+    output = ""
+    skip_next = to_output = False
     for token in tokens:
         if set(token) <= set("|&;\n"):
             if current:
-                found.append(current)
-            current = []
+                found.append((current, output))
+            current, output = [], ""
             continue
         if skip_next:
-            skip_next = False
+            output = token if to_output else output
+            skip_next = to_output = False
             continue
         if re.fullmatch(r"\d?>>?|\d?<|&>>?|>&|\d>&\d?|<<<?", token):
             skip_next = not token.endswith(("&1", "&2"))
+            to_output = bool(_TO_FILE.fullmatch(token))
             continue
         if re.fullmatch(r"\d?>>?\S+|\d?>&\d|&>\S+|<\S+", token):
+            glued = re.match(r"(?:1|&)?>>?(?=[^>&])", token)
+            output = token[glued.end() :] if glued else output
             continue
         current.append(token)
     if current:
-        found.append(current)
+        found.append((current, output))
     return found
 
 

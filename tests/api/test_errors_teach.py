@@ -46,7 +46,7 @@ async def test_a_body_sent_as_text_names_the_content_type(api: httpx.AsyncClient
 @pytest.fixture
 async def a_key(db: asyncpg.Connection) -> AsyncIterator[str]:
     yield (await KeyService.on_connection(db).create("default", "errors", "agent")).key
-    await db.execute("TRUNCATE api_keys")
+    await db.execute("TRUNCATE api_keys CASCADE")
 
 
 async def test_a_request_without_a_key_says_where_one_goes(

@@ -32,13 +32,16 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(tmp_pa
     try:
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
             # Open mode: the first key is created by the (admin) anonymous caller.
-            created = await client.post("/admin/keys", json={"name": "fuzz", "role": "admin"})
+            # Each key acts for a person, so that a personal memory is a write it may make.
+            created = await client.post(
+                "/admin/keys", json={"name": "fuzz", "role": "admin", "person": "fuzz"}
+            )
             admin = created.json()["key"]
             keys = {"admin": admin}
             for role in ("agent", "reader"):
                 made = await client.post(
                     "/admin/keys",
-                    json={"name": f"fuzz {role}", "role": role},
+                    json={"name": f"fuzz {role}", "role": role, "person": f"fuzz {role}"},
                     headers={"Authorization": f"Bearer {admin}"},
                 )
                 keys[role] = made.json()["key"]

@@ -1,7 +1,8 @@
-"""The loop through the real Codex CLI and Gemini CLI (installed by scripts/agent-clients),
-each configured by `agent-memory-client install` in a home of its own, against a stub of its
-model's API that records every request: the snapshot at the start, recall on the prompt and
-on a failed command, a `remember` filed under the clone's repository, the session recorded.
+"""The loop through the real Codex CLI, Gemini CLI and GitHub Copilot CLI (installed by
+scripts/agent-clients), each configured by `agent-memory-client install` in a home of its
+own, against a stub of its model's API that records every request: the snapshot at the
+start, recall on the prompt and on a failed command, a `remember` filed under the clone's
+repository, the session recorded.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tests.conftest import serving
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
 CODEX = CACHE / "codex" / "node_modules" / ".bin" / "codex"
 GEMINI = CACHE / "gemini" / "node_modules" / ".bin" / "gemini"
+COPILOT = CACHE / "copilot" / "node_modules" / ".bin" / "copilot"
 
 PATTERN = (
     "Upload tests must each use their own tmp_path: a shared temp dir makes them fail with"
@@ -64,7 +66,7 @@ class Script:
             return None
         wanted, arguments = self.steps[0]
         for name in offered:
-            if name == wanted or name.endswith(f"_{wanted}") or name.endswith(f"__{wanted}"):
+            if name == wanted or name.endswith((f"_{wanted}", f"__{wanted}", f"-{wanted}")):
                 self.steps.pop(0)
                 return name, arguments
         return None
@@ -152,6 +154,46 @@ def gemini_api(script: Script) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", generate, methods=["POST"])])
 
 
+def chat_completions_api(script: Script) -> Starlette:
+    """OpenAI's Chat Completions API as Copilot CLI streams it (its BYOK provider's default
+    wire API)."""
+
+    async def completions(request: Request) -> Response:
+        body = await request.json()
+        script.requests.append(body)
+        offered = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or []]
+        call = script.next_call(offered)
+        n = len(script.requests)
+        delta: dict[str, Any] = {"role": "assistant", "content": script.text}
+        if call is not None:
+            function = {"name": call[0], "arguments": json.dumps(call[1])}
+            called = {"index": 0, "id": f"call_{n}", "type": "function", "function": function}
+            delta = {"role": "assistant", "tool_calls": [called]}
+        finish = "tool_calls" if call is not None else "stop"
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+
+        async def events() -> AsyncIterator[str]:
+            for choice, more in (({"index": 0, "delta": delta, "finish_reason": None}, {}),
+                                 ({"index": 0, "delta": {}, "finish_reason": finish},
+                                  {"usage": usage})):  # fmt: skip
+                chunk = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0,
+                         "model": body.get("model"), "choices": [choice], **more}  # fmt: skip
+                yield f"data: {json.dumps(chunk)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def anything(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": []})
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/{path:path}", anything, methods=["GET", "POST"]),
+        ]
+    )
+
+
 def client_env(home: Path, served: str, **extra: str) -> dict[str, str]:
     """The client's environment: a home of its own, and this interpreter's scripts first on
     PATH (the extension's hooks run `agent-memory-client` from there)."""
@@ -162,9 +204,9 @@ def client_env(home: Path, served: str, **extra: str) -> dict[str, str]:
     }  # fmt: skip
 
 
-def install(client: str, env: dict[str, str]) -> str:
+def install(client: str, env: dict[str, str], *where: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "agent_memory_client", "install", client],
+        [sys.executable, "-m", "agent_memory_client", "install", client, *where],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return done.stdout
@@ -218,6 +260,25 @@ def gemini_home(home: Path, model_url: str, served: str) -> str:
     return install("gemini", client_env(home, served))
 
 
+async def copilot_run(
+    repo: Path, home: Path, model_url: str, served: str, prompt: str, *flags: str
+) -> str:
+    """Copilot CLI offline against the stub (its BYOK provider: no GitHub login), the
+    user-level hooks and MCP server install wrote (a repository's need a trusted folder)."""
+    env = client_env(
+        home, served, COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=f"{model_url}/v1",
+        COPILOT_PROVIDER_API_KEY="stub", COPILOT_MODEL="gpt-4.1", COPILOT_AUTO_UPDATE="false",
+        COPILOT_PKG_CACHE_HOME=str(CACHE / "copilot"),  # where scripts/agent-clients unpacked it
+    )  # fmt: skip
+    command = [str(COPILOT), "-p", prompt, "--allow-all-tools", "--no-ask-user", *flags]
+    return await run(command, repo, env)
+
+
+def copilot_home(home: Path, model_url: str, served: str) -> str:
+    home.mkdir(parents=True)
+    return install("copilot", client_env(home, served))
+
+
 def strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -229,10 +290,14 @@ def strings(value: Any) -> list[str]:
 
 
 def our_tools(request: dict[str, Any]) -> list[Any]:
-    """The memory tools as a request offers them: Codex's namespace, Gemini's declarations."""
+    """The memory tools as a request offers them: Codex's namespace, Gemini's declarations,
+    Copilot CLI's functions."""
     found: list[Any] = []
     for tool in request.get("tools") or []:
-        if tool.get("name") == "mcp__agent_memory":
+        function = tool.get("function") or {}
+        if tool.get("name") == "mcp__agent_memory" or function.get("name", "").startswith(
+            "agent-memory-"
+        ):
             found.append(tool)
         found += [
             d for d in tool.get("functionDeclarations") or []
@@ -269,6 +334,7 @@ CLIENTS = {
         "run_shell_command",
         "command",
     ),
+    "copilot": (COPILOT, chat_completions_api, copilot_home, copilot_run, "bash", "command"),
 }
 
 
@@ -329,22 +395,27 @@ async def test_the_loop_through_the_real_client(
     )
     after_failure = script.seen(failed_at, failed_at + 1)
     assert RECALLED in after_failure and "helper.py is missing" in after_failure
-    # The session recorded, by the client's name, with the agent's last words.
+    # The session recorded, by the client's name, with the agent's last words (Copilot CLI
+    # hands no hook its words: completed without them, once a turn ended).
     sessions = await db.fetch("SELECT agent, source_repo, status, summary FROM sessions")
-    agent = {"codex": "codex", "gemini": "gemini-cli", "gemini-extension": "gemini-cli"}[client]
+    agent = {"codex": "codex", "gemini": "gemini-cli", "gemini-extension": "gemini-cli",
+             "copilot": "copilot-cli"}[client]  # fmt: skip
     assert [(s["agent"], s["source_repo"], s["status"]) for s in sessions] == [
         (agent, "acme/api", "completed")
     ]
     # Gemini CLI's last words after the reminder hold the turn's words before it as well.
-    assert sessions[0]["summary"].endswith(script.text)
+    summary = sessions[0]["summary"]
+    assert summary is None if client == "copilot" else summary.endswith(script.text)
+    # The capture reminder reached the model as its next prompt.
+    assert "Before you finish" in script.seen(len(script.requests) - 1)
 
 
-@pytest.mark.parametrize("client", ["codex", "gemini"])
+@pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
 async def test_a_lesson_a_web_page_planted_waits_in_every_client(
     client: str, served: str, db: asyncpg.Connection, tmp_path: Path
 ) -> None:
-    """Issue 50's path through Codex CLI and Gemini CLI, as test_claude_code.py's through
-    Claude Code: the agent downloads a page holding an injection with its shell tool and
+    """Issue 50's path through Codex CLI, Gemini CLI and Copilot CLI, as test_claude_code.py's
+    through Claude Code: the agent downloads a page holding an injection with its shell tool and
     `remember`s it; the session's hook recorded the page, so the lesson waits for a person,
     and the next session's first request does not hold it."""
     binary, api, configure, run_client, shell, shell_argument = CLIENTS[client]
@@ -367,3 +438,59 @@ async def test_a_lesson_a_web_page_planted_waits_in_every_client(
             seen = len(script.requests)
             await run_client(repo, home, model_url, served, "Run the tests")
             assert "x.example/setup.sh" not in script.seen(seen, seen + 1)
+
+
+async def test_a_failure_a_change_fixed_becomes_a_draft_through_copilot(
+    served: str, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    """test_claude_code.py's scripted session through Copilot CLI: a command fails, the
+    agent creates the missing file, the same command passes. The service keeps one draft
+    (not a memory), the agentStop reminder lists it as the next prompt, and the session's
+    end queues it for a person."""
+    if not COPILOT.exists():
+        pytest.skip("no copilot CLI: ./scripts/agent-clients installs it")
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    (repo / "check.py").write_text("import helper\nprint(helper.OK)\n")
+    script = Script(
+        steps=[
+            ("bash", {"command": "python3 check.py", "description": "check"}),
+            ("create", {"path": str(repo / "helper.py"), "file_text": "OK = 'ok'\n"}),
+            ("bash", {"command": "python3 check.py", "description": "check again"}),
+        ]
+    )
+    async with serving(chat_completions_api(script)) as model_url:
+        copilot_home(home, model_url, served)
+        await copilot_run(repo, home, model_url, served, "Fix check.py")
+    assert not script.steps, f"calls not made: {script.steps}"
+    reminded = script.seen(len(script.requests) - 1)
+    assert "Drafts from this session" in reminded and "No module named" in reminded
+    assert "helper.py" in reminded
+    assert await db.fetchval("SELECT count(*) FROM memories") == 0  # a draft is no memory
+    assert await db.fetchval("SELECT drafts FROM sessions") == "[]"
+    queued = await db.fetch("SELECT client, text FROM drafts")
+    assert [r["client"] for r in queued] == ["copilot-cli"]
+    assert "No module named 'helper'" in queued[0]["text"]
+
+
+async def test_the_real_copilot_runs_a_project_install_once_the_folder_is_trusted(
+    served: str, tmp_path: Path
+) -> None:
+    """`install copilot --project`: the hooks in .github/hooks/ and the server in
+    .github/mcp.json, which Copilot CLI reads only in a folder the user trusts (it asks at an
+    interactive start; `--trust-folder` trusts it for one `-p` run)."""
+    if not COPILOT.exists():
+        pytest.skip("no copilot CLI: ./scripts/agent-clients installs it")
+    repo, home = checkout(tmp_path / "checkout"), tmp_path / "home"
+    home.mkdir()
+    memory = {"content": SNAPSHOT_MEMORY, "memory_type": "decision", "source_repo": "acme/api"}
+    async with httpx.AsyncClient(base_url=served) as http:
+        assert (await http.post("/memories", json=memory)).status_code == 201
+    install("copilot", client_env(home, served), "--project", str(repo))
+    script = Script()
+    async with serving(chat_completions_api(script)) as model_url:
+        await copilot_run(repo, home, model_url, served, "Look around")
+        trusted_from = len(script.requests)
+        await copilot_run(repo, home, model_url, served, "Look around", "--trust-folder")
+    untrusted, trusted = script.requests[0], script.requests[trusted_from]
+    assert SNAPSHOT_MEMORY not in json.dumps(untrusted) and not our_tools(untrusted)
+    assert SNAPSHOT_MEMORY in json.dumps(trusted) and len(our_tools(trusted)) == 5

@@ -430,7 +430,7 @@ async def test_keys_made_on_the_server_are_in_the_tenants_audit_trail(
             await db.execute("RESET ROLE")
         assert await db.fetchval("SELECT count(*) FROM audit_log WHERE tenant_id = 'acme'") == 3
     finally:
-        await db.execute("TRUNCATE api_keys, audit_log")
+        await db.execute("TRUNCATE api_keys, audit_log CASCADE")
 
 
 async def test_show_takes_the_start_of_an_id_and_says_when_it_is_ambiguous(
@@ -532,3 +532,53 @@ def test_a_note_an_agent_writes_through_the_shell_is_an_agents(
         monkeypatch.setenv(marker, "1")
         asked.clear()
         assert as_person(write) == "stored" and asked == [{}], marker
+
+
+async def test_people_are_added_listed_and_removed_after_an_export_of_their_own(
+    database_url: str, db: asyncpg.Connection, tmp_path: Path, served: str
+) -> None:
+    """`keys create --person` makes the person on first use; `people remove --export` writes
+    their personal memories to a file `import` takes, then revokes their keys and deletes
+    those memories; the team's stay."""
+    try:
+        code, key, err = await run(
+            "keys", "create", "--tenant", "default", "--name", "dana laptop", "--role", "agent",
+            "--person", "dana", DATABASE_URL=database_url,
+        )  # fmt: skip
+        assert code == 0 and "acting for dana" in err, err
+        for text, personal in (
+            ("Dana reads diffs in the split view, never unified", ["--personal"]),
+            ("The billing service owns the invoices table", []),
+        ):
+            code, out, err = await run(
+                "remember", text, "--global", *personal, "--url", served,
+                "--api-key", key.strip(),
+            )  # fmt: skip
+            assert code == 0, err
+            assert ("personal: only your keys are handed it" in out) == bool(personal)
+        code, out, err = await run("people", "list", DATABASE_URL=database_url)
+        assert code == 0, err
+        assert "dana  keys: 1  personal memories: 1" in out
+        exported = tmp_path / "dana.jsonl"
+        code, _, err = await run(
+            "people", "remove", "dana", "--export", str(exported), DATABASE_URL=database_url
+        )
+        assert code == 0, err
+        assert "exported 1 personal memories of dana" in err
+        assert "1 keys revoked, 1 personal memories deleted" in err
+        header, *lines = exported.read_text().splitlines()
+        assert json.loads(header)["count"] == 1
+        assert [json.loads(line)["content"] for line in lines] == [
+            "Dana reads diffs in the split view, never unified"
+        ]
+        assert await db.fetchval("SELECT count(*) FROM memories WHERE personal") == 0
+        team = await db.fetchval(
+            "SELECT count(*) FROM memories WHERE content LIKE 'The billing service%'"
+        )
+        assert team == 1
+        code, _, err = await run("people", "forget", "dana", DATABASE_URL=database_url)
+        assert code != 0 and "no person named 'dana'" in err
+        code, _, err = await run("people", "remove", "dana", DATABASE_URL=database_url)
+        assert code != 0 and "no person named 'dana'" in err
+    finally:
+        await db.execute("TRUNCATE memories, api_keys, people, audit_log CASCADE")

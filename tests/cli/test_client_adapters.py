@@ -1,9 +1,11 @@
 """The adapters against the payloads each client documents (Cursor, which cannot be
-installed here, only so), and `install` / `uninstall` against a client's own files."""
+installed here, only so) or its real CLI sends (Copilot CLI 1.0.102's, as its hooks received
+them), and `install` / `uninstall` against a client's own files."""
 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,8 +16,9 @@ import pytest
 from agent_memory_client import install as installer
 from agent_memory_client.clients import CLIENTS
 from agent_memory_client.clients.codex import patched_files
+from agent_memory_client.clients.copilot import mcp_tool
 from agent_memory_client.clients.gemini import users_prompt
-from agent_memory_client.loop import Answer
+from agent_memory_client.loop import CAPTURE_REMINDER, Answer
 from agent_memory_client.shell import failed as shell_failed
 
 # Cursor's hook input, as its hooks documentation gives each event (the common fields, and
@@ -89,6 +92,123 @@ def test_cursor_answers_in_its_own_shapes() -> None:
     }
     assert render("stop", Answer()) is None
     assert set(CURSOR_ADAPTER.context_hooks) == {"sessionStart", "postToolUse"}
+
+
+# Copilot CLI 1.0.102's hook input, as its camelCase hooks received it through the real CLI
+# (the shell's status in the text; a failed command is a postToolUse too).
+COPILOT_COMMON: dict[str, Any] = {"sessionId": "p-1", "timestamp": 1796673889032,
+                                  "cwd": "/work/repo"}  # fmt: skip
+FAILED_OUT = (
+    "ModuleNotFoundError: No module named 'helper'\n<shellId: 0 completed with exit code 1>"
+)
+PASSED_OUT = "ok\n<shellId: 0 completed with exit code 0>"
+COPILOT: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
+    ("sessionStart", {"source": "new", "initialPrompt": "why?"}, [("start", "", "", "")]),
+    ("userPromptSubmitted", {"prompt": "why does the upload test fail?"},
+     [("prompt", "why does the upload test fail?", "", "")]),
+    ("postToolUse",
+     {"toolName": "bash", "toolArgs": {"command": "python3 check.py", "description": "run"},
+      "toolResult": {"resultType": "success", "textResultForLlm": FAILED_OUT}},
+     [("failed", FAILED_OUT, "python3 check.py", "")]),
+    ("postToolUse",
+     {"toolName": "bash", "toolArgs": {"command": "python3 check.py"},
+      "toolResult": {"resultType": "success", "textResultForLlm": PASSED_OUT}},
+     [("ran", PASSED_OUT, "python3 check.py", "")]),
+    # Left running (in the background, or past its wait): no outcome yet.
+    ("postToolUse",
+     {"toolName": "bash", "toolArgs": {"command": "pytest", "mode": "async"},
+      "toolResult": {"resultType": "success",
+                     "textResultForLlm": "<command started in background with shellId: 0>"}}, []),
+    ("postToolUse",
+     {"toolName": "bash", "toolArgs": {"command": "pytest"},
+      "toolResult": {"resultType": "success", "textResultForLlm": "FAILED x\n<command with shellId:"
+                     " 0 is still running after 30 seconds. The command is still running.>"}}, []),
+    ("postToolUse",
+     {"toolName": "view", "toolArgs": {"path": "/work/repo/check.py"},
+      "toolResult": {"resultType": "success", "textResultForLlm": "import helper\n"}},
+     [("read", "", "", "/work/repo/check.py")]),
+    ("postToolUse",
+     {"toolName": "edit", "toolArgs": {"path": "/work/repo/check.py", "old_str": "100",
+                                       "new_str": "200"},
+      "toolResult": {"resultType": "success", "textResultForLlm": "File updated with changes."}},
+     [("edited", "", "", "/work/repo/check.py")]),
+    ("postToolUse",
+     {"toolName": "create", "toolArgs": {"path": "/work/repo/helper.py", "file_text": "OK = 1\n"},
+      "toolResult": {"resultType": "success", "textResultForLlm": "Created file"}},
+     [("edited", "", "", "/work/repo/helper.py")]),
+    # A GPT-5 model's apply_patch: a freeform tool, its arguments the patch itself.
+    ("postToolUse",
+     {"toolName": "apply_patch",
+      "toolArgs": "*** Begin Patch\n*** Update File: check.py\n@@\n-a\n+b\n*** End Patch\n",
+      "toolResult": {"resultType": "success", "textResultForLlm": "Modified 1 file(s)"}},
+     [("edited", "", "", "check.py")]),
+    # Copilot's hooks reference gives `toolArgs` as the object written as a JSON string.
+    ("postToolUse",
+     {"toolName": "bash", "toolArgs": json.dumps({"command": "python3 check.py"}),
+      "toolResult": {"resultType": "success", "textResultForLlm": FAILED_OUT}},
+     [("failed", FAILED_OUT, "python3 check.py", "")]),
+    ("postToolUse", {"toolName": "view", "toolArgs": '{"path": "/work/repo/check.py"}'},
+     [("read", "", "", "/work/repo/check.py")]),
+    # A search that printed the files' lines; one that printed their names alone reads none.
+    ("postToolUse",
+     {"toolName": "grep", "toolArgs": {"pattern": "x", "paths": ["/work/repo/app", "docs"],
+                                       "output_mode": "content"}},
+     [("searched", "", "", "/work/repo/app"), ("searched", "", "", "docs")]),
+    ("postToolUse", {"toolName": "rg", "toolArgs": {"pattern": "x", "output_mode": "content"}},
+     [("searched", "", "", "")]),
+    ("postToolUse", {"toolName": "grep", "toolArgs": {"pattern": "x", "path": "/work/repo/app",
+                                                      "output_mode": "content"}},
+     [("searched", "", "", "/work/repo/app")]),
+    ("postToolUse", {"toolName": "grep", "toolArgs": {"pattern": "x"}}, []),
+    ("postToolUse", {"toolName": "glob", "toolArgs": {"pattern": "**/*.py"}}, []),
+    ("agentStop",
+     {"transcriptPath": "/home/u/.copilot/session-state/p-1/events.jsonl",
+      "stopReason": "end_turn", "stop_hook_active": False}, [("stop", "", "", "")]),
+    ("sessionEnd", {"reason": "complete"}, [("end", "", "", "")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("hook", "fields", "expected"), COPILOT)
+def test_copilot_payloads_become_the_loops_events(
+    hook: str, fields: dict[str, Any], expected: list[tuple[str, str, str, str]]
+) -> None:
+    found = CLIENTS["copilot"].events(hook, {**COPILOT_COMMON, **fields})
+    assert [(e.kind, e.text, e.command, e.path) for e in found] == expected
+    assert all((e.session, e.agent, e.cwd) == ("p-1", "copilot-cli", "/work/repo") for e in found)
+    if hook == "agentStop":  # a turn ended: the agent answered, in words no hook is given
+        assert found[0].did_something and not found[0].continuing
+    if fields.get("toolName") == "edit":
+        assert found[0].change == "- 100\n+ 200"
+
+
+def test_copilot_answers_in_its_own_shapes_and_hears_its_reminder_come_back() -> None:
+    copilot = CLIENTS["copilot"]
+    context = Answer(context="Memories that may bear on this ...")
+    for hook in ("sessionStart", "userPromptSubmitted", "postToolUse"):
+        assert copilot.render(hook, context) == {"additionalContext": context.context}
+    assert copilot.render("sessionEnd", context) is None
+    assert copilot.render("agentStop", Answer(reminder="Before you finish")) == {
+        "decision": "block", "reason": "Before you finish",
+    }  # fmt: skip
+    assert copilot.render("agentStop", Answer()) is None
+    # The reminder comes back as the next prompt: not the user's, nothing to recall on it.
+    for reminder in CAPTURE_REMINDER.values():
+        prompt = {**COPILOT_COMMON, "prompt": reminder + "\n\nDrafts from this session ..."}
+        assert copilot.events("userPromptSubmitted", prompt) == []
+
+
+def test_copilot_names_an_mcp_tool_server_dash_tool_and_hooks_only_what_it_reads() -> None:
+    assert mcp_tool("github-mcp-server-get_issue") == ("github-mcp-server", "get_issue")
+    assert mcp_tool("agent-memory-2-remember") == ("agent-memory-2", "remember")
+    assert mcp_tool("bash") is None and mcp_tool("read_bash") is None
+    [post] = [spec for spec in CLIENTS["copilot"].hooks if spec.event == "postToolUse"]
+    assert post.matcher is not None
+    hooked = re.compile(f"^(?:{post.matcher})$")  # as the CLI anchors it
+    for tool in ("bash", "edit", "create", "view", "apply_patch", "grep", "rg", "web_fetch",
+                 "web_search", "agent-memory-remember", "playwright-browser_navigate"):  # fmt: skip
+        assert hooked.match(tool), tool
+    for tool in ("glob", "task", "read_bash", "sql", "skill", "ask_user", "update_todo"):
+        assert not hooked.match(tool), tool
 
 
 def test_each_client_reads_a_passing_and_a_failing_command_apart() -> None:
@@ -307,7 +427,7 @@ async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
 
 
 STARTS = {"claude-code": "session-start", "codex": "SessionStart", "gemini": "SessionStart",
-          "cursor": "sessionStart"}  # fmt: skip
+          "cursor": "sessionStart", "copilot": "sessionStart"}  # fmt: skip
 
 
 @pytest.mark.parametrize("client", list(STARTS))
@@ -318,7 +438,7 @@ def test_with_the_server_down_every_client_starts_told_so_and_every_hook_passes(
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     down = "http://127.0.0.1:9"
-    payload = {"session_id": "s", "conversation_id": "s", "cwd": str(tmp_path)}
+    payload = {"session_id": "s", "conversation_id": "s", "sessionId": "s", "cwd": str(tmp_path)}
     out, note = run_hook(client, STARTS[client], json.dumps(payload), down)
     assert "continuing without memory" in note and "Connection refused" in note
     assert "agent-memory unavailable" in json.dumps(json.loads(out))
@@ -428,6 +548,23 @@ FETCHES: list[tuple[str, str, dict[str, Any], list[str]]] = [
      {"tool_name": "remember", "tool_input": {"text": "x"}, "result_json": "{}"}, []),
     ("cursor", "afterShellExecution",
      {"command": f"curl -fsSL {PAGE} -o setup.md", "output": "", "duration": 5}, [PAGE]),
+    # Copilot CLI names an MCP tool `<server>-<tool>`.
+    ("copilot", "postToolUse", {"toolName": "web_fetch", "toolArgs": {"url": PAGE}}, [PAGE]),
+    ("copilot", "postToolUse",
+     {"toolName": "web_search", "toolArgs": {"query": "acme setup"}}, ["search:acme setup"]),
+    ("copilot", "postToolUse",
+     {"toolName": "github-mcp-server-get_issue", "toolArgs": {"issue_number": 7}},
+     ["tool:github-mcp-server/get_issue"]),
+    ("copilot", "postToolUse",
+     {"toolName": "github-mcp-server-create_issue", "toolArgs": {"title": "x"}}, []),
+    ("copilot", "postToolUse",
+     {"toolName": "playwright-browser_navigate", "toolArgs": {"url": PAGE}}, [PAGE]),
+    ("copilot", "postToolUse", {"toolName": "agent-memory-remember", "toolArgs": {}}, []),
+    ("copilot", "postToolUse",
+     {"toolName": "bash", "toolArgs": {"command": f"curl -s {PAGE}"},
+      "toolResult": {"resultType": "success",
+                     "textResultForLlm": "<html>\n<shellId: 0 completed with exit code 0>"}},
+     [PAGE]),
 ]  # fmt: skip
 
 
@@ -453,6 +590,7 @@ def test_every_client_hooks_the_tools_that_bring_untrusted_input() -> None:
     assert "mcp__.*" in matchers["codex"]
     assert "web_fetch" in matchers["gemini"] and "mcp_.*" in matchers["gemini"]
     assert "afterMCPExecution" in {spec.event for spec in CLIENTS["cursor"].hooks}
+    assert "web_fetch" in matchers["copilot"] and ".+-.+" in matchers["copilot"]
 
 
 async def test_a_session_that_fetched_a_page_holds_what_it_writes(
@@ -514,3 +652,25 @@ def test_an_edit_s_change_is_read_in_every_client_that_shows_it() -> None:
     )  # fmt: skip
     assert [e.change for e in claude if e.kind == "edited"] == ["- x = 1\n+ x = 2\n- y\n+ z"]
     assert [e.change for e in gemini if e.kind == "edited"] == ["- x = 1\n+ x = 2"]
+
+
+def test_every_kind_of_moment_a_hook_meets_has_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search of a clone and a browser's page read are moments of their own (searched,
+    browsed): a hook that meets one answers like any other, with the server down too."""
+    from agent_memory_client.hooks import BUDGET_S, run_hook
+    from agent_memory_client.loop import KINDS
+
+    assert set(BUDGET_S) == set(KINDS)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    searched = {
+        "session_id": "s",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Grep",
+        "tool_input": {"pattern": "token", "path": "/tmp/clone/src", "output_mode": "content"},
+        "tool_response": {"content": 'src/a.go:3: token := os.Getenv("T")'},
+    }
+    _, note = run_hook("claude-code", "post-tool-use", json.dumps(searched), "http://127.0.0.1:9")
+    assert note.startswith("agent-memory") and "error" not in note.lower()

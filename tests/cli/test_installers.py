@@ -30,6 +30,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("COPILOT_HOME", raising=False)
     monkeypatch.delenv("AGENT_MEMORY_CODEX", raising=False)
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     return tmp_path
@@ -92,11 +93,18 @@ CURSOR_MCP = """{
     }
 }
 """
+COPILOT_MCP = """{
+  "mcpServers": {
+    "agent-memory": {"type": "local", "command": "their-memory", "args": ["theirs-1"]}
+  }
+}
+"""
 # client: (the file, the name ours would take, the name it gets instead, the file's text)
 USERS_OWN = {
     "claude-code": (".claude.json", "memory", "agent-memory", CLAUDE_JSON),
     "gemini": (".gemini/settings.json", "agent-memory", "agent-memory-2", GEMINI_SETTINGS),
     "cursor": (".cursor/mcp.json", "agent-memory", "agent-memory-2", CURSOR_MCP),
+    "copilot": (".copilot/mcp-config.json", "agent-memory", "agent-memory-2", COPILOT_MCP),
 }
 
 
@@ -370,6 +378,7 @@ REWRITTEN = {
     "claude-code": (".claude.json", "memory", ".claude/settings.json"),
     "cursor": (".cursor/mcp.json", "agent-memory", ".cursor/hooks.json"),
     "gemini": (".gemini/settings.json", "agent-memory", None),
+    "copilot": (".copilot/mcp-config.json", "agent-memory", ".copilot/hooks/agent-memory.json"),
 }
 
 
@@ -401,6 +410,67 @@ def test_install_again_after_the_client_rewrote_its_file_then_uninstall_removes_
     if hooks:  # created by install, and changed by install alone since: gone
         assert not (home / hooks).exists()
     assert name not in recorded_servers(client)
+
+
+def test_copilot_hooks_go_in_a_file_of_their_own_which_install_again_rewrites(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copilot CLI reads every `*.json` of its hooks folder (COPILOT_HOME's, else
+    ~/.copilot's): ours is agent-memory.json, a `bash` command line each (ours wherever the
+    client half ran from: install again replaces them), the user's own files left be."""
+    copilot_home = home / "copilot-home"
+    monkeypatch.setenv("COPILOT_HOME", str(copilot_home))
+    theirs = copilot_home / "hooks" / "theirs.json"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text('{"version": 1, "hooks": {"sessionEnd": [{"bash": "notify-send bye"}]}}')
+    installer.install("copilot")
+    ours_file = copilot_home / "hooks" / "agent-memory.json"
+    written = json.loads(ours_file.read_text())
+    assert written["version"] == 1
+    assert sorted(written["hooks"]) == sorted(spec.event for spec in CLIENTS["copilot"].hooks)
+    [post] = written["hooks"]["postToolUse"]
+    assert post["type"] == "command" and post["timeoutSec"] == 5 and post["matcher"]
+    assert post["bash"].endswith(" hook --client copilot postToolUse")
+    server = json.loads((copilot_home / "mcp-config.json").read_text())["mcpServers"]
+    assert server["agent-memory"]["args"][-3:] == ["mcp", "--tools", "agent"]
+    assert "env" not in server["agent-memory"]  # Copilot CLI hands its environment whole
+
+    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    installer.install("copilot")
+    commands = [e["bash"] for entries in json.loads(ours_file.read_text())["hooks"].values()
+                for e in entries]  # fmt: skip
+    assert len(commands) == len(CLIENTS["copilot"].hooks)
+    assert all(c.startswith(f"{MOVED[0]} hook --client copilot ") for c in commands)
+    installer.uninstall("copilot")
+    assert not ours_file.exists() and not (copilot_home / "mcp-config.json").exists()
+    assert json.loads(theirs.read_text())["hooks"]["sessionEnd"] == [{"bash": "notify-send bye"}]
+
+
+def test_a_copilot_project_install_says_when_the_repository_s_mcp_json_is_read_instead(
+    home: Path,
+) -> None:
+    """A repository's hooks go in .github/hooks/, its server in .github/mcp.json, which
+    Copilot CLI reads only where the repository has no .mcp.json (seen in 1.0.102): install
+    says so, and whether that .mcp.json runs this bridge already."""
+    project = home / "repo"
+    project.mkdir()
+    said = installer.install("copilot", project=str(project))
+    assert f"created: {project / '.github' / 'hooks' / 'agent-memory.json'}" in said
+    assert f"created: {project / '.github' / 'mcp.json'}" in said
+    assert not any(".mcp.json" in line for line in said)
+    installer.uninstall("copilot", project=str(project))
+    assert not (project / ".github" / "mcp.json").exists()
+
+    (project / ".mcp.json").write_text('{"mcpServers": {"docs": {"command": "docs-mcp"}}}')
+    said = installer.install("copilot", project=str(project))
+    assert any(line.startswith(f"not read while {project / '.mcp.json'} exists") for line in said)
+    installer.uninstall("copilot", project=str(project))
+
+    (project / ".mcp.json").unlink()
+    installer.install("claude-code", project=str(project))  # our bridge, named `memory`
+    said = installer.install("copilot", project=str(project))
+    kept = f"kept: {project / '.mcp.json'} is read instead of {project / '.github' / 'mcp.json'}"
+    assert any(line.startswith(kept) and "server memory" in line for line in said)
 
 
 def test_install_again_after_claude_code_rewrote_its_settings_keeps_its_keys(

@@ -227,3 +227,29 @@ async def test_the_count_says_when_the_page_is_not_the_whole_queue(served: str, 
         filtered = (await http.get("/console/drafts", params={"source_repo": "acme/web"})).text
     assert count.group(0) in blank
     assert '<p class="meta" id="queue-count">0 drafts wait.</p>' in filtered
+
+
+async def test_a_rule_of_a_persons_own_file_says_where_it_is_written(
+    served: str, admin: str
+) -> None:
+    """`agent-memory import-files`: a draft of no repository, its file for a session."""
+    own = {
+        "kind": "instruction", "text": "Answer in British English, always.", "source_repo": None,
+        "client": "file", "client_session": "~/.claude/CLAUDE.md",
+        "seen_at": "2026-11-02T10:00:00+00:00",
+        "evidence": {"written": "~/.claude/CLAUDE.md:3 under “Me”"},
+        "key": "rule|answer in british english always",
+    }  # fmt: skip
+    (draft_id,) = await queued(served, admin, own)
+    async with httpx.AsyncClient(base_url=served) as http:
+        await signed_in(http, admin)
+        shown = article((await http.get("/console/drafts")).text, draft_id)
+    assert '<span class="repo">global</span>' in shown
+    session = re.search(r'id="session-[^"]+">(.*?)</p>', shown, re.S)
+    assert session and (
+        "written in <code>~/.claude/CLAUDE.md</code>, changed 2026-11-02 10:00" in session.group(1)
+    )
+    evidence = re.findall(r"<dt>(.*?)</dt><dd><pre>(.*?)</pre></dd>", shown, re.S)
+    assert [(label, html.unescape(text)) for label, text in evidence] == [
+        ("written in", "~/.claude/CLAUDE.md:3 under “Me”")
+    ]

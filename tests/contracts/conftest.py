@@ -19,4 +19,4 @@ async def keys(api: httpx.AsyncClient, db: asyncpg.Connection) -> AsyncIterator[
         for role in ("agent", "reader", "admin"):
             made[f"{tenant}-{role}"] = (await service.create(tenant, f"{tenant} {role}", role)).key
     yield made
-    await db.execute("TRUNCATE api_keys")
+    await db.execute("TRUNCATE api_keys CASCADE")

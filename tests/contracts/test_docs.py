@@ -112,3 +112,23 @@ def test_every_symbol_a_doc_places_is_there() -> None:
                 if not any(defines(text, private) for text in code.values()):
                     wrong.append(f"{where}: `{private}` is defined nowhere")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_bench_is_cited_by_a_doc_or_serves_one_that_is() -> None:
+    """A bench makes a figure a doc cites (`bench.name`); a finished experiment's result and
+    command move to the docs and its code goes (git keeps it). A helper other benches or
+    tests import needs no citation of its own."""
+    docs = "\n".join(document.read_text() for document in describing())
+    imported = "\n".join(
+        path.read_text() for root in ("bench", "tests") for path in (ROOT / root).rglob("*.py")
+    )
+    uncited = [
+        bench.name
+        for bench in sorted((ROOT / "bench").glob("*.py"))
+        if bench.stem != "__init__"
+        and not re.search(rf"bench[./]{bench.stem}\b", docs)
+        and not re.search(
+            rf"from bench(?:\.{bench.stem} import| import .*\b{bench.stem}\b)", imported
+        )
+    ]
+    assert not uncited, f"bench modules no doc cites: {uncited}"

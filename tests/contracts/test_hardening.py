@@ -217,7 +217,7 @@ async def test_stdio_without_a_valid_key_says_so_in_one_line(
         lines = err.decode().strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("agent-memory mcp: "), lines
         assert "Traceback" not in err.decode()
-    await db.execute("TRUNCATE api_keys")
+    await db.execute("TRUNCATE api_keys CASCADE")
 
 
 async def test_stdio_refuses_a_message_over_the_line_limit_and_keeps_serving(

@@ -25,9 +25,12 @@ from app.domain.drafts import (
     DRAFT_KEY_CHARS,
     EVIDENCE_KEYS,
     MAX_QUEUED_A_CALL,
+    MAX_WRITTEN_KEYS,
     SESSION_ID_CHARS,
 )
 from app.domain.provenance import MAX_SOURCES_A_CALL
+from app.domain.standing import MAX_CHARS as STANDING_MAX_CHARS
+from app.domain.standing import MIN_CHARS as STANDING_MIN_CHARS
 from app.domain.times import MAX_TIME_CHARS
 from app.domain.validation import (
     FIELD_CHARS,
@@ -90,6 +93,7 @@ TIME_WINDOW: list[tuple[str, Any, str]] = [
     ("since", "when the build broke", "since"),
     ("until", over(MAX_TIME_CHARS), "until"),
 ]
+PERSON_ID: list[tuple[str, Any, str]] = [("person_id", "not-a-person-id", "person_id")]
 
 
 def text(name: str, limit: int | None = None) -> list[tuple[str, Any, str]]:
@@ -253,6 +257,31 @@ OPERATIONS = [
         bad=[("ids", ["not-an-id"], "ids.0"), ("ids", [], "ids")],
     ),
     Operation(
+        "written_rules",
+        "POST",
+        "/drafts/written",
+        {"source_repo": "acme/api", "keys": []},
+        bad=[
+            *one_line("source_repo"),
+            ("keys", ["rule|k"] * (MAX_WRITTEN_KEYS + 1), "keys"),
+            ("keys", [over(DRAFT_KEY_CHARS)], "keys.0"),
+            ("keys", ["rule|two\nlines"], "keys.0"),
+            ("keys", ["ok", ZERO_WIDTH], "keys.1"),
+        ],
+    ),
+    Operation(
+        "standing",
+        "GET",
+        "/standing",
+        {"source_repo": "acme/api"},
+        in_query=True,
+        bad=[
+            *one_line("source_repo"),
+            ("max_chars", STANDING_MIN_CHARS - 1, "max_chars"),
+            ("max_chars", STANDING_MAX_CHARS + 1, "max_chars"),
+        ],
+    ),
+    Operation(
         "store",
         "POST",
         "/memories",
@@ -348,7 +377,7 @@ OPERATIONS = [
             *one_line("git_branch"),
             *TIME_WINDOW,
         ],
-        rest_only=[("min_relevance", -1, "min_relevance")],
+        rest_only=[("min_relevance", -1, "min_relevance"), *PERSON_ID],
         mcp_only=[
             ("format", "yaml", "format"),
             ("max_tokens", 10, "max_tokens"),
@@ -374,6 +403,7 @@ OPERATIONS = [
             ("scope", "everywhere", "scope"),
             *one_line("git_branch"),
             *TIME_WINDOW,
+            *PERSON_ID,
         ],
     ),
     Operation(
@@ -391,6 +421,7 @@ OPERATIONS = [
             ("min_trust", "root", "min_trust"),
             ("min_relevance", 101, "min_relevance"),
             *TIME_WINDOW,
+            *PERSON_ID,
         ],
     ),
     Operation(
@@ -684,6 +715,22 @@ OPERATIONS = [
             ("name", f"ci {GITHUB_TOKEN}", "name"),
             ("name", "", "name"),
             ("role", "root", "role"),
+            ("person", field_over("person"), "person"),
+            ("person", "nul\x00name", "person"),
+            ("person", f"pat {GITHUB_TOKEN}", "person"),
+            ("person", "Аlice", "person"),  # a Cyrillic A: a name is written in one script
+        ],
+    ),
+    Operation(
+        "person",
+        "POST",
+        "/admin/people",
+        {"name": "alice"},
+        bad=[
+            ("name", field_over("person"), "name"),
+            ("name", "nul\x00name", "name"),
+            ("name", f"pat {GITHUB_TOKEN}", "name"),
+            ("name", "", "name"),
         ],
     ),
 ]

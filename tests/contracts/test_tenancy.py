@@ -146,6 +146,18 @@ async def test_one_tenant_cannot_reach_anothers_memories(
     assert (await api.get("/memories", headers=b)).json()["memories"] == []
     assert (await api.get("/stats", headers=b)).json()["total"] == 0
     assert secret not in (await api.get("/snapshot", headers=b)).text
+    # A's standing memories and the rules its files wrote are A's alone.
+    decided = {"content": "A deploys on Tuesdays only.", "memory_type": "decision",
+               "source_repo": "r"}  # fmt: skip
+    assert (await api.post("/memories", headers=a, json=decided)).status_code == 201
+    standing = await api.get("/standing", params={"source_repo": "r"}, headers=b)
+    assert standing.status_code == 200 and standing.json()["memory_ids"] == []
+    rule = {"kind": "instruction", "text": "Never deploy on Fridays, ever.", "source_repo": "r",
+            "client": "file", "client_session": "CLAUDE.md", "key": "rule|k"}  # fmt: skip
+    (draft_id,) = (await api.post("/drafts", headers=a, json={"drafts": [rule]})).json()["queued"]
+    assert (await api.post(f"/drafts/{draft_id}/keep", headers=a)).status_code == 201
+    weighed = await api.post("/drafts/written", headers=b, json={"source_repo": "r", "keys": []})
+    assert (weighed.json()["unwritten"], weighed.json()["proposed"]) == (0, 0)
     # The same content from B is B's own memory: A's is not reinforced.
     mine = await api.post("/memories", headers=b, json={"content": secret, "source_repo": "r"})
     assert mine.status_code == 201

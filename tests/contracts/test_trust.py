@@ -103,7 +103,7 @@ async def test_open_mode_is_decided_at_start(app: FastAPI, db: asyncpg.Connectio
     await KeyService.on_connection(db).revoke(None, key.record.id, force=True)
     # A revoked key still counts: a service with one is never started open.
     assert not await decide_open_mode(database, "127.0.0.1", False, False)
-    await db.execute("TRUNCATE api_keys")
+    await db.execute("TRUNCATE api_keys CASCADE")
 
 
 # Trust holds on every write path.
@@ -360,7 +360,7 @@ async def test_guessing_keys_gets_429_but_the_key_holder_gets_in(
                 )
                 assert wrong.status_code == 429
     finally:
-        await db.execute("TRUNCATE api_keys, audit_log")
+        await db.execute("TRUNCATE api_keys, audit_log CASCADE")
 
 
 async def test_a_forwarded_header_counts_only_from_a_trusted_proxy(
@@ -389,7 +389,7 @@ async def test_a_forwarded_header_counts_only_from_a_trusted_proxy(
             # A local process rotating the header is one client, unless a proxy says so.
             assert answers == expected, proxies
     finally:
-        await db.execute("TRUNCATE api_keys, audit_log")
+        await db.execute("TRUNCATE api_keys, audit_log CASCADE")
 
 
 # Headers.

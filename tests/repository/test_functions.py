@@ -98,6 +98,14 @@ async def test_the_filter_predicate_is_planned_as_its_expressions(db: asyncpg.Co
     listed = served_sql(scoped, bind, tenant=":tenant_id")
     plans = []
     async with db.transaction():
+        # Rows enough that the plan weighs the indexes' sizes (on an empty table each index
+        # costs the same, and which one the planner takes is a tie's): rolled back after.
+        await db.execute(
+            "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
+            " SELECT 'inlined', 'row ' || i, memory_content_hash('row ' || i), 'repo ' || (i % 20)"
+            " FROM generate_series(1, 2000) AS i"
+        )
+        await db.execute("ANALYZE memories")
         await db.execute("SET LOCAL enable_seqscan = off")
         for statement in (
             f"SELECT count(*) FROM memories m WHERE {part}",

@@ -13,7 +13,7 @@ from app.config import Settings
 from app.db.unit_of_work import unit_of_work
 from app.embeddings.base import Embedder
 from app.main import create_app
-from tests.conftest import running
+from tests.conftest import EMPTY_TABLES, running
 from tests.doubles import GatedEmbedder
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
@@ -157,3 +157,48 @@ async def test_a_transaction_that_has_written_keeps_its_connection(
             assert not await uow.release_if_unwritten()
             raise RuntimeError("the caller fails after its first write")
     assert await db.fetchval("SELECT count(*) FROM memories") == 0
+
+
+# The search statements a connection has prepared (asyncpg names each, and keeps it).
+PREPARED_SEARCHES = """
+SELECT statement FROM pg_prepared_statements
+WHERE statement LIKE '%memory_vector_candidates%' OR statement LIKE '%memory_search_on_worker%'
+"""
+
+
+async def test_a_new_pooled_connection_has_run_its_warm_up_before_its_first_search(
+    settings: Settings, embedder: Embedder, database_url: str, db: asyncpg.Connection
+) -> None:
+    """Its first search finds its statement prepared and planned (app/db/pool.py), as the
+    hooks send them: a recall on a prompt, with its session, and a repository's search."""
+    one = Settings(**{**settings.model_dump(), "db_pool_min": 1, "db_pool_max": 1})
+    application = create_app(one, embedder=embedder, database_url=database_url)
+    try:
+        async with running(application):
+            pool = application.state.runtime.database.pool
+            async with pool.acquire() as conn:  # the pool's one connection, new
+                before = {row["statement"] for row in await conn.fetch(PREPARED_SEARCHES)}
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost"
+            ) as client:
+                stored = await client.post(
+                    "/memories", json={"content": "Pin the CI image", "source_repo": "acme/api"}
+                )
+                assert stored.status_code == 201
+                session = await client.post("/sessions", json={"source_repo": "acme/api"})
+                recall = {
+                    "q": "which CI image", "source_repo": "acme/api", "purpose": "prompt",
+                    "session_id": session.json()["session_id"],
+                }  # fmt: skip
+                assert (await client.post("/recall", json=recall)).status_code == 200
+                searched = await client.get(
+                    "/search", params={"q": "CI image", "source_repo": "acme/api"}
+                )
+                assert searched.json()["results"]
+            async with pool.acquire() as conn:
+                after = {row["statement"] for row in await conn.fetch(PREPARED_SEARCHES)}
+    finally:
+        await db.execute(EMPTY_TABLES)
+    assert before  # the warm-up prepared the search statements
+    assert after == before  # and the searches found theirs among them

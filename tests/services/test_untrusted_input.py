@@ -180,7 +180,7 @@ async def agent_and_admin(db: asyncpg.Connection) -> AsyncIterator[dict[str, dic
         key = (await service.create("default", f"held {role}", role)).key
         made[role] = {"Authorization": f"Bearer {key}"}
     yield made
-    await db.execute("TRUNCATE api_keys")
+    await db.execute("TRUNCATE api_keys CASCADE")
 
 
 async def test_only_an_admin_approves_and_a_persons_own_write_is_theirs(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_memory_client.drafting import CHANGE_CHARS
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import command_sources
+from agent_memory_client.provenance import browser_page, command_sources, tool_sources
 from agent_memory_client.shell import cancelled, failed, kept
 
 TYPE_CHECKING = False  # typing's import is a hook's cost (loop.py): types for mypy alone
@@ -94,9 +94,23 @@ def at(base: Event, kind: str, **fields: Any) -> Event:
     return base.at(kind, **fields)
 
 
-def fetched(base: Event, sources: Sequence[str]) -> list[Event]:
-    """The moment a tool brought untrusted input in (provenance.py's rule), if it did."""
-    return [at(base, "fetched", sources=tuple(sources))] if sources else []
+def fetched(base: Event, sources: Sequence[str], command: str = "") -> list[Event]:
+    """The moment a tool brought untrusted input in (provenance.py's rule), if it did;
+    `command`: the shell command that fetched it (outside.py reads where it put it)."""
+    return [at(base, "fetched", sources=tuple(sources), command=command)] if sources else []
+
+
+def tool_call(
+    base: Event, tool: str, tool_input: dict[str, Any], server: str = "", mcp: bool = False
+) -> list[Event]:
+    """A call of a tool that is not the shell, an edit or a file's read (a web tool, another
+    MCP server's), as the loop reads it, for every client's hooks and the history import
+    alike: what it fetched from outside; and a browser's, what it did to the page (browsed:
+    the URL it opened, or "" for a read of the page open, which outside.py follows).
+    tool_sources()'s arguments."""
+    page = browser_page(tool, tool_input, server, mcp)
+    browsed = [at(base, "browsed", path=page)] if page is not None else []
+    return [*fetched(base, tool_sources(tool, tool_input, server, mcp)), *browsed]
 
 
 def shell_call(base: Event, command: str, output: str, code: int | None) -> list[Event]:
@@ -105,7 +119,8 @@ def shell_call(base: Event, command: str, output: str, code: int | None) -> list
     nothing more when the client cancelled it (no failure, and no pass); else `failed` as
     the shell saw it (its status; where a pipe hid it or none is known, what its output
     shows) or `ran`, with the output as it is read (shell.kept(): bounded)."""
-    return [*fetched(base, command_sources(command)), *shell_outcome(base, command, output, code)]
+    found = fetched(base, command_sources(command), command)
+    return [*found, *shell_outcome(base, command, output, code)]
 
 
 def shell_outcome(base: Event, command: str, output: str, code: int | None) -> list[Event]:

@@ -11,14 +11,13 @@ from agent_memory_client.clients.base import (
     at,
     change_of,
     claude_shaped,
-    fetched,
     session_of,
     shell_call,
     text_of,
+    tool_call,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 
 EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell: Claude Code on Windows
+SEARCH_TOOL = "Grep"
 # Claude Code's event for each of our hook names.
 EVENT_NAMES = {
     "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
@@ -39,6 +39,16 @@ def shell_output(response: Any) -> str:
     if isinstance(response, dict):
         return "\n".join(text_of(response.get(k)) for k in ("stdout", "stderr") if response.get(k))
     return text_of(response)
+
+
+def searched(base: Event, tool_input: dict[str, Any]) -> list[Event]:
+    """A Grep that printed what the files say (its `content` mode; by default it prints
+    names): the file or folder it searched, the working folder by default."""
+    if tool_input.get("output_mode") != "content":
+        return []
+    return [
+        at(base, "searched", path=text_of(tool_input.get("path") or tool_input.get("file_path")))
+    ]
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
@@ -59,8 +69,10 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "edited", path=path, change=change_of(tool_input))]
     if hook == "post-tool-use" and tool == "Read":
         return [at(base, "read", path=path)]
+    if hook == "post-tool-use" and tool == SEARCH_TOOL:
+        return searched(base, tool_input)
     if hook == "post-tool-use" and isinstance(tool, str):  # a web tool, another server's
-        return fetched(base, tool_sources(tool, tool_input))
+        return tool_call(base, tool, tool_input)
     if hook == "stop":
         said = text_of(payload.get("last_assistant_message"))
         continuing = bool(payload.get("stop_hook_active"))
@@ -82,7 +94,7 @@ ADAPTER = Adapter(
         HookSpec("PostToolUseFailure", "Bash|PowerShell", "post-tool-use-failure"),
         HookSpec(
             "PostToolUse",
-            "Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|WebFetch|WebSearch|mcp__.*",
+            "Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit|Read|Grep|WebFetch|WebSearch|mcp__.*",
             "post-tool-use",
         ),
         HookSpec("Stop", None, "stop"),

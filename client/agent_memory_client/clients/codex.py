@@ -20,15 +20,14 @@ from agent_memory_client.clients.base import (
     HookSpec,
     at,
     claude_shaped,
-    fetched,
     session_of,
     shell_call,
     text_of,
+    tool_call,
     tool_input_of,
 )
 from agent_memory_client.drafting import CHANGE_CHARS
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import tool_sources
 from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
@@ -76,13 +75,14 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         if is_patch(command):
             change = patch_change(command)
             return [at(base, "edited", path=path, change=change) for path in patched_files(command)]
-        return shell_call(base, command, output, exit_code_in(output))
+        here = base.at(base.kind, cwd=text_of(tool_input.get("workdir")) or base.cwd)
+        return shell_call(here, command, output, exit_code_in(output))
     if hook == "PostToolUse" and tool == "apply_patch":
         patch = text_of(tool_input.get("command") or tool_input.get("input"))
         change = patch_change(patch)
         return [at(base, "edited", path=path, change=change) for path in patched_files(patch)]
     if hook == "PostToolUse" and isinstance(tool, str):  # a web tool, another server's
-        return fetched(base, tool_sources(tool, tool_input))
+        return tool_call(base, tool, tool_input)
     if hook == "Stop":
         said = text_of(payload.get("last_assistant_message"))
         continuing = bool(payload.get("stop_hook_active"))

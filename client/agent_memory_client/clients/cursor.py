@@ -18,13 +18,12 @@ from agent_memory_client.clients.base import (
     HookSpec,
     at,
     change_of,
-    fetched,
     shell_call,
     text_of,
+    tool_call,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import tool_sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return shell_call(base, command, output, None)  # Cursor reports no exit status
     if hook == "afterMCPExecution":  # any MCP server's tool: its names carry no prefix
         tool = text_of(payload.get("tool_name"))
-        return fetched(base, tool_sources(tool, tool_input, mcp=True))
+        return tool_call(base, tool, tool_input, mcp=True)
     if hook == "postToolUseFailure" and payload.get("tool_name") == "Shell":
         command = text_of(tool_input.get("command"))
         return shell_call(base, command, text_of(payload.get("error_message")), 1)
@@ -67,7 +66,7 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         return [at(base, "end", reason=text_of(payload.get("reason")))]
     if hook == "postToolUse":  # a web tool's use; else nothing of its own: what waits
         tool = text_of(payload.get("tool_name"))
-        return [*fetched(base, tool_sources(tool, tool_input)), at(base, "idle")]
+        return [*tool_call(base, tool, tool_input), at(base, "idle")]
     return []
 
 

@@ -19,14 +19,13 @@ from agent_memory_client.clients.base import (
     at,
     change_of,
     claude_shaped,
-    fetched,
     session_of,
     shell_call,
     text_of,
+    tool_call,
     tool_input_of,
 )
 from agent_memory_client.loop import Answer, Event
-from agent_memory_client.provenance import tool_sources
 from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
 
 EDITING_TOOLS = frozenset({"replace", "write_file", "edit"})
 READING_TOOLS = frozenset({"read_file"})
+SEARCH_TOOLS = frozenset({"grep_search", "search_file_content"})  # the second: before 0.5x
 # In a run with -p, the start's context comes back at the head of BeforeAgent's prompt.
 _HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
@@ -56,6 +56,15 @@ def shell_result(response: Any) -> tuple[str, int]:
     return text_of(response.get("returnDisplay")) or wrapped or message, code
 
 
+def read_path(tool_input: dict[str, Any]) -> str:
+    return text_of(tool_input.get("file_path") or tool_input.get("absolute_path"))
+
+
+def searched_path(tool_input: dict[str, Any]) -> str:
+    """The folder a search read the files of (the working folder by default)."""
+    return text_of(tool_input.get("dir_path") or tool_input.get("path"))
+
+
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     base = session_of(payload, "gemini-cli")
     tool = payload.get("tool_name")
@@ -69,14 +78,16 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
         output, code = shell_result(payload.get("tool_response"))
         return shell_call(base, command, output, code)
     if hook == "AfterTool" and tool in READING_TOOLS:
-        return [at(base, "read", path=text_of(tool_input.get("file_path")))]
+        return [at(base, "read", path=read_path(tool_input))]
+    if hook == "AfterTool" and tool in SEARCH_TOOLS:
+        return [at(base, "searched", path=searched_path(tool_input))]
     if hook == "AfterTool" and tool in EDITING_TOOLS:
         path = text_of(tool_input.get("file_path"))
         return [at(base, "edited", path=path, change=change_of(tool_input))]
     if hook == "AfterTool" and isinstance(tool, str):  # a web tool, another server's
         context = payload.get("mcp_context")
         server = context.get("server_name") if isinstance(context, dict) else None
-        return fetched(base, tool_sources(tool, tool_input, text_of(server)))
+        return tool_call(base, tool, tool_input, text_of(server))
     if hook == "AfterAgent":
         said = text_of(payload.get("prompt_response"))
         continuing = bool(payload.get("stop_hook_active"))
@@ -97,8 +108,8 @@ ADAPTER = Adapter(
         HookSpec("BeforeAgent"),
         HookSpec(
             "AfterTool",
-            "run_shell_command|replace|write_file|edit|read_file|web_fetch|google_web_search"
-            "|mcp_.*",
+            "run_shell_command|replace|write_file|edit|read_file|grep_search|search_file_content"
+            "|web_fetch|google_web_search|mcp_.*",
         ),
         HookSpec("AfterAgent"),
         HookSpec("SessionEnd"),

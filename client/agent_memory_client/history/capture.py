@@ -8,11 +8,11 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_memory_client.drafting import Tracker, relative_path
-from agent_memory_client.history import Found
+from agent_memory_client.history import Found, Moment
 from agent_memory_client.history.conventions import Conventions
 from agent_memory_client.history.instructions import instructions_of
+from agent_memory_client.outside import Outside
 from agent_memory_client.protocol import EVIDENCE_CHARS
-from agent_memory_client.provenance import outsider
 from agent_memory_client.shell import plain, short
 
 if TYPE_CHECKING:
@@ -42,6 +42,15 @@ def candidates_of(
     return _read(transcript, top, repo, conventions, candidates=True)[:CANDIDATES_A_SESSION]
 
 
+def outsider_reads(transcript: Transcript, repo: str) -> Iterator[tuple[Moment, list[str]]]:
+    """Each moment of a session with the outsider sources it read: provenance.py's rule, and
+    what came from outside remembered across the session (outside.py) as the live hooks
+    remember it across their calls."""
+    outside = Outside()
+    for moment in transcript.moments:
+        yield moment, outside.read(moment.event, repo or None)
+
+
 def _read(
     transcript: Transcript,
     top: str | None,
@@ -54,11 +63,10 @@ def _read(
     rules: list[Found] = []
     more: list[Found] = []  # candidates: what the rules did not draft
     sources: list[str] = []
-    for moment in transcript.moments:
+    for moment, read in outsider_reads(transcript, repo):
         event, anchor = moment.event, moment.anchor
-        if event.kind == "fetched":
-            sources += [s for s in outsider(event.sources, repo) if s not in sources]
-        elif event.kind in ("prompt", "answered") and not moment.sub:
+        sources += [s for s in read if s not in sources]
+        if event.kind in ("prompt", "answered") and not moment.sub:
             found = _rules(rules, event.text, event.kind == "answered", moment.at, anchor, sources)
             if candidates and not found:
                 more += _said(event.kind, event.text, moment.at, anchor, sources)

@@ -10,8 +10,11 @@ line (seen in files of 2.1.7 to 2.1.332). An entry of type `user` or `assistant`
 - its result: a later `user` message's `tool_result` block (`tool_use_id`, `is_error`,
   `content`); a shell command (`Bash`, `PowerShell`) failed when `is_error` is true, or when
   a pipe hid a failure its output shows (shell.py); a cancelled call is neither;
-- a subagent's calls: in `progress` entries (`data.message`, 2.1.x until about 2.1.100), or
-  in the session's own folder (`<session>/subagents/*.jsonl`, later versions);
+- a subagent's calls: in `progress` entries (`data.message`, 2.1.x until about 2.1.100,
+  `parentToolUseID` the call that started it), or in the session's own folder
+  (`<session>/subagents/agent-<agentId>.jsonl`, later versions); a background agent's are
+  often in neither (its report comes back as a `<task-notification>`), and its brief says
+  what it was sent to read (provenance.brief_sources());
 - `pr-link` entries: the pull request a session opened, with its repository.
 
 Every entry carries `sessionId`, `cwd` and `timestamp`."""
@@ -24,16 +27,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import change_of, shell_call
-from agent_memory_client.clients.claude_code import EDITING_TOOLS, SHELL_TOOLS
+from agent_memory_client.clients.base import change_of, shell_call, tool_call
+from agent_memory_client.clients.claude_code import (
+    EDITING_TOOLS,
+    SEARCH_TOOL,
+    SHELL_TOOLS,
+    searched,
+)
 from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in, pr_link
 from agent_memory_client.history.formats import content_text, json_lines
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import tool_sources
+from agent_memory_client.provenance import brief_sources
 
 CLIENT = "claude-code"
 QUESTION_TOOL = "AskUserQuestion"
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})  # its name before 2.1.x, and since
+# A subagent's id, in the result of the call that started it.
+_AGENT_ID = re.compile(r"\bagentId: (\w+)")
 # Text blocks of a user message that are the client's context, not the user's words.
 _CONTEXT = re.compile(
     r"^\s*<(?:system-reminder|ide_opened_file|ide_selection|ide_diagnostics|command-name"
@@ -57,36 +68,55 @@ def transcript_files(root: Path) -> list[Path]:
 
 
 class _Reading:
-    """One transcript being read: the calls awaiting their results, the moments so far."""
+    """One transcript being read: the calls awaiting their results, the moments so far, the
+    folder the session is in (its entries say, as `cd` moves it), and which subagents' own
+    calls the transcript holds (by the call that started them, by their agent ids)."""
 
-    def __init__(self, transcript: Transcript) -> None:
+    def __init__(self, transcript: Transcript, agents: set[str]) -> None:
         self.transcript = transcript
         self.base = Event("start", transcript.session, CLIENT, cwd=transcript.cwd)
+        self.here = self.base
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.agents = agents  # subagents whose files are beside the transcript
+        self.delegated: set[str] = set()  # calls whose subagent's calls came as progress
+        # Calls that started a subagent, where their results came (a background agent's
+        # calls may come after it): (place in the moments, call, when, its input, its ids).
+        self.started: list[tuple[int, str, str, dict[str, Any], list[str], bool]] = []
 
     def add(self, at: str, event: Event, anchor: str, sub: bool) -> None:
         self.transcript.moments.append(Moment(at, event, anchor, sub))
+
+    def moved(self, entry: dict[str, Any]) -> None:
+        """The folder an entry says the session is in, for the calls it records."""
+        cwd = str(entry.get("cwd") or self.base.cwd)
+        if cwd != self.here.cwd:
+            self.here = self.base.at("start", cwd=cwd)
 
 
 def read(path: Path) -> Transcript | None:
     """The session in one transcript file (with its subagents' files); None when it holds
     none."""
     reading: _Reading | None = None
+    subagents = sorted((path.parent / path.stem / "subagents").glob("*.jsonl"))
+    agents = {file.stem.removeprefix("agent-") for file in subagents}
     for number, entry in json_lines(path):
         if reading is None:
             if "sessionId" not in entry:
                 continue
             session = str(entry.get("sessionId") or path.stem)
-            reading = _Reading(Transcript(CLIENT, session, "", path))
+            reading = _Reading(Transcript(CLIENT, session, "", path), agents)
         if not reading.transcript.cwd and entry.get("cwd"):  # the first entry that says
             reading.transcript.cwd = str(entry["cwd"])
             reading.base = reading.base.at("start", cwd=reading.transcript.cwd)
+        reading.moved(entry)
         _read_entry(reading, entry, number, sub=bool(entry.get("isSidechain")))
     if reading is None:
         return None
-    for subagent in sorted((path.parent / path.stem / "subagents").glob("*.jsonl")):
+    for subagent in subagents:
         for number, entry in json_lines(subagent):
+            reading.moved(entry)
             _read_entry(reading, entry, number, sub=True)
+    _reports(reading)
     return reading.transcript
 
 
@@ -105,6 +135,7 @@ def _read_entry(reading: _Reading, entry: dict[str, Any], number: int, sub: bool
         return
     data = entry.get("data")
     if kind == "progress" and isinstance(data, dict) and isinstance(data.get("message"), dict):
+        reading.delegated.add(str(entry.get("parentToolUseID")))
         inner = data["message"]  # a subagent's message, as it went
         if isinstance(inner.get("message"), dict):
             nested = {
@@ -167,8 +198,25 @@ def _read_message(
                 reading.transcript.clues += clues_in(
                     command, content_text(block.get("content")), call
                 )
-            for event in _result(reading.base, tool, tool_input, block):
+            if tool in SUBAGENT_TOOLS:
+                ids = _AGENT_ID.findall(content_text(block.get("content")))
+                place = len(reading.transcript.moments)
+                reading.started.append((place, call, at, tool_input, ids, sub))
+            for event in _result(reading.here, tool, tool_input, block):
                 reading.add(at, event, call, sub)
+
+
+def _reports(reading: _Reading) -> None:
+    """Each subagent's report whose calls the transcript does not hold (neither as progress
+    entries nor in a file of its own), read by its brief, where its result came."""
+    for place, call, at, tool_input, ids, sub in reversed(reading.started):
+        if call in reading.delegated or reading.agents.intersection(ids):
+            continue  # its own calls say what it read
+        brief, title = str(tool_input.get("prompt") or ""), str(tool_input.get("description") or "")
+        sources = tuple(brief_sources(brief, title))
+        if sources:
+            event = reading.base.at("fetched", sources=sources)
+            reading.transcript.moments.insert(place, Moment(at, event, call, sub))
 
 
 def _result(
@@ -192,8 +240,7 @@ def _result(
             yield base.at("answered", text=output)
     elif tool == "Read":
         yield base.at("read", path=str(tool_input.get("file_path") or ""))
-
+    elif tool == SEARCH_TOOL:
+        yield from searched(base, tool_input)
     elif tool:
-        sources = tuple(tool_sources(tool, tool_input))
-        if sources:
-            yield base.at("fetched", sources=sources)
+        yield from tool_call(base, tool, tool_input)

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import shell_outcome
+from agent_memory_client.clients.base import fetched, shell_outcome, tool_call
 from agent_memory_client.clients.codex import (
     SHELL_TOOLS,
     is_patch,
@@ -39,7 +39,7 @@ from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in, recorded
 from agent_memory_client.history.formats import json_lines
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.provenance import command_sources
 from agent_memory_client.shell import exit_code_in
 
 CLIENT = "codex"
@@ -99,10 +99,11 @@ def _from_items(
             command = _command(item.get("command"))
             output = str(item.get("aggregated_output") or "")
             transcript.clues += clues_in(command, output, anchor)
-            for source in command_sources(command):
-                yield at, anchor, base.at("fetched", sources=(source,))
+            here = base.at(base.kind, cwd=str(item.get("cwd") or base.cwd))
+            for event in fetched(here, command_sources(command), command):
+                yield at, anchor, event
             code = item.get("exit_code")
-            for event in _ran(base, command, code if isinstance(code, int) else None, output):
+            for event in _ran(here, command, code if isinstance(code, int) else None, output):
                 yield at, anchor, event
         elif kind == "FileChange" and item.get("status") == "completed":
             for path in item.get("changes") or {}:
@@ -186,6 +187,7 @@ def _output(
             yield from (base.at("edited", path=p, change=change) for p in patched_files(patch))
     elif name in SHELL_TOOLS and isinstance(arguments, dict):
         command = _command(arguments.get("cmd") or arguments.get("command"))
+        base = base.at(base.kind, cwd=str(arguments.get("workdir") or base.cwd))
         if is_patch(command):
             if code in (None, 0):
                 change = patch_change(command)
@@ -194,7 +196,7 @@ def _output(
                 )
             return
         if not resumed:  # the read happened when it started, whatever came of it
-            yield from (base.at("fetched", sources=(s,)) for s in command_sources(command))
+            yield from fetched(base, command_sources(command), command)
         still = _RUNNING.search(text[-2_000:])
         if still and code is None:  # its end comes in a later write_stdin's output
             running[still.group(1)] = (call, command, text[-20_000:])
@@ -204,9 +206,7 @@ def _output(
     elif name in QUESTION_TOOLS:
         yield base.at("answered", text=text)
     elif name and isinstance(arguments, dict):
-        sources = tuple(tool_sources(name, arguments))
-        if sources:
-            yield base.at("fetched", sources=sources)
+        yield from tool_call(base, name, arguments)
 
 
 def _ran(base: Event, command: str, code: int | None, output: str) -> Iterator[Event]:

@@ -6,7 +6,7 @@ files of 1.0.64), one event a line (`type`, `data`, `id`, `timestamp`):
 - `tool.execution_start` (`toolCallId`, `toolName`, `arguments`) and
   `tool.execution_complete` (`success`, `result.content`): the shell is `bash` (its status
   in the text, `<shellId: N completed with exit code C>`), edits `edit` and `create`, the
-  question to the user `ask_user`.
+  question to the user `ask_user`, a file's read `view`.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import replaced, shell_call
+from agent_memory_client.clients.base import replaced, shell_call, tool_call
 from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in, recorded
 from agent_memory_client.history.formats import json_lines
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import tool_sources
 from agent_memory_client.shell import exit_code_in
 
 CLIENT = "copilot-cli"
 SHELL_TOOLS = frozenset({"bash", "powershell"})
 EDITING_TOOLS = frozenset({"edit", "create", "str_replace_editor", "write"})
 QUESTION_TOOLS = frozenset({"ask_user"})
+READING_TOOLS = frozenset({"view"})
 
 
 def default_root() -> Path:
@@ -98,5 +98,6 @@ def _complete(
         return [base.at("edited", path=str(path), change=change)] if ok else []
     if name in QUESTION_TOOLS:
         return [base.at("answered", text=output)] if ok else []
-    sources = tuple(tool_sources(name, arguments))
-    return [base.at("fetched", sources=sources)] if sources else []
+    if name in READING_TOOLS:
+        return [base.at("read", path=str(arguments.get("path") or ""))] if ok else []
+    return tool_call(base, name, arguments)

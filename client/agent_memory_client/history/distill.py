@@ -36,14 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_memory_client.protocol import DRAFT_CHARS, DRAFT_KINDS
+
 if TYPE_CHECKING:
     from agent_memory_client.history import Found
 
 BATCH = 10  # candidates a call
 CHARS_PER_TOKEN = 4  # the estimate: English prose and JSON run near 4 characters a token
 TIMEOUT = 300.0  # seconds a call may take before it is stopped
-LESSON_CHARS = 500  # a draft's text, as the server takes it (DRAFT_CHARS)
-KINDS = ("fix", "instruction", "convention")
 
 ROLE = (
     "You turn moments of a developer's past coding-agent sessions into lessons for their"
@@ -260,16 +260,16 @@ def _lesson(value: object, number: int) -> str:
     if not isinstance(value, str):
         raise AnswerError(f"id {number}: the lesson is not text")
     lesson = " ".join(value.split())
-    if not lesson or len(lesson) > LESSON_CHARS:
-        raise AnswerError(f"id {number}: the lesson is empty or over {LESSON_CHARS} characters")
+    if not lesson or len(lesson) > DRAFT_CHARS:
+        raise AnswerError(f"id {number}: the lesson is empty or over {DRAFT_CHARS} characters")
     if any(unicodedata.category(char) in _HIDDEN for char in lesson):
         raise AnswerError(f"id {number}: the lesson holds a control or invisible character")
     return lesson
 
 
 def _kind(value: object, number: int) -> str:
-    if value not in KINDS:
-        raise AnswerError(f"id {number}: the kind is not one of {', '.join(KINDS)}")
+    if value not in DRAFT_KINDS:
+        raise AnswerError(f"id {number}: the kind is not one of {', '.join(DRAFT_KINDS)}")
     return str(value)
 
 

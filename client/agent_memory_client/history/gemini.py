@@ -15,13 +15,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import change_of, fetched, shell_call
-from agent_memory_client.clients.gemini import EDITING_TOOLS
+from agent_memory_client.clients.base import change_of, fetched, shell_call, tool_call
+from agent_memory_client.clients.gemini import (
+    EDITING_TOOLS,
+    READING_TOOLS,
+    SEARCH_TOOLS,
+    read_path,
+    searched_path,
+)
 from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in
 from agent_memory_client.history.formats import content_text, whole_text
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import command_sources, tool_sources
+from agent_memory_client.provenance import command_sources
 from agent_memory_client.shell import exit_code_in
 
 CLIENT = "gemini-cli"
@@ -107,7 +113,7 @@ def _call(transcript: Transcript, base: Event, call: dict[str, Any]) -> list[Eve
     if name == SHELL_TOOL:
         command = str(args.get("command") or "")
         if status == "cancelled":
-            return fetched(base, command_sources(command))
+            return fetched(base, command_sources(command), command)
         transcript.clues += clues_in(command, output, str(call.get("id")))
         code = exit_code_in(output)
         code = code if code is not None else int(status == "error")
@@ -117,5 +123,8 @@ def _call(transcript: Transcript, base: Event, call: dict[str, Any]) -> list[Eve
             return []
         change = change_of(args)
         return [base.at("edited", path=str(args.get("file_path") or ""), change=change)]
-    sources = tuple(tool_sources(name, args))
-    return [base.at("fetched", sources=sources)] if sources else []
+    if name in READING_TOOLS:
+        return [base.at("read", path=read_path(args))]
+    if name in SEARCH_TOOLS:
+        return [base.at("searched", path=searched_path(args))]
+    return tool_call(base, name, args)

@@ -11,15 +11,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.clients.base import replaced, shell_call
+from agent_memory_client.clients.base import replaced, shell_call, tool_call
 from agent_memory_client.history import Moment, Transcript
 from agent_memory_client.history.clues import clues_in
 from agent_memory_client.history.formats import whole_text
 from agent_memory_client.loop import Event
-from agent_memory_client.provenance import tool_sources
 
 CLIENT = "opencode"
 EDITING_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
+READING_TOOL, SEARCH_TOOL = "read", "grep"
 
 
 def read(path: Path) -> Transcript | None:
@@ -80,5 +80,8 @@ def _tool(transcript: Transcript, base: Event, part: dict[str, Any], anchor: str
         change = replaced(given.get("oldString"), given.get("newString"))
         ok = state.get("status") == "completed"
         return [base.at("edited", path=str(path), change=change)] if ok else []
-    sources = tuple(tool_sources(name, given))
-    return [base.at("fetched", sources=sources)] if sources else []
+    if name == READING_TOOL:
+        return [base.at("read", path=str(given.get("filePath") or given.get("file_path") or ""))]
+    if name == SEARCH_TOOL:
+        return [base.at("searched", path=str(given.get("path") or ""))]
+    return tool_call(base, name, given)

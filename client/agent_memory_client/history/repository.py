@@ -91,6 +91,11 @@ class Namer:
             self._folders[cwd] = (found, top) if top else (None, None)
         return self._folders[cwd]
 
+    def checkouts(self) -> dict[str, str]:
+        """The git work trees the sessions asked about ran in, each with its repository (top
+        folder: owner/name): where the files their agents read are."""
+        return {top: repo for repo, top in self._folders.values() if repo and top}
+
     def name(self, transcript: Transcript) -> tuple[str | None, str | None, str]:
         """(repository, top folder, why none) of a session."""
         cwd = transcript.cwd
