@@ -11,7 +11,6 @@ from app.db.unit_of_work import Database
 from app.domain.principal import Authenticates
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder
-from app.services.oidc import IdentityProvider, identity_provider
 from app.telemetry import Telemetry
 
 
@@ -30,14 +29,14 @@ class Runtime:
     warmth: Warmth = field(default_factory=Warmth)
     # Requests in flight per tenant (see Settings.tenant_max_requests).
     admission: TenantShares = field(init=False)
-    # The team's identity provider for console sign-in (OIDC_ISSUER), or None: keys only.
-    identity_provider: IdentityProvider | None = field(init=False)
+    # The team's identity provider for console sign-in (OIDC_ISSUER; app/services/oidc.py's
+    # IdentityProvider, made at start: a runtime imports no service), or None: keys only.
+    identity_provider: object | None = None
 
     def __post_init__(self) -> None:
         self.admission = TenantShares(
             tenant_request_share(self.settings), self.settings.tenant_backlog_duty
         )
-        self.identity_provider = identity_provider(self.settings)
 
     @property
     def limits(self) -> Limits:

@@ -29,6 +29,7 @@ from app.services.auth import (
     RateLimiter,
     decide_open_mode,
 )
+from app.services.oidc import identity_provider
 from app.services.search import connection_warm_up
 from app.telemetry import Telemetry
 
@@ -128,6 +129,7 @@ async def open_runtime(
             runtime = Runtime(
                 settings, database, the_embedder, Telemetry(), head, authenticator,
                 owner_url=url if settings.db_app_role else None,
+                identity_provider=identity_provider(settings),
             )  # fmt: skip
             watching = asyncio.create_task(
                 runtime.warmth.watch_database(url, settings.prewarm_wait_s)

@@ -3,7 +3,8 @@ service's pool and its unit of work, without and with the pool's warm-up (app/db
 alternated: without, with, with, without), on bench.latency's loaded database. Each round
 opens a pool of one connection, as the service opens one at its start or when requests
 outgrow the open ones, and times that too: the warm-up moves the first search's extra
-cost there, before any request.
+cost there, before any request. First, which connection a request gets after a pause
+(asyncpg closes an idle connection past its lifetime).
 
 The searches are the hooks' most frequent: a recall on a prompt (a repository with its
 global memories, the session's own held ones), three on each connection; the query vectors
@@ -77,6 +78,35 @@ async def one_connection(
     return opened, taken
 
 
+async def after_a_pause(url: str) -> str:
+    """Which connection a request gets after a pause: a pool of 2 to 10 grown by five
+    requests at once, then idle past its connections' idle lifetime (1 s here; asyncpg's
+    default, which the service keeps, is 300 s)."""
+    pool = await asyncpg.create_pool(
+        url, min_size=2, max_size=10, max_inactive_connection_lifetime=1.0
+    )
+
+    async def backend(hold_s: float) -> int:
+        async with pool.acquire() as conn:
+            await asyncio.sleep(hold_s)  # five at once: the pool grows to five
+            return int(conn.get_server_pid())
+
+    try:
+        await asyncio.gather(*(backend(0.3) for _ in range(5)))
+        last = await backend(0)
+        grown = pool.get_size()
+        await asyncio.sleep(2.5)
+        kept = pool.get_size()
+        after = await backend(0)
+    finally:
+        await pool.close()
+    same = "the same, warm" if after == last else "another one"
+    return (
+        f"after a pause: the pool grew to {grown} connections and kept {kept}; the next"
+        f" request got {same} connection as the request before the pause"
+    )
+
+
 async def main() -> None:
     configure_logging("WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -93,6 +123,7 @@ async def main() -> None:
         conn = await asyncpg.connect(url)
         model = str(await conn.fetchval("SELECT name FROM embedding_model"))
         await conn.close()
+        print(await after_a_pause(url), flush=True)
         print("| warm-up | run | opening ms | first ms | second ms | third ms | first - second |")
         print("|---|---|---|---|---|---|---|")
         used = 0

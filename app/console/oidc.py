@@ -36,9 +36,10 @@ Param = Annotated[str, Query(max_length=2000)]
 
 
 def _provider(runtime: Runtime) -> IdentityProvider:
-    if runtime.identity_provider is None:
+    provider = runtime.identity_provider
+    if not isinstance(provider, IdentityProvider):
         raise NotFoundError("this server signs in with keys only (OIDC_ISSUER is not set)")
-    return runtime.identity_provider
+    return provider
 
 
 def _redirect_uri(request: Request, runtime: Runtime) -> str:

@@ -97,7 +97,9 @@ async def test_the_filter_predicate_is_planned_as_its_expressions(db: asyncpg.Co
     (part,) = scope_parts(replace(scoped, since=None), bind, tenant=":tenant_id")
     listed = served_sql(scoped, bind, tenant=":tenant_id")
     plans = []
-    async with db.transaction():
+    planned = db.transaction()
+    await planned.start()
+    try:
         # Rows enough that the plan weighs the indexes' sizes (on an empty table each index
         # costs the same, and which one the planner takes is a tie's): rolled back after.
         await db.execute(
@@ -114,6 +116,8 @@ async def test_the_filter_predicate_is_planned_as_its_expressions(db: asyncpg.Co
             used = {name: v for name, v in values.items() if f":{name}" in statement}
             sql, *args = named(statement, used)
             plans.append("\n".join(r[0] for r in await db.fetch("EXPLAIN " + sql, *args)))
+    finally:
+        await planned.rollback()  # the rows and their statistics with them
     counted, listing = plans
     assert "memory_matches" not in counted + listing
     assert "Index Only Scan" in counted, counted  # no heap: the partial predicate holds
