@@ -364,10 +364,9 @@ async def test_a_bulk_keep_locks_its_drafts_at_once_in_the_order_of_their_ids(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                 " AND query LIKE '%FROM drafts%' AND pid <> pg_backend_pid()"
             )
-            for _ in range(500):
-                if await db.fetchval(waiting) or keeping.done():
-                    break
-                await asyncio.sleep(0.01)
+            # Until the keep waits on the lock (or ends, wrongly): its state, not a clock.
+            while not (await db.fetchval(waiting) or keeping.done()):
+                pass
             assert not keeping.done() and await db.fetchval(waiting) == 1
             with pytest.raises(asyncpg.LockNotAvailableError):
                 await db.execute("SELECT 1 FROM drafts WHERE id = $1 FOR UPDATE NOWAIT", UUID(low))
