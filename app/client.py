@@ -1,7 +1,11 @@
-"""A typed client for the REST API, used by the server's CLI, over httpx (streamed export
-and import). Where the server and its key are found, and how a refusal is read, are
-the client half's (agent_memory_client.connection), which the hooks and the bridge use: one
-rule for every client of this project.
+"""A typed client for the REST API, and the server's CLI's one HTTP transport: every command
+that talks to a running server goes through `MemoryClient`, whose `_exchange()` is the one
+place a request is sent, its timeout set, the key sent, and an unreachable server or a
+refusal turned into ClientError; `error_line()` is how a command says one. Over httpx, to
+stream an export and an import both ways. Where the server and its key are found, and how
+a refusal is read, are the client half's (agent_memory_client.connection), whose own
+transport (a socket, the standard library only) the hooks and the bridge use: one rule for
+every client of this project.
 
     with MemoryClient() as memory:              # AGENT_MEMORY_URL, AGENT_MEMORY_API_KEY
         hits = memory.search("flaky test", source_repo="acme/api")
@@ -14,6 +18,7 @@ details' status, detail and fields; an unreachable server raises ClientError too
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 from uuid import UUID
@@ -40,6 +45,13 @@ def default_api_key() -> str | None:
     return configured_key()
 
 
+def error_line(error: ClientError) -> str:
+    """A refusal or an unreachable server as a command says it: the server's detail, and
+    the fields it names."""
+    fields = f" ({', '.join(error.fields)})" if error.fields else ""
+    return f"{error.detail}{fields}"
+
+
 def _without_none(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
@@ -50,17 +62,13 @@ def _filed(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _answer(response: httpx.Response) -> Any:
-    if response.is_success:
-        if not response.content:
-            return None
-        if "json" in response.headers.get("content-type", ""):
-            return response.json()
-        return response.text
-    raise refusal(response.status_code, response.content, response.reason_phrase)
-
-
-def _unreachable(url: str, exc: httpx.HTTPError) -> ClientError:
-    return ClientError(0, f"agent-memory is not reachable at {url} ({type(exc).__name__})")
+    """A successful answer, read whole: its JSON, its text, or None when empty."""
+    response.read()
+    if not response.content:
+        return None
+    if "json" in response.headers.get("content-type", ""):
+        return response.json()
+    return response.text
 
 
 class MemoryClient:
@@ -72,7 +80,7 @@ class MemoryClient:
         api_key: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self.url = server_url(url or default_url()).rstrip("/")
+        self.url = server_url(url)
         key = configured_key(api_key)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout_s)
@@ -86,6 +94,40 @@ class MemoryClient:
     def close(self) -> None:
         self._http.close()
 
+    @contextmanager
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: Iterable[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+    ) -> Iterator[httpx.Response]:
+        """The one way a request goes: its query without the unset values, sent (a body
+        streamed as it is read), the answer open while the block reads it (streamed too). A
+        refusal, and a server that cannot be reached or stops answering (the block's reads
+        included), raise ClientError."""
+        query = _without_none(params or {})
+        try:
+            request = self._http.build_request(
+                method, path, params=query, json=json, content=content, headers=headers,
+                timeout=timeout or self._http.timeout,
+            )  # fmt: skip
+            response = self._http.send(request, stream=True)
+            try:
+                if not response.is_success:
+                    response.read()
+                    raise refusal(response.status_code, response.content, response.reason_phrase)
+                yield response
+            finally:
+                response.close()
+        except httpx.HTTPError as exc:
+            detail = f"agent-memory is not reachable at {self.url} ({type(exc).__name__})"
+            raise ClientError(0, detail) from exc
+
     def send(
         self,
         method: str,
@@ -93,11 +135,8 @@ class MemoryClient:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
     ) -> Any:
-        try:
-            response = self._http.request(method, path, params=params, json=json)
-        except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from exc
-        return _answer(response)
+        with self._exchange(method, path, params=params, json=json) as response:
+            return _answer(response)
 
     def remember(self, text: str, **fields: Any) -> Any:
         return self.send("POST", "/remember", json=_filed({"text": text, **fields}))
@@ -109,7 +148,7 @@ class MemoryClient:
         return self.send("POST", "/search", json=_without_none({"q": q, **filters}))
 
     def list(self, **filters: Any) -> Any:
-        return self.send("GET", "/memories", params=_without_none(filters))
+        return self.send("GET", "/memories", params=filters)
 
     def get(self, memory_id: str) -> Any:
         """By its id, or by the start of it (the server says when that is ambiguous)."""
@@ -120,7 +159,7 @@ class MemoryClient:
         return self.send("GET", path)
 
     def audit(self, **filters: Any) -> Any:
-        return self.send("GET", "/audit", params=_without_none(filters))
+        return self.send("GET", "/audit", params=filters)
 
     def undo(self, entry_id: str) -> Any:
         return self.send("POST", f"/audit/{entry_id}/undo")
@@ -130,7 +169,7 @@ class MemoryClient:
         return self.send("POST", f"/sessions/{session_id}/end", json=body)
 
     def sessions(self, **filters: Any) -> Any:
-        return self.send("GET", "/sessions", params=_without_none(filters))
+        return self.send("GET", "/sessions", params=filters)
 
     def delete_session(self, session_id: str) -> Any:
         return self.send("DELETE", f"/sessions/{session_id}")
@@ -149,11 +188,11 @@ class MemoryClient:
         return self.send("POST", "/drafts/written", json=body)
 
     def standing(self, source_repo: str, max_chars: int | None = None) -> Any:
-        params = _without_none({"source_repo": source_repo, "max_chars": max_chars})
+        params = {"source_repo": source_repo, "max_chars": max_chars}
         return self.send("GET", "/standing", params=params)
 
     def drafts(self, **filters: Any) -> Any:
-        return self.send("GET", "/drafts", params=_without_none(filters))
+        return self.send("GET", "/drafts", params=filters)
 
     def keep_draft(self, draft_id: str, text: str | None = None) -> Any:
         return self.send("POST", f"/drafts/{draft_id}/keep", json=_without_none({"text": text}))
@@ -165,7 +204,7 @@ class MemoryClient:
         return self.send("POST", f"/drafts/{draft_id}/restore")
 
     def proposals(self, kinds: Sequence[str] | None = None, limit: int | None = None) -> Any:
-        return self.send("GET", "/proposals", params=_without_none({"kind": kinds, "limit": limit}))
+        return self.send("GET", "/proposals", params={"kind": kinds, "limit": limit})
 
     def refresh_proposals(self) -> Any:
         return self.send("POST", "/proposals/refresh")
@@ -181,27 +220,15 @@ class MemoryClient:
         until: str | None = None,
     ) -> Iterator[str]:
         """The export's lines (header first) as the server streams them."""
-        params = _without_none(
-            {"source_repo": source_repo, "embeddings": embeddings, "since": since, "until": until}
-        )
-        try:
-            with self._http.stream("GET", "/memories/export", params=params) as response:
-                if not response.is_success:
-                    response.read()
-                    _answer(response)
-                yield from response.iter_lines()
-        except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from exc
+        params = {"source_repo": source_repo, "embeddings": embeddings, "since": since,
+                  "until": until}  # fmt: skip
+        with self._exchange("GET", "/memories/export", params=params) as response:
+            yield from response.iter_lines()
 
     def import_lines(self, body: Iterable[bytes]) -> Any:
         """Send an export's bytes (streamed as they are read); the import's report."""
-        try:
-            response = self._http.post(
-                "/memories/import",
-                content=body,
-                headers={"Content-Type": NDJSON},
-                timeout=IMPORT_TIMEOUT,
-            )
-        except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from exc
-        return _answer(response)
+        with self._exchange(
+            "POST", "/memories/import", content=body, headers={"Content-Type": NDJSON},
+            timeout=IMPORT_TIMEOUT,
+        ) as response:  # fmt: skip
+            return _answer(response)

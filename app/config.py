@@ -137,8 +137,8 @@ class Settings(BaseSettings):
     # (768 dimensions: EMBEDDING_DIM=768). See docs/search.md for how they compare.
     embedding_model: Literal["minilm-l6", "minilm-l3", "minilm-l6+l3"] = "minilm-l6"
     embedding_model_path: Path | None = None  # a model file to load as it is
-    # "dynamic": the packaged model re-quantized once for integer matmuls (2x faster
-    # queries); "weights": the packaged file as shipped.
+    # "dynamic": the packaged model re-quantized once for integer matmuls (faster queries:
+    # docs/benchmarks.md, "What the local embedder costs"); "weights": the file as shipped.
     embedding_quantization: Literal["dynamic", "weights"] = "dynamic"
     model_cache_dir: Path | None = Field(default=None, alias="AGENT_MEMORY_CACHE_DIR")
     embedding_threads: int = Field(default=1, ge=1)

@@ -41,7 +41,8 @@ from app.api.options import OptionsMiddleware
 from app.api.request_guard import RequestGuardMiddleware
 from app.api.rules import as_served, published
 from app.config import Settings, get_settings, limits_of, origins_of
-from app.console import routes as console
+from app.console.pages import STATIC_URL, static_files
+from app.console.router import router as console_router
 from app.domain.origins import allowed_hosts
 from app.domain.problems import Problem
 from app.embeddings.base import Embedder
@@ -102,8 +103,8 @@ def create_app(
     app.router.routes.extend(oauth_routes(documents))
     _add_middleware(app, settings)
     app.mount(docs.ASSETS_URL, docs.assets(), name="docs-assets")
-    app.mount(console.STATIC_URL, console.static_files(), name="console-static")
-    app.include_router(console.router)
+    app.mount(STATIC_URL, static_files(), name="console-static")
+    app.include_router(console_router)
     for module in (docs, *DOORS):
         app.include_router(module.router)
     return app

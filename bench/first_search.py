@@ -31,8 +31,8 @@ import asyncpg
 from app.config import Settings, limits_of
 from app.db.pool import create_pool
 from app.db.unit_of_work import Database, unit_of_work
-from app.domain.inputs import search_query
-from app.domain.recall import RecallDraft, recall_query
+from app.domain.inputs.search import search_query
+from app.domain.recall import RecallRequest, recall_query
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
 from app.repository.search import SearchRepository
@@ -66,7 +66,7 @@ async def one_connection(
         session = uuid.uuid4()
         for text, vector in searches:
             repo = f"repo-{random.Random(text).randrange(100)}"
-            draft = recall_query(RecallDraft(text, repo, "prompt", session_id=session)).search
+            draft = recall_query(RecallRequest(text, repo, "prompt", session_id=session)).search
             query = search_query(draft, limits)
             params = statement_params(settings, query, vector, settings.hybrid_alpha)
             began = time.perf_counter()

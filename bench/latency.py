@@ -51,7 +51,7 @@ from app.embeddings.factory import build_embedder
 from app.embeddings.hashing import HashEmbedder
 from app.logging import configure_logging
 from app.repository.sql import named
-from app.services.graphs import RepositoryGraphs
+from app.services.graphs import GraphKeeper
 from app.telemetry import STORE_PHASES
 from bench.support import (
     Cpu,
@@ -588,7 +588,7 @@ async def repository_graphs(url: str, wanted: bool) -> str:
     conn = await asyncpg.connect(url)
     try:
         started = time.perf_counter()
-        plan = await RepositoryGraphs(conn, min_rows).keep()
+        plan = await GraphKeeper(conn, min_rows).keep()
         took = time.perf_counter() - started
     finally:
         await conn.close()

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import asyncpg
 import httpx
 
-import app.repository.search_statement as search_sql
+import app.repository.search_keyword as search_sql
 from app.config import Settings
 from app.logging import configure_logging
 from app.main import create_app

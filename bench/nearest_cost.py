@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from typing import Any
 
 import asyncpg
 from pgvector import Vector
@@ -24,11 +25,17 @@ from pgvector.asyncpg import register_vector
 
 from app.config import Settings
 from app.db.pool import prepare_session
-from app.repository.memories import _nearest_each
+from app.repository.nearest import near_duplicates
 from app.repository.sql import named
 from bench.support import as_of, fresh_database
 
 QUERIES = 200
+
+
+def this_tree(one: bool, values: dict[str, Any]) -> tuple[Any, ...]:
+    """This tree's statement for new memories of `values`' repository, bound."""
+    statement, scope = near_duplicates(values["source_repo"], False, one)
+    return named(statement, {**values, **scope})
 
 
 async def main() -> None:
@@ -73,7 +80,7 @@ async def main() -> None:
             await conn.fetch(*named(before_one(False, False), values))
             took[args.against].append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
-            await conn.fetch(*named(_nearest_each(False, False, True), values))
+            await conn.fetch(*this_tree(True, values))
             took[one].append((time.perf_counter() - started) * 1000)
         for row in rows[:20]:  # a chunk of 64 of this memory's repository
             part = await conn.fetch(
@@ -85,7 +92,7 @@ async def main() -> None:
                     "embeddings": [Vector(r["embedding"].to_list()) for r in part],
                     "source_repo": row["source_repo"]}  # fmt: skip
             started = time.perf_counter()
-            await conn.fetch(*named(_nearest_each(False, False, False), each))
+            await conn.fetch(*this_tree(False, each))
             took[chunk].append((time.perf_counter() - started) * 1000 / len(part))
             if before_each is not None:
                 started = time.perf_counter()

@@ -36,7 +36,7 @@ from app.db.pool import prepare_session
 from app.db.unit_of_work import set_local
 from app.embeddings.factory import build_embedder
 from app.logging import configure_logging
-from app.services.graphs import RepositoryGraphs
+from app.services.graphs import GraphKeeper
 from bench.latency import pct
 from bench.support import fresh_database
 from bench.synthetic import memory_text
@@ -159,7 +159,7 @@ async def measure(url: str, settings: Settings, queries: list[list[float]]) -> N
         repo: await timed(conn, CALL, queries, [repo])
         for repo in sorted(sizes, key=lambda name: sizes[name])
     }
-    plan = await RepositoryGraphs(owner, min(sizes.values())).keep()
+    plan = await GraphKeeper(owner, min(sizes.values())).keep()
     assert plan is not None
     graph = {repo: await timed(conn, CALL, queries, [repo]) for repo in whole}
     for repo in whole:

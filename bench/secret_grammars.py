@@ -54,7 +54,7 @@ class Grammar:
 
 
 # From each provider's documentation of its token format (as the detectors in
-# app/domain/secrets.py and detect-secrets' plugins state them).
+# app/domain/secrets/detectors.py and detect-secrets' plugins state them).
 GRAMMARS: dict[str, Grammar] = {
     "Google API Key": Grammar(("AIza",), (Part(URLSAFE, 35),)),
     "GitHub Token": Grammar(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), (Part(ALNUM + "_", 36),)),
@@ -122,7 +122,7 @@ CONTEXTS: dict[str, Callable[[str], str]] = {
 def stored_share(n: int, seed: int) -> dict[str, float]:
     """Per format, the share of n tokens (pasted in each context in turn) the screen
     would store."""
-    from app.domain.secrets import find_secrets
+    from app.domain.secrets.find import find_secrets
 
     rng = random.Random(seed)
     shares = {}

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import NewMemory
-from app.domain.secrets import find_secrets, screen_memory
+from app.domain.secrets.find import find_secrets
+from app.domain.secrets.screen import screen_memory
 from bench import secret_corpus
 from bench.secret_samples import samples
 

@@ -2,9 +2,10 @@
 the merge, replace and retire proposals a person tidying the memory would accept.
 
 - `locomo`: every turn of each LoCoMo development conversation as a memory of its own
-  repository, its nearest turns read exactly and proposals made by the service's own
-  functions (`near_pairs_of`, `pair_proposals`). Labels: bench/data/
-  tidy_labels_locomo.json, by dia_id (no text of the data is kept here), each true where
+  repository, its nearest turns read exactly (`near_pairs_of` here, as the service's one
+  read of the nearest reads a small repository) and proposals made by the service's own
+  function `pair_proposals`. Labels: bench/data/tidy_labels_locomo.json, by dia_id (no
+  text of the data is kept here), each true where
   the turns say the same thing (merge) or the newer corrects the older (replace).
 - `scripted`: a codebase's memory as an agent team writes it over months (bench/data/
   tidy_history.json): restatements of one lesson, decisions that changed, and lessons
@@ -40,7 +41,7 @@ import numpy as np
 
 from app.config import Settings
 from app.domain.duplicates import CONTRADICTION_SIMILARITY, NEAREST
-from app.domain.tidy import Candidate, Proposal, near_pairs_of, pair_proposals, retire_proposal
+from app.domain.tidy import Candidate, NearPair, Proposal, pair_proposals, retire_proposal
 from app.embeddings.factory import build_embedder
 from bench.locomo_retrieval import DEFAULT_DATA, turns_of
 
@@ -48,6 +49,43 @@ HERE = Path(__file__).parent / "data"
 LABELS = HERE / "tidy_labels_locomo.json"
 RETIRE = HERE / "tidy_retire_httpx.json"
 HISTORIES = {"scripted": HERE / "tidy_history.json", "heldout": HERE / "tidy_history_heldout.json"}
+
+
+BLOCK = 512  # rows of cosines at a time
+
+
+# Each item's nearest others read exactly, as the service's one read of the nearest does for
+# a repository small beside the graph (memory_nearest(), app/repository/nearest.py), here in
+# memory.
+def near_pairs_of(
+    memories: list[Candidate], vectors: np.ndarray, nearest: int, min_similarity: float
+) -> list[NearPair]:
+    """Each memory's `nearest` others (of one repository: the caller's scope), at
+    `min_similarity` or nearer, each pair once: exact cosines, a block of rows at a time so
+    that a scope of n memories takes BLOCK x n floats, not n x n."""
+    if len(memories) < 2:
+        return []
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    units = (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+    take = min(nearest, len(memories) - 1)
+    seen: set[tuple[int, int]] = set()
+    pairs = []
+    for start in range(0, len(memories), BLOCK):
+        cosines = units[start : start + BLOCK] @ units.T
+        for row in range(cosines.shape[0]):
+            cosines[row, start + row] = -1.0  # not itself
+        best = np.argpartition(-cosines, take - 1, axis=1)[:, :take]
+        for row, columns in enumerate(best):
+            i = start + row
+            for j in (int(c) for c in columns):
+                similarity = float(cosines[row, j])
+                key = (min(i, j), max(i, j))
+                if similarity >= min_similarity and key not in seen:
+                    seen.add(key)
+                    pairs.append(NearPair(memories[i], memories[j], similarity))
+    return pairs
+
+
 NAMESPACE = UUID(int=52)
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

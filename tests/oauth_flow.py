@@ -1,35 +1,43 @@
 """What an OAuth test plays besides the client: the person's browser on the console's consent
 page, a client's PKCE and token requests by hand (for the refusals), and a TLS certificate
-for a client's metadata document served on localhost."""
+for a client's metadata document served on localhost. And the client: the MCP SDK's own
+OAuth client, connected to /mcp."""
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
 import hashlib
-import re
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import httpx
+import httpx2
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
+
+from tests.helpers.console import csrf_of
 
 # Where the test clients ask their codes to go: nothing listens there; the browser below
 # reads where it was sent instead of following.
 REDIRECT = "http://localhost:3030/callback"
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert found, "no CSRF field on the page"
-    return found.group(1)
 
 
 async def sign_in(http: httpx.AsyncClient, key: str, then: str = "") -> httpx.Response:
@@ -254,3 +262,27 @@ def localhost_certificate(directory: Path) -> tuple[Path, Path, Path]:
         )
     )
     return paths
+
+
+def sdk_client(
+    base: str, browser: Browser, storage: Kept, metadata_url: str | None = None
+) -> OAuthClientProvider:
+    return OAuthClientProvider(
+        server_url=f"{base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name="SDK test client", redirect_uris=[AnyUrl(REDIRECT)]
+        ),
+        storage=storage,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+        client_metadata_url=metadata_url,
+    )
+
+
+@asynccontextmanager
+async def connected(base: str, oauth: OAuthClientProvider) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(auth=oauth, timeout=60) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+    ):
+        yield client

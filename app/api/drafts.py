@@ -20,7 +20,7 @@ from app.api.responses import (
     WrittenOut,
     render_remember,
 )
-from app.api.schemas import DraftsIn, DropDraftsIn, KeepDraftIn, RulesWrittenIn
+from app.api.schemas.drafts import DraftsIn, DropDraftsIn, KeepDraftIn, RulesWrittenIn
 
 router = APIRouter(tags=["drafts"])
 
@@ -36,7 +36,7 @@ async def queue(body: DraftsIn, services: ServicesDep) -> QueuedOut:
     draft queued before (the same text, kind and repository, from any session; kept,
     dropped or pending) is passed over, as is one that says what a live memory already
     says (`held`); one holding a secret is left out and listed in `refused`."""
-    done = await services.drafts.queue(body.draft())
+    done = await services.drafts.queue(body.request())
     refused = [RefusedDraftOut(index=i, reason=reason) for i, reason in done.refused]
     return QueuedOut(queued=done.queued, known=done.known, refused=refused, held=done.held)
 

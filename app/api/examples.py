@@ -8,7 +8,7 @@ from uuid import UUID
 from fastapi import Path, Query
 
 from app.api.rules import documented, line_rules
-from app.domain.inputs import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
+from app.domain.inputs.budgets import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS
 from app.domain.times import MAX_TIME_CHARS, TIME_EXAMPLES
 
 MEMORY_ID = "0193c0de-5a1e-7b2c-9d3e-4f5a6b7c8d9e"

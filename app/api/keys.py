@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from app.api.deps import ServicesDep
 from app.api.examples import KEY_ID, KeyId, answers
 from app.api.responses import KeyOut, NewKeyOut, RevokedKeyOut
-from app.api.schemas import KeyIn
+from app.api.schemas.keys import KeyIn
 
 router = APIRouter(prefix="/admin/keys", tags=["admin"])
 

@@ -10,7 +10,7 @@ from app.api.deps import ServicesDep
 from app.api.examples import REPO, MemoryId
 from app.api.responses import RememberOut, RetryContextOut, render_remember
 from app.api.rules import line_rules, text_rules
-from app.api.schemas import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
+from app.api.schemas.learning import FeedbackIn, RememberIn, RetryContextIn, StrategyLearnIn
 from app.shapes import HintOut, MemoryOut, StrategyLearnOut, render_hint, render_learned
 
 router = APIRouter(tags=["learning"])
@@ -27,7 +27,7 @@ async def learn_strategy(
 ) -> StrategyLearnOut:
     """Records what worked on the first attempt of a task as a strategy, or reinforces the one
     already learned for that kind of task."""
-    result = await services.learning.learn_strategy(body.draft())
+    result = await services.learning.learn_strategy(body.request())
     if result.status == "stored":
         response.status_code = status.HTTP_201_CREATED
     return render_learned(result)
@@ -72,7 +72,7 @@ async def remember(body: RememberIn, services: ServicesDep, response: Response) 
     """Records a learning in a few words, its category inferred from them; the same learning
     again reinforces the stored one. `trust_level: user` (an admin key, or open mode) makes
     it a person's own note: never held because an agent session read a page."""
-    result = await services.learning.remember(body.draft())
+    result = await services.learning.remember(body.request())
     if result.outcome.status == "reinforced":
         response.status_code = status.HTTP_200_OK
     return render_remember(result)
@@ -84,4 +84,4 @@ async def remember(body: RememberIn, services: ServicesDep, response: Response) 
 async def build_retry_context(body: RetryContextIn, services: ServicesDep) -> RetryContextOut:
     """For a retry: the task, the plan, the latest error and each changed file's diff since the
     last attempt, instead of the whole context again, with the tokens that saves."""
-    return RetryContextOut.model_validate(await services.learning.retry_context(body.draft()))
+    return RetryContextOut.model_validate(await services.learning.retry_context(body.request()))

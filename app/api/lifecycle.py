@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Depends, Response
 from app.api.deps import ServicesDep
 from app.api.examples import MemoryId, SourceRepo, answers
 from app.api.responses import SupersedeOut
-from app.api.schemas import ConfirmIn, MemoryPatch, PruneIn, ReplacementIn
+from app.api.schemas.lifecycle import ConfirmIn, MemoryPatch, PruneIn, ReplacementIn
 from app.api.versions import etag, expected_version
 from app.shapes import MemoryOut, PruneOut, render_prune, render_store
 
@@ -115,7 +115,7 @@ async def supersede(
 ) -> SupersedeOut:
     """Stores a replacement for a memory and marks the old one superseded by it (kept, out of
     search; its history links both)."""
-    old, outcome = await services.lifecycle.supersede(memory_id, body.draft(), version)
+    old, outcome = await services.lifecycle.supersede(memory_id, body.request(), version)
     return SupersedeOut(superseded=MemoryOut.of(old), replacement=render_store(outcome))
 
 

@@ -11,7 +11,7 @@ from app.api.examples import MemoryId
 from app.api.queries import ListQueryIn
 from app.api.responses import BatchOut, MemoryPage
 from app.api.rules import documented
-from app.api.schemas import BatchIn, MemoryIn
+from app.api.schemas.memories import BatchIn, MemoryIn
 from app.api.versions import etag
 from app.domain.id_prefix import ID_PREFIX_PATTERN, MAX_PREFIX_CHARS
 from app.domain.memory import Memory
@@ -39,7 +39,7 @@ async def store_memory(body: MemoryIn, services: ServicesDep, response: Response
     """Stores one memory under a repository (`source_repo`, or null for a global one). The same
     content again in the same repository reinforces the stored memory (200) instead of
     adding a copy."""
-    outcome = await services.memories.store(body.draft())
+    outcome = await services.memories.store(body.request())
     if outcome.status == "reinforced":
         response.status_code = status.HTTP_200_OK
     return render_store(outcome)
@@ -49,7 +49,7 @@ async def store_memory(body: MemoryIn, services: ServicesDep, response: Response
 async def store_batch(body: BatchIn, services: ServicesDep) -> BatchOut:
     """Stores up to the batch limit of memories in one request, each answered as `POST
     /memories` would be, in order; one refused item refuses the whole batch."""
-    outcomes = await services.memories.store_batch([m.draft() for m in body.memories])
+    outcomes = await services.memories.store_batch([m.request() for m in body.memories])
     return BatchOut(results=[render_store(o) for o in outcomes])
 
 
@@ -59,7 +59,7 @@ async def list_memories(
 ) -> MemoryPage:
     """The memories that pass the filters, newest first, a page at a time (`next_cursor`
     continues). A repository's list includes the global memories unless `scope=repo`."""
-    page = await services.memories.list_page(query.draft())
+    page = await services.memories.list_page(query.request())
     return MemoryPage(
         memories=[MemoryOut.of(m) for m in page.memories], next_cursor=page.next_cursor
     )

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path
 from app.api.deps import ServicesDep
 from app.api.examples import answers
 from app.api.responses import PersonOut, RemovedPersonOut
-from app.api.schemas import PersonIn
+from app.api.schemas.people import PersonIn
 from app.domain.errors import NotFoundError
 from app.domain.people import Person
 from app.services.scope import Services

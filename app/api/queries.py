@@ -1,6 +1,6 @@
 """What a client sends to read memories by a filter: the filter, declared once (FilterIn),
 and the search body and the search and list query strings that inherit it. Types only, as
-in app/api/schemas.py: the rules are the domain's (app/domain/filters.py)."""
+in app/api/schemas/: the rules are the domain's (app/domain/filters.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,12 @@ from pydantic import ConfigDict, Field
 
 from app.api.examples import REPO, SINCE_HELP, TIME_RULES, UNTIL_HELP, body
 from app.api.rules import DEFAULT_LIMITS, MEMORY_TYPES, TAGS, documented, text_rules
-from app.api.schemas import Body, Branch, JsonInt, Repository
+from app.api.schemas.body import Body, JsonInt
+from app.api.schemas.memory_fields import Branch, Repository
 from app.domain.drafts import MAX_QUEUE_PAGE
-from app.domain.filters import MIN_RELEVANCE, SCOPES, FilterDraft
-from app.domain.inputs import (
-    ALPHA,
-    CURSOR_PATTERN,
-    MAX_LIST_LIMIT,
-    MAX_SEARCH_LIMIT,
-    ListDraft,
-    SearchDraft,
-)
+from app.domain.filters import MIN_RELEVANCE, SCOPES, FilterRequest
+from app.domain.inputs.listing import CURSOR_PATTERN, MAX_LIST_LIMIT, ListRequest
+from app.domain.inputs.search import ALPHA, MAX_SEARCH_LIMIT, SearchRequest
 from app.domain.memory import TRUST_ORDER
 
 
@@ -54,8 +49,8 @@ class FilterIn(Body):
         default=None, description="Only what this person's keys wrote (GET /admin/people)."
     )
 
-    def filter_draft(self) -> FilterDraft:
-        return FilterDraft(**self.model_dump(include=set(FilterIn.model_fields)))
+    def filter_draft(self) -> FilterRequest:
+        return FilterRequest(**self.model_dump(include=set(FilterIn.model_fields)))
 
     def rest(self) -> dict[str, Any]:
         """The fields a subclass adds to the filter's."""
@@ -85,8 +80,8 @@ class SearchIn(FilterIn):
         " none is left out.",
     )
 
-    def draft(self) -> SearchDraft:
-        return SearchDraft(filter=self.filter_draft(), **self.rest())
+    def request(self) -> SearchRequest:
+        return SearchRequest(filter=self.filter_draft(), **self.rest())
 
 
 # Query strings arrive as text: their models convert values, and leave other parameters
@@ -113,9 +108,9 @@ class ListQueryIn(FilterIn):
     limit: JsonInt = Field(default=50, json_schema_extra=documented(between=(1, MAX_LIST_LIMIT)))
     cursor: str | None = Field(default=None, json_schema_extra=documented(pattern=CURSOR_PATTERN))
 
-    def draft(self) -> ListDraft:
+    def request(self) -> ListRequest:
         kept = replace(self.filter_draft(), include_quarantined=self.include_quarantined)
-        return ListDraft(filter=kept, limit=self.limit, cursor=self.cursor)
+        return ListRequest(filter=kept, limit=self.limit, cursor=self.cursor)
 
 
 class DraftQueueIn(Body):

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.api.deps import ServicesDep
 from app.api.responses import RecallOut
-from app.api.schemas import RecallIn
+from app.api.schemas.recall import RecallIn
 
 router = APIRouter(tags=["learning"])
 
@@ -19,5 +19,5 @@ router = APIRouter(tags=["learning"])
 async def recall(body: RecallIn, services: ServicesDep) -> RecallOut:
     """The few memories that clear the recall gate for a prompt, an error or a file, within a
     token budget, as compact text; what the agent's hooks hand over unasked."""
-    recalled = await services.recall.recall(body.draft())
+    recalled = await services.recall.recall(body.request())
     return RecallOut(text=recalled.text, ids=recalled.ids)

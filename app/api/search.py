@@ -11,7 +11,7 @@ from app.api.deps import ServicesDep
 from app.api.examples import MaxTokens
 from app.api.queries import SearchIn, SearchQueryIn
 from app.api.responses import CompactSearchOut, render_compact_json
-from app.domain.inputs import presentation
+from app.domain.inputs.budgets import presentation
 from app.shapes import SearchOut, render_search
 
 router = APIRouter(tags=["search"])
@@ -21,7 +21,7 @@ async def search_and_render(
     services: ServicesDep, body: SearchIn, result_format: str, max_tokens: int | None
 ) -> Any:
     shown, budget = presentation(result_format, max_tokens)  # refused before searching
-    response = await services.search.search(body.draft())
+    response = await services.search.search(body.request())
     if shown == "compact":
         return render_compact_json(response, datetime.now(UTC), budget)
     return render_search(response)

@@ -20,8 +20,8 @@ from app.api.responses import (
     render_session_start,
 )
 from app.api.rules import documented
-from app.api.schemas import DraftIn, SessionEndIn, SessionIn, SourcesIn
-from app.domain.inputs import MAX_SNAPSHOT_CHARS, MIN_SNAPSHOT_CHARS
+from app.api.schemas.sessions import DraftIn, SessionEndIn, SessionIn, SourcesIn
+from app.domain.inputs.budgets import MAX_SNAPSHOT_CHARS, MIN_SNAPSHOT_CHARS
 from app.domain.sessions import MAX_SESSION_PAGE
 from app.domain.snapshot import render_json, render_markdown
 
@@ -35,7 +35,7 @@ async def start(body: SessionIn, services: ServicesDep) -> SessionStartOut:
     """Starts an agent's session in a repository: its id, the capture settings, and how many
     memories about files changed since are now marked possibly stale (GET /snapshot hands
     over what to know)."""
-    started = await services.sessions.start(body.draft())
+    started = await services.sessions.start(body.request())
     return render_session_start(
         started.session, started.pruning, started.capture, started.marked_stale
     )
@@ -57,7 +57,7 @@ async def end_session(
 ) -> SessionOut:
     """Ends a session with its outcome (completed, failed, abandoned), its summary and the
     key changes; the drafts it still holds go to the review queue (GET /drafts)."""
-    return render_session(await services.sessions.end(session_id, body.draft()))
+    return render_session(await services.sessions.end(session_id, body.request()))
 
 
 @router.post(
@@ -69,7 +69,7 @@ async def end_session(
 async def add_draft(session_id: SessionId, body: DraftIn, services: ServicesDep) -> DraftsHeldOut:
     """Keeps a learning the hooks noticed as a draft for the agent to confirm; never a memory
     by itself."""
-    return DraftsHeldOut(held=await services.sessions.add_draft(session_id, body.draft()))
+    return DraftsHeldOut(held=await services.sessions.add_draft(session_id, body.request()))
 
 
 @router.get(

@@ -17,12 +17,12 @@ from app.api.deps import PrincipalDep, RuntimeDep, ServicesDep
 from app.api.examples import Since, SourceRepo, Until
 from app.api.responses import ImportOut, render_import
 from app.domain.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
-from app.domain.filters import FilterDraft
+from app.domain.filters import FilterRequest
 from app.domain.transfer import (
-    ExportDraft,
     ExportHeader,
     ExportHeaderLine,
-    ImportDraft,
+    ExportRequest,
+    ImportRequest,
     MemoryRecord,
     SessionLine,
     SessionRecord,
@@ -64,8 +64,8 @@ async def export_memories(
     scope = AsyncExitStack()
     services = await scope.enter_async_context(services_for(runtime, principal))
     try:
-        kept = FilterDraft(source_repo=source_repo, since=since, until=until)
-        export = await services.transfer.export(ExportDraft(kept, embeddings))
+        kept = FilterRequest(source_repo=source_repo, since=since, until=until)
+        export = await services.transfer.export(ExportRequest(kept, embeddings))
     except BaseException as exc:
         await scope.__aexit__(type(exc), exc, exc.__traceback__)  # rolls back; never swallows
         raise
@@ -93,12 +93,12 @@ class NdjsonImport:
             return _parse(ExportHeaderLine, number, text).header()
         raise InvalidInputError("the body is empty: expected an export's header line", field="body")
 
-    async def memories(self) -> AsyncIterator[tuple[int, ImportDraft | SessionLine]]:
+    async def memories(self) -> AsyncIterator[tuple[int, ImportRequest | SessionLine]]:
         async for number, text in self._lines:
             if text.lstrip().startswith(b'{"session"'):
                 yield number, _parse(SessionRecord, number, text).session
             else:
-                yield number, _parse(MemoryRecord, number, text).draft()
+                yield number, _parse(MemoryRecord, number, text).request()
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -5,10 +5,11 @@ drafts), hand it to agents that only read files (render), tidy it (tidy), inspec
 (explain-search), manage its keys and people, and place a tenant on a Citus cluster
 (isolate-tenant).
 
-One module per command group: `service` works on this machine's database in this process,
-`memories` and `transfer` talk to a running server through the typed client, `keys` and
-`cluster` work on the database as its owner. An expected failure is one line on stderr and
-a non-zero exit, never a traceback."""
+One module per command group: `service` works on this machine's database in this process;
+`memories`, `review`, `audit`, `sessions`, `drafts`, `tidy`, `render`, `transfer` and the
+imports talk to a running server through the typed client (app/client.py, their one HTTP
+transport); `keys`, `people` and `cluster` work on the database as its owner. An expected
+failure is one line on stderr and a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from app import __version__
 from app.cli import (
+    audit,
     cluster,
     drafts,
     files,
@@ -26,16 +28,21 @@ from app.cli import (
     memories,
     people,
     render,
+    review,
     service,
+    sessions,
     tidy,
     transfer,
 )
 from app.cli.common import HELP, CommandError, Parents
-from app.client import ClientError
+from app.client import ClientError, error_line
 from app.config import Settings
 from app.logging import configure_logging
 
-GROUPS = (service, memories, history, files, drafts, render, tidy, transfer, keys, people, cluster)
+GROUPS = (
+    service, memories, review, audit, sessions, history, files, drafts, render, tidy, transfer,
+    keys, people, cluster,
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result: int = args.func(args)
     except ClientError as exc:
-        fields = f" ({', '.join(exc.fields)})" if exc.fields else ""
-        print(f"agent-memory {args.command}: {exc.detail}{fields}", file=sys.stderr)
+        print(f"agent-memory {args.command}: {error_line(exc)}", file=sys.stderr)
         return 2 if exc.status == 0 else 1
     except CommandError as exc:
         message = str(exc)

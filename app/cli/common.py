@@ -123,6 +123,17 @@ def written_here(args: argparse.Namespace) -> dict[str, str | None]:
     }
 
 
+def limit_of(args: argparse.Namespace) -> int:
+    """--limit, within the range its command set (`max_limit`), said before the server is
+    asked (the server refuses it the same way)."""
+    if not 1 <= args.limit <= args.max_limit:
+        raise CommandError(
+            f"agent-memory {args.command}: --limit must be 1 to {args.max_limit}, not {args.limit}"
+        )
+    limit: int = args.limit
+    return limit
+
+
 def client_of(args: argparse.Namespace) -> MemoryClient:
     """The one way to a running server (the URL, the key, the errors: app/client.py)."""
     return MemoryClient(args.url, api_key_of(args))

@@ -10,13 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.cli.common import Adder, CommandError, Parents, client_of, say
 from app.cli.history import (
+    HOMED,
     LEFT_OUT_SHOWN,
+    add_home_options,
+    home_of,
     new_totals,
     queue_all,
     queue_outcome,
@@ -26,8 +29,8 @@ from app.cli.history import (
 from app.domain.drafts import MAX_WRITTEN_KEYS
 
 MAX_CHECKOUTS = 50  # the folders of past sessions onboard reads the files of
-# The options naming the clients' own folders, which both commands take.
-HOMES = {"claude": "--claude-dir", "codex": "--codex-dir", "gemini": "--gemini-dir"}
+# The clients whose folders hold a person's own rules (import-files reads them).
+RULED = tuple(adapter for adapter in HOMED if adapter.home and adapter.home.rules)
 OWN_FILES = "your own files"
 
 
@@ -35,9 +38,10 @@ def register(command: Adder, parents: Parents) -> None:
     files = command(
         "import-files",
         "turn the rules already written for agents (CLAUDE.md, AGENTS.md, GEMINI.md, Cursor"
-        " rules, Copilot instructions, your own in ~/.claude, ~/.codex and ~/.gemini, Claude"
-        " Code's and Codex's memories) into drafts a person reviews (`agent-memory drafts`);"
-        " the files are read, never changed",
+        " rules, Copilot instructions, your own in the folders of "
+        + ", ".join(adapter.label for adapter in RULED)
+        + ", Claude Code's and Codex's memories) into drafts a person reviews (`agent-memory"
+        " drafts`); the files are read, never changed",
         [parents.client, parents.shown],
     )
     files.add_argument(
@@ -54,6 +58,7 @@ def register(command: Adder, parents: Parents) -> None:
         " hooks name it, from its origin remote)",
     )
     add_shared(files)
+    add_home_options(files, RULED)
     files.set_defaults(func=cmd_import_files)
 
     onboard = command(
@@ -70,8 +75,8 @@ def register(command: Adder, parents: Parents) -> None:
         metavar="PATH=owner/name",
         help="sessions in PATH or under it are this repository's (as import-history's)",
     )
-    onboard.add_argument("--copilot-dir", help="Copilot CLI's folder (default: its own)")
     add_shared(onboard)
+    add_home_options(onboard, HOMED)  # RULED's among them
     onboard.set_defaults(func=cmd_onboard)
 
 
@@ -80,24 +85,16 @@ def add_shared(parser: argparse.ArgumentParser) -> None:
         "--no-user",
         dest="no_user",
         action="store_true",
-        help="leave out your own files (in ~/.claude, ~/.codex, ~/.gemini)",
+        help="leave out your own files (in each client's folder)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="say what would be queued, and queue nothing"
     )
-    for client, option in HOMES.items():
-        parser.add_argument(option, help=f"{client}'s folder (default: its own)")
 
 
-def homes_of(args: argparse.Namespace) -> Any:
-    from agent_memory_client.rule_files.where import Homes
-
-    given = {
-        name: Path(value).expanduser()
-        for name, option in HOMES.items()
-        if (value := getattr(args, option.removeprefix("--").replace("-", "_"), None))
-    }
-    return replace(Homes.default(), **given)
+def homes_of(args: argparse.Namespace) -> dict[str, Path]:
+    """Each client's folder whose rules are read, by its name: as given, else its own."""
+    return {adapter.name: home_of(args, adapter) for adapter in RULED}
 
 
 def checkouts_of(args: argparse.Namespace) -> dict[str, list[Path]]:

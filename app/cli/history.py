@@ -6,45 +6,42 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_memory_client.history.distill import CLIENTS as DISTILLERS
+from agent_memory_client.clients import ADAPTERS, Adapter, named
+from agent_memory_client.history.distill import distillers
 from app.cli.common import Adder, CommandError, Parents, client_of, say
 from app.client import ClientError
 from app.domain.drafts import MAX_QUEUED_A_CALL
 
-# The clients whose sessions are found on this machine, and the option naming each's folder.
-CLIENTS = {
-    "claude-code": "--claude-dir",
-    "codex": "--codex-dir",
-    "gemini": "--gemini-dir",
-    "copilot": "--copilot-dir",
-}
+# The clients whose sessions are found on this machine: those with a folder of their own.
+HOMED = tuple(adapter for adapter in ADAPTERS if adapter.home is not None)
 LEFT_OUT_SHOWN = 20
 
 
 def register(command: Adder, parents: Parents) -> None:
+    labels = [adapter.label for adapter in HOMED]
     history = command(
         "import-history",
-        "turn past Claude Code, Codex, Gemini CLI and Copilot CLI sessions on this machine (or"
+        f"turn past {', '.join(labels[:-1])} and {labels[-1]} sessions on this machine (or"
         " transcript files) into drafts a person reviews (`agent-memory drafts`); the"
         " transcripts are read, never changed",
         [parents.client, parents.shown],
     )
+    names = [name for adapter in HOMED for name in adapter.names]
     history.add_argument(
-        "--client", choices=[*CLIENTS, "all"], default="all", help="whose sessions (all)"
+        "--client", choices=[*names, "all"], default="all", help="whose sessions (all)"
     )
     history.add_argument("--since", help="only sessions since this date (2026-09-01)")
     history.add_argument("--repo", help="only this repository's sessions (owner/name)")
     history.add_argument(
         "--dry-run", action="store_true", help="say what would be queued, and queue nothing"
     )
-    for client, option in CLIENTS.items():
-        history.add_argument(option, help=f"{client}'s folder (default: its own)")
+    add_home_options(history, HOMED)
     history.add_argument(
         "--file",
         action="append",
@@ -63,7 +60,7 @@ def register(command: Adder, parents: Parents) -> None:
     )
     history.add_argument(
         "--distill",
-        choices=list(DISTILLERS),
+        choices=[name for adapter in distillers().values() for name in adapter.names],
         help="your own agent CLI writes each lesson from its evidence, or says there is none"
         " (sent to that CLI alone, on your subscription; off by default)",
     )
@@ -86,28 +83,33 @@ def since_of(text: str | None) -> datetime | None:
     return since if since.tzinfo else since.replace(tzinfo=UTC)
 
 
+def add_home_options(parser: argparse.ArgumentParser, adapters: Iterable[Adapter]) -> None:
+    """An option naming each client's folder instead of its own (`--gemini-dir`)."""
+    for adapter in adapters:
+        parser.add_argument(
+            adapter.home_option, help=f"{adapter.label}'s folder (default: its own)"
+        )
+
+
+def home_of(args: argparse.Namespace, adapter: Adapter) -> Path:
+    """The client's folder: as its option names it, else its own."""
+    assert adapter.home is not None
+    given = getattr(args, adapter.home_option.removeprefix("--").replace("-", "_"), None)
+    return Path(given).expanduser() if given else adapter.home.default()
+
+
 def sessions_of(args: argparse.Namespace) -> Iterator[Any]:
     """The transcripts the arguments name: each client's folder, and the files given."""
-    from agent_memory_client.history import (
-        claude_code,
-        codex,
-        copilot,
-        gemini,
-        since_filter,
-        transcripts,
-    )
+    from agent_memory_client.history import since_filter, transcripts
     from agent_memory_client.history.formats import read_any
 
     keep = since_filter(since_of(args.since))
-    modules = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "copilot": copilot}
-    chosen = [] if args.file and args.client == "all" else list(modules)
+    chosen = [] if args.file and args.client == "all" else list(HOMED)
     if args.client != "all":
-        chosen = [args.client]
-    for name in chosen:
-        module = modules[name]
-        folder = getattr(args, CLIENTS[name].removeprefix("--").replace("-", "_"))
-        root = Path(folder).expanduser() if folder else module.default_root()
-        yield from transcripts(module.transcript_files(root), module.read, keep)
+        chosen = [named(args.client)]
+    for adapter in chosen:
+        reader = adapter.reading()
+        yield from transcripts(reader.transcript_files(home_of(args, adapter)), reader.read, keep)
     for file in args.file:
         path = Path(file).expanduser()
         if not path.is_file():

@@ -1,36 +1,29 @@
-"""Commands that use a running server through the typed client: remember, search, list,
-show, review, audit, hook."""
+"""Memories through a running server: remember, search, list, show. The review queue of
+held memories is review.py's, the audit trail audit.py's, sessions sessions.py's."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from app.cli.common import (
     Adder,
-    CommandError,
     Parents,
-    api_key_of,
     client_of,
-    memory_id,
+    limit_of,
     memory_ref,
     repository_here,
     say,
-    session_id,
     written_here,
 )
+from app.cli.memory_lines import print_memory_line, review_mark, with_review
 from app.client import ClientError
-from app.domain.audit import MAX_AUDIT_PAGE
-from app.domain.inputs import CONFIDENCES, MAX_LIST_LIMIT, MAX_SEARCH_LIMIT
-from app.domain.memory import Memory
-from app.domain.provenance import reasons_of, sources_of, unreviewed
-from app.domain.sessions import MAX_SESSION_PAGE
-from app.domain.text import cut, one_line
+from app.domain.inputs.listing import MAX_LIST_LIMIT
+from app.domain.inputs.memories import CONFIDENCES
+from app.domain.inputs.search import MAX_SEARCH_LIMIT
 
 
 def register(command: Adder, parents: Parents) -> None:
@@ -79,61 +72,6 @@ def register(command: Adder, parents: Parents) -> None:
     show = command("show", "one memory, whole", [client, shown])
     show.add_argument("memory_id", help="the memory's id, or enough of its start to be one")
     show.set_defaults(func=cmd_show)
-
-    review = command(
-        "review",
-        "the memories held for a person's review, with their sources, or approve one (admin key)",
-        [client, shown],
-    )
-    review.add_argument(
-        "action", nargs="?", choices=["list", "approve"], default="list", help="what to do"
-    )
-    review.add_argument("memory_id", nargs="?", help="the memory to approve")
-    review.set_defaults(func=cmd_review)
-
-    audit = command(
-        "audit", "the audit trail, newest first, or --undo (admin key)", [client, shown]
-    )
-    audit.add_argument("--memory", help="only entries about this memory id")
-    audit.add_argument("--action", help="only this action (edit, prune, undo, ...)")
-    audit.add_argument("--since", help="only entries from this time on (2026-11-01, 7d, ...)")
-    audit.add_argument(
-        "--limit", type=int, default=50, help=f"at most this many (1 to {MAX_AUDIT_PAGE})"
-    )
-    audit.add_argument("--undo", metavar="ENTRY_ID", help="undo this entry instead of listing")
-    audit.set_defaults(func=cmd_audit, max_limit=MAX_AUDIT_PAGE)
-
-    sessions = command("sessions", "recent sessions, or end or delete one", [client, shown])
-    sessions.add_argument(
-        "action", nargs="?", choices=["list", "end", "delete"], default="list", help="what to do"
-    )
-    sessions.add_argument("session_id", nargs="?", help="the session (end, delete)")
-    sessions.add_argument("--source-repo", dest="source_repo", help="only this repository's")
-    sessions.add_argument("--limit", type=int, default=20, help="at most this many (1 to 100)")
-    sessions.add_argument(
-        "--status",
-        choices=["completed", "failed", "abandoned"],
-        default="completed",
-        help="how it ended (end)",
-    )
-    sessions.add_argument("--summary", help="what was done (end)")
-    sessions.set_defaults(func=cmd_sessions, max_limit=MAX_SESSION_PAGE)
-
-    hook = command("hook", "a Claude Code hook (JSON on stdin); never fails the agent", [client])
-    hook.add_argument(
-        "event", choices=["session-start", "stop", "session-end"], help="the hook event"
-    )
-    hook.set_defaults(func=cmd_hook)
-
-
-def _limit(args: argparse.Namespace) -> int:
-    """The range named before the server is asked (the server refuses it the same way)."""
-    if not 1 <= args.limit <= args.max_limit:
-        raise CommandError(
-            f"agent-memory {args.command}: --limit must be 1 to {args.max_limit}, not {args.limit}"
-        )
-    limit: int = args.limit
-    return limit
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
@@ -205,75 +143,6 @@ def filed_where(repo: str | None) -> str:
     return f"filed under {json.dumps(repo, ensure_ascii=False)}"
 
 
-def cmd_hook(args: argparse.Namespace) -> int:
-    """A Claude Code hook: its JSON on stdin, its answer on stdout; always exit 0."""
-    from agent_memory_client.hooks import run_hook
-
-    out, note = run_hook("claude-code", args.event, sys.stdin.read(), args.url, api_key_of(args))
-    if out:
-        print(out)
-    say(note)
-    return 0
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """What provenance.unreviewed() reads of a memory (its held_at and provenance), from a
-    memory as the server answers it: the rule is the domain's, applied once."""
-
-    held_at: str | None
-    provenance: dict[str, Any] | None
-
-    @property
-    def held(self) -> bool:
-        return self.held_at is not None
-
-
-def review_of(memory: dict[str, Any]) -> tuple[bool, bool]:
-    """(held, unreviewed): held for a person's review, or written after untrusted input and
-    not approved (app/domain/provenance.py unreviewed(); a held one is both)."""
-    shown = Shown(memory.get("held_at"), memory.get("provenance"))
-    return shown.held, unreviewed(cast(Memory, shown))
-
-
-SOURCE_SHOWN_CHARS = 60
-
-
-def review_mark(memory: dict[str, Any]) -> str:
-    """A held or unreviewed memory's mark, `[held: read "https://..." +1]` (the first source
-    its session read, quoted: a page's address is data, never this listing's structure), or
-    the reason it is held (`[held: tells an agent to run downloaded code]`); "" for any
-    other."""
-    held, unchecked = review_of(memory)
-    if not unchecked:
-        return ""
-    state = "held" if held else "unreviewed"
-    sources = sources_of(memory.get("provenance"))
-    if sources:
-        first = json.dumps(cut(sources[0], SOURCE_SHOWN_CHARS), ensure_ascii=False)
-        more = f" +{len(sources) - 1}" if len(sources) > 1 else ""
-        return f"[{state}: read {first}{more}]"
-    reasons = reasons_of(memory.get("provenance"))
-    return f"[{state}: {reasons[0]}]" if reasons else f"[{state}]"
-
-
-def with_review(memory: dict[str, Any]) -> dict[str, Any]:
-    """A memory as --json prints it: the server's fields, and `held` and `unreviewed`."""
-    held, unchecked = review_of(memory)
-    return {**memory, "held": held, "unreviewed": unchecked}
-
-
-def print_memory_line(memory: dict[str, Any], score: float | None = None) -> None:
-    """One memory on one line: its id, type, where it is filed (its repository, or
-    `global`), the start of its text, and its review mark when it is held or unreviewed."""
-    lead = f"{score:5.3f}  " if score is not None else ""
-    kind = memory["memory_type"][:14]
-    where = cut(memory.get("source_repo") or "global", 24)
-    text = cut(one_line(memory["content"]), 70)
-    mark = review_mark(memory)
-    print(f"{lead}{memory['id']}  {kind:14}  {where:24}  {text}{f'  {mark}' if mark else ''}")
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     def nothing(answer: dict[str, Any]) -> str:
         # Weaker matches left out: "no good match", since some memories came near.
@@ -313,7 +182,7 @@ def _read_here(
 ) -> tuple[dict[str, Any], str | None, list[Any]]:
     """A search's or a list's answer for the repository here (repository_here), and, when
     it holds nothing and is not every repository's, what the same request finds in all."""
-    filters = {"limit": _limit(args), "since": args.since, "until": args.until}
+    filters = {"limit": limit_of(args), "since": args.since, "until": args.until}
     repo = repository_here(args)
     with client_of(args) as memory:
 
@@ -366,86 +235,4 @@ def cmd_show(args: argparse.Namespace) -> int:
     for label, value in item.items():
         if label not in (*first, "content") and value not in (None, "", [], {}):
             print(f"{label:>19}: {value}")
-    return 0
-
-
-def cmd_review(args: argparse.Namespace) -> int:
-    """What waits for a person (app/domain/provenance.py), or a person's approval of one:
-    handed over unasked to every later session from then on."""
-    if args.action == "approve":
-        if not args.memory_id:
-            raise CommandError("agent-memory review approve: which memory? (its id)")
-        with client_of(args) as memory:
-            approved = memory.approve(memory_id(args.memory_id))
-        print(f"approved {approved['id']}: handed over unasked from now on")
-        return 0
-    with client_of(args) as memory:
-        held = memory.held()
-    if args.json:
-        print(json.dumps(held, indent=2, ensure_ascii=False))
-        return 0
-    for item in held:
-        print_memory_line(item)
-        provenance = item.get("provenance") or {}
-        for reason in provenance.get("reasons") or []:
-            print(f"    why: {reason}")
-        for source in provenance.get("sources") or []:
-            # Shown as data: quoted, so that no source can pose as this listing's lines.
-            print(f"    read: {json.dumps(source, ensure_ascii=False)}")
-    if not held:
-        say("nothing waits for review")
-    return 0
-
-
-def cmd_sessions(args: argparse.Namespace) -> int:
-    if args.action != "list" and not args.session_id:
-        raise CommandError(f"agent-memory sessions {args.action}: which session? (its id)")
-    with client_of(args) as memory:
-        if args.action == "end":
-            answer = memory.end_session(
-                session_id(args.session_id), args.status, summary=args.summary
-            )
-        elif args.action == "delete":
-            memory.delete_session(session_id(args.session_id))
-            print(f"deleted session {args.session_id}")
-            return 0
-        else:
-            answer = memory.sessions(source_repo=args.source_repo, limit=_limit(args))
-    if args.json or args.action == "end":
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
-        return 0
-    for item in answer:
-        what = " · ".join(p for p in (item.get("agent"), item.get("task")) if p)
-        print(
-            f"{item['started_at'][:16]}  {item['id']}  {item['status']:9}"
-            f"  {item.get('source_repo') or '-'}  {what}"
-        )
-    return 0
-
-
-def cmd_audit(args: argparse.Namespace) -> int:
-    """The tenant's audit trail, newest first; or undo one entry (admin key)."""
-    with client_of(args) as memory:
-        if args.undo:
-            answer = memory.undo(args.undo)
-        else:
-            answer = memory.audit(
-                memory_id=args.memory, action=args.action, since=args.since, limit=_limit(args)
-            )
-    if args.json:
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
-        return 0
-    if args.undo:
-        restored = ", ".join(m["id"] for m in answer["memories"])
-        print(f"undone: {args.undo} (entry {answer['undo']['id']}; restored {restored})")
-        return 0
-    for entry in answer:
-        who = entry["actor_key"] or "open/service"
-        targets = ",".join(entry["memory_ids"][:3])
-        more = f" +{len(entry['memory_ids']) - 3}" if len(entry["memory_ids"]) > 3 else ""
-        undone = f" (undone by {entry['undone_by']})" if entry["undone_by"] else ""
-        print(
-            f"{entry['at'][:19]}  {entry['id']}  {entry['action']:10} {entry['actor_role']:6}"
-            f" {who}  {targets}{more}{undone}"
-        )
     return 0

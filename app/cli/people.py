@@ -91,7 +91,7 @@ async def _export_personal(
     from uuid import UUID
 
     from app.domain.principal import Principal
-    from app.domain.transfer import ExportDraft, ExportHeaderLine, MemoryRecord
+    from app.domain.transfer import ExportHeaderLine, ExportRequest, MemoryRecord
     from app.services.scope import services_for
     from app.startup import open_runtime
 
@@ -102,7 +102,7 @@ async def _export_personal(
         open_runtime(settings_of(args), database_url=url) as runtime,
         services_for(runtime, as_them) as services,
     ):
-        export = await services.transfer.export(ExportDraft())
+        export = await services.transfer.export(ExportRequest())
         async for memory, vector in export.memories:
             if memory.personal:
                 lines.append(MemoryRecord.of(memory, vector).line())

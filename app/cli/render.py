@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from app.cli.common import Adder, CommandError, Parents, client_of, say
-from app.client import ClientError
+from app.client import ClientError, error_line
 from app.domain.standing import DEFAULT_CHARS, MAX_CHARS, MIN_CHARS
 
 # A new Cursor rule: what Cursor asks of one to hand it to every session.
@@ -143,8 +143,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             standing = memory.standing(repo, args.max_chars)
     except ClientError as exc:
         # Exit 1 is "out of date": a failure to ask is not that.
-        fields = f" ({', '.join(exc.fields)})" if exc.fields else ""
-        raise CommandError(f"{exc.detail}{fields}") from None
+        raise CommandError(error_line(exc)) from None
     head = CURSOR_HEAD if path.suffix == ".mdc" else ""
     after = written(before, standing["markdown"], head)
     if section is not None and section.edited and not args.force:

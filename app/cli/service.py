@@ -216,16 +216,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_explain_search(args: argparse.Namespace) -> int:
-    from app.domain.filters import FilterDraft
-    from app.domain.inputs import SearchDraft
+    from app.domain.filters import FilterRequest
+    from app.domain.inputs.search import SearchRequest
     from app.domain.principal import system_principal
     from app.services.scope import services_for
     from app.startup import open_runtime
 
     settings = settings_of(args)
-    draft = SearchDraft(
+    asked = SearchRequest(
         q=args.query,
-        filter=FilterDraft(
+        filter=FilterRequest(
             source_repo=args.source_repo, memory_type=args.memory_type, tags=args.tags
         ),
         alpha=args.alpha,
@@ -237,7 +237,7 @@ def cmd_explain_search(args: argparse.Namespace) -> int:
             open_runtime(settings, database_url=url) as runtime,
             services_for(runtime, system_principal(args.tenant)) as services,
         ):
-            statement, plan = await services.search.explain(draft)
+            statement, plan = await services.search.explain(asked)
         print("-- the statement as the search sends it, ready for psql (psql -f)")
         print(statement.psql())
         print("\n-- EXPLAIN (ANALYZE, BUFFERS), planned as the server plans it")
@@ -312,7 +312,7 @@ def cmd_graphs(args: argparse.Namespace) -> int:
     import asyncpg
 
     from app.domain.graphs import RepositoryGraph
-    from app.services.graphs import RepositoryGraphs
+    from app.services.graphs import GraphKeeper
 
     min_rows = settings_of(args).repository_graph_rows
 
@@ -324,7 +324,7 @@ def cmd_graphs(args: argparse.Namespace) -> int:
         conn = await asyncpg.connect(url)
         try:
             await require_schema(conn, "graphs")
-            graphs = RepositoryGraphs(conn, min_rows)
+            graphs = GraphKeeper(conn, min_rows)
             if args.dry_run:
                 plan = await graphs.plan()
                 for act, chosen in (

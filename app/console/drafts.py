@@ -10,6 +10,7 @@ from uuid import UUID
 
 from fastapi import Form, Request, Response
 
+from app.console.auth import Csrf, check_csrf
 from app.console.pages import (
     PAGE_SIZE,
     RuntimeDep,
@@ -20,14 +21,12 @@ from app.console.pages import (
     page,
     services_of,
 )
-from app.console.signin import check_csrf
 from app.domain.drafts import MAX_QUEUE_PAGE
 from app.domain.errors import InvalidInputError
 
 router = console_router()
 
 Ids = Annotated[list[UUID], Form(default_factory=list)]
-Csrf = Annotated[str, Form(max_length=100)]
 BULK_ACTIONS = ("keep", "drop")
 
 

@@ -13,8 +13,8 @@ from uuid import UUID
 from fastapi import Form, Path, Request, Response
 from fastapi.responses import RedirectResponse
 
+from app.console.auth import Csrf, check_csrf, signed_in
 from app.console.pages import RuntimeDep, back_to, console_router, page, secured, services_of
-from app.console.signin import check_csrf, signed_in
 from app.domain.oauth import (
     grantable_roles,
     is_client_document_url,
@@ -26,7 +26,6 @@ from app.http_headers import page_headers
 router = console_router()
 
 Secret = Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")]
-Csrf = Annotated[str, Form(max_length=100)]
 CONSENT = "/console/oauth/"
 
 

@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 
+from app.console.auth import after_sign_in, set_cookies
 from app.console.pages import RuntimeDep, console_router, page, secured
-from app.console.signin import after_sign_in, set_cookies
 from app.domain.errors import NotFoundError, UnauthorizedError
 from app.domain.oauth import public_origin
 from app.domain.oidc import (

@@ -1,15 +1,18 @@
 """What every console page shares: the templates and their filters, the security headers,
 the route class that renders a refusal as a page, the signed-in caller's services for one
-page, and the redirect after a form. One module a page (or a family of pages) holds its
-routes (routes.py, drafts.py), each on a router of this route class."""
+page, a filter box's and a tick box's query types, and the redirect after a form. One module
+a page holds its routes (search.py, browse.py, memory.py, ...), each on a router of this
+route class, and router.py assembles them; who is signed in and the forms' CSRF token are
+auth.py's."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import RedirectResponse
@@ -17,9 +20,10 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from app.console.signin import CSRF_FIELD, csrf_token, set_cookies, signed_in
+from app.console.auth import CSRF_FIELD, csrf_token, set_cookies, signed_in
 from app.domain.compact import age
 from app.domain.errors import AppError, UnauthorizedError
+from app.domain.filters import FilterRequest
 from app.domain.principal import Principal
 from app.domain.problems import problem_of
 from app.http_headers import page_headers
@@ -44,11 +48,48 @@ RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
 
 # A filter's box as a page's query takes it (blank_to_none: an empty box filters nothing).
 Text = Annotated[str | None, Query(max_length=1000)]
+# A tick box as a page's query takes it.
+Flag = Annotated[bool, Query()]
+# Where a page of a list starts (the page before's `next_cursor`).
+Cursor = Annotated[str | None, Query(max_length=200)]
 
 
 def blank_to_none(value: str | None) -> str | None:
     return value.strip() or None if value is not None else None
 
+
+@dataclass(frozen=True, slots=True)
+class FilterBoxes:
+    """The filter boxes of a page of memories (search, browse): the repository, the type and
+    who wrote it, a blank box filtering nothing."""
+
+    source_repo: str | None
+    memory_type: str | None
+    person_id: str | None
+
+    @classmethod
+    def of(cls, source_repo: Text = None, memory_type: Text = None, person_id: Text = None) -> Self:
+        """The boxes as a page's query string sends them (a FastAPI dependency: `Boxes`)."""
+        return cls(blank_to_none(source_repo), blank_to_none(memory_type), blank_to_none(person_id))
+
+    def filter(self, *, archived: bool, quarantined: bool = False) -> FilterRequest:
+        kind = self.memory_type
+        return FilterRequest(
+            source_repo=self.source_repo,
+            memory_type=[kind] if kind else None,
+            include_archived=archived,
+            include_quarantined=quarantined,
+            person_id=self.person_id,
+        )
+
+    def form(self) -> dict[str, Any]:
+        """The boxes as the page shows them again."""
+        repo, kind = self.source_repo or "", self.memory_type or ""
+        return {"source_repo": repo, "memory_type": kind, "person_id": self.person_id}
+
+
+# A page's filter boxes, read from its query string once for every page that has them.
+Boxes = Annotated[FilterBoxes, Depends(FilterBoxes.of)]
 
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["age"] = lambda when: age(when, datetime.now(UTC)) if when else "never"

@@ -39,9 +39,10 @@ _SERVER_SETTINGS = {
 
 def shared_buffers_mb(memory_bytes: int) -> int:
     """A quarter of the memory, PostgreSQL's advice for a server on a machine of its own,
-    within 512 MB and 8 GB. At a million memories the database is 4.9 GB, and a small
-    scope's search that reads its rows from the OS cache rather than shared buffers took
-    twice as long (docs/benchmarks.md)."""
+    within 512 MB and 8 GB. A million memories outgrow the lower bound, and a small
+    scope's search that reads its rows from the OS cache rather than shared buffers is
+    slower (docs/benchmarks.md, "A million again: vectors in the row and buffers sized
+    from memory")."""
     return max(512, min(8192, memory_bytes // 4 // 2**20))
 
 

@@ -3,8 +3,9 @@
 pg_prewarm's autoprewarm (in shared_preload_libraries: app/db/embedded.py) writes down the
 buffers' blocks every few minutes and at shutdown; after a start its leader hands them to
 a worker per database, which reads them back. Until it is done, a search reads the HNSW
-graphs' pages from disk: a 1% repository's p99 was up to 2.3 times the tenant's on one
-node and 3.1 on Citus in the first seconds (docs/benchmarks.md, issue 54). The worker is
+graphs' pages from disk, and a small repository's slowest searches took several times the
+whole tenant's (docs/benchmarks.md, "A repository's search at a million, each run the
+first after a start"). The worker is
 the one sign SQL shows (the leader has no database connection, so no row in
 pg_stat_activity); a login sees it only as a superuser or with pg_read_all_stats.
 """

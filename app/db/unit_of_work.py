@@ -153,8 +153,8 @@ class UnitOfWork:
             try:
                 # Row-level security's second wall: this transaction sees one tenant only.
                 # BEGIN and the settings in one round trip, not asyncpg's transaction object,
-                # which sends BEGIN alone: a round trip cost 0.3-0.6 ms on a busy 2-core
-                # machine (docs/benchmarks.md, issue 69). (asyncpg then refuses
+                # which sends BEGIN alone: a round trip less for every transaction
+                # (docs/benchmarks.md, issue 69). (asyncpg then refuses
                 # conn.transaction() on this connection: no savepoint is taken inside.)
                 settings = self._database.transaction_settings
                 await conn.execute(

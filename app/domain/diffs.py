@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.inputs import FileState, RetryDraft
+from app.domain.inputs.retry import FileState, RetryRequest
 from app.domain.text import cut, estimate_tokens
 
 TASK_CHARS = 200
@@ -22,8 +22,8 @@ DELETED_FILE = "[DELETED FILE]"
 NO_CHANGES = "[no changes detected]"
 
 
-# difflib aligns lines in worse than quadratic time on repetitive input (1,000 lines of
-# a few distinct values: 1.3 s here; 300: 40 ms). It aligns only a middle of at most
+# difflib aligns lines in worse than quadratic time on repetitive input (docs/input-rules.md,
+# "Why the diff is bounded", has its times). It aligns only a middle of at most
 # ALIGN_LINES a side, and a request's alignments at most ALIGN_BUDGET line pairs in all;
 # past either, the linear fallback lists the lines one side has and the other lacks.
 ALIGN_LINES = 300
@@ -125,23 +125,23 @@ def changed_files(current: Sequence[FileState], previous: Sequence[FileState]) -
     return deltas
 
 
-def retry_context(draft: RetryDraft) -> dict[str, Any]:
+def retry_context(request: RetryRequest) -> dict[str, Any]:
     """What changed since the last attempt, the latest error, and the tokens it saves.
     Linear in the input but for the alignments DiffBudget bounds: run it off the loop."""
-    deltas = changed_files(draft.current_files, draft.previous_files)
+    deltas = changed_files(request.current_files, request.previous_files)
     context: dict[str, Any] = {
-        "task_summary": cut(draft.task_description.strip(), TASK_CHARS),
-        "plan_summary": draft.plan_summary.strip(),
-        "latest_error": cut(draft.validation_output.strip(), ERROR_CHARS),
+        "task_summary": cut(request.task_description.strip(), TASK_CHARS),
+        "plan_summary": request.plan_summary.strip(),
+        "latest_error": cut(request.validation_output.strip(), ERROR_CHARS),
         "changed_files": [{"path": d.path, "diff": d.diff} for d in deltas],
-        "diagnosis": dict(draft.diagnosis) if draft.diagnosis else None,
-        "attempt_number": draft.attempt_number,
+        "diagnosis": dict(request.diagnosis) if request.diagnosis else None,
+        "attempt_number": request.attempt_number,
     }
     estimated = estimate_tokens(json.dumps(context, ensure_ascii=False))
-    full_context_tokens = draft.full_context_tokens
+    full_context_tokens = request.full_context_tokens
     if full_context_tokens is None:
-        everything = [draft.task_description, draft.plan_summary, draft.validation_output]
-        everything += [f.content for f in draft.current_files]
+        everything = [request.task_description, request.plan_summary, request.validation_output]
+        everything += [f.content for f in request.current_files]
         full_context_tokens = sum(estimate_tokens(text) for text in everything)
     saved = max(full_context_tokens - estimated, 0)
     context["estimated_tokens"] = estimated

@@ -136,7 +136,7 @@ class WrittenAt(BaseModel):
 
 class WritableMemory(WrittenAt):
     """What a writer may set of a memory (CLIENT_FIELDS), declared once as the doors show
-    it: the store's body (app/api/schemas.py), the export line and the answer
+    it: the store's body (app/api/schemas/memories.py), the export line and the answer
     (ExportedMemory, MemoryOut) inherit it. Types and descriptions only: the rules are the
     domain's, shown in OpenAPI by the body that takes them (MEMORY_RULES)."""
 

@@ -66,7 +66,7 @@ class MemoryFilter:
 
 
 @dataclass(frozen=True, slots=True)
-class FilterDraft:
+class FilterRequest:
     """The filter as the doors send it, each field named as sent: one shape for search,
     list, export and recall (memory_filter() reads it)."""
 
@@ -88,30 +88,32 @@ class FilterDraft:
     person_id: str | UUID | None = None  # what this person's keys wrote
 
 
-def memory_filter(draft: FilterDraft, limits: Limits, now: datetime | None = None) -> MemoryFilter:
-    """The filter the draft asks for, or the reason it is not one. A relative time is read
+def memory_filter(
+    request: FilterRequest, limits: Limits, now: datetime | None = None
+) -> MemoryFilter:
+    """The filter the request asks for, or the reason it is not one. A relative time is read
     at `now` (the present when not given)."""
-    start, end = time_window(draft.since, draft.until, now or datetime.now(UTC))
-    types = [clean_memory_type(t) or "" for t in bounded_list(draft.memory_type, "memory_type")]
-    trust = one_of(draft.min_trust, "min_trust", TRUST_ORDER, "") if draft.min_trust else None
+    start, end = time_window(request.since, request.until, now or datetime.now(UTC))
+    types = [clean_memory_type(t) or "" for t in bounded_list(request.memory_type, "memory_type")]
+    trust = one_of(request.min_trust, "min_trust", TRUST_ORDER, "") if request.min_trust else None
     return MemoryFilter(
-        source_repo=clean_line(draft.source_repo, "source_repo"),
-        include_global=one_of(draft.scope, "scope", SCOPES, "all") == "all",
+        source_repo=clean_line(request.source_repo, "source_repo"),
+        include_global=one_of(request.scope, "scope", SCOPES, "all") == "all",
         memory_types=types or None,
-        tags=list(clean_tags(draft.tags, limits)) or None,
+        tags=list(clean_tags(request.tags, limits)) or None,
         trust_levels=trust_at_least(trust) if trust else None,  # type: ignore[arg-type]
         min_relevance=(
             None
-            if draft.min_relevance is None
-            else number_in(draft.min_relevance, "min_relevance", *MIN_RELEVANCE)
+            if request.min_relevance is None
+            else number_in(request.min_relevance, "min_relevance", *MIN_RELEVANCE)
         ),
-        include_archived=bool(draft.include_archived),
-        include_quarantined=bool(draft.include_quarantined),
+        include_archived=bool(request.include_archived),
+        include_quarantined=bool(request.include_quarantined),
         since=start,
         until=end,
-        include_held=not draft.handed_unasked,
-        held_session=_an_id(draft.session_id, "session_id") if draft.handed_unasked else None,
-        person_id=_an_id(draft.person_id, "person_id"),
+        include_held=not request.handed_unasked,
+        held_session=_an_id(request.session_id, "session_id") if request.handed_unasked else None,
+        person_id=_an_id(request.person_id, "person_id"),
     )
 
 

@@ -9,7 +9,7 @@ from app.domain.memory import NewMemory, TrustLevel
 from app.domain.validation import one_of
 
 if TYPE_CHECKING:
-    from app.domain.inputs import Learning
+    from app.domain.inputs.learning import Learning
 
 # A learning is a rule someone can follow: an action, what it acts on, and what sets it
 # apart ("Use pnpm, not npm": 4 words, 17 characters). Three words tell that from what the
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # for refused real rules ("Run make itest", "No tabs in YAML"): docs/input-rules.md.
 MIN_LEARNING_WORDS = 3
 # The rule as a lookahead from the text's start, which the OpenAPI document states too
-# (app/api/schemas.py). A word is a run of non-space characters: `\s` means the same in
+# (app/api/schemas/learning.py). A word is a run of non-space characters: `\s` means the same in
 # Python and in JSON Schema's ECMA regexes on every character the text rule lets through,
 # where `\w` is ASCII-only in ECMA and would count "Ĩ1Ħ" as two words there.
 LEARNING_WORDS = rf"(?=\s*(?:\S+\s+){{{MIN_LEARNING_WORDS - 1}}}\S)"

@@ -9,7 +9,7 @@ from datetime import datetime
 from uuid import UUID
 
 from app.domain.errors import InvalidInputError
-from app.domain.secrets import screen
+from app.domain.secrets.screen import screen
 from app.domain.validation import FIELD_CHARS, clean_line, forbid_mixed_scripts
 
 

@@ -63,7 +63,7 @@ class CommitChange:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionDraft:
+class SessionRequest:
     source_repo: str | None = None
     agent: str | None = None
     task: str | None = None
@@ -98,21 +98,21 @@ class SessionStartRequest:
         return tuple(named)
 
 
-def session_draft(draft: SessionDraft) -> SessionStartRequest:
+def session_draft(request: SessionRequest) -> SessionStartRequest:
     history = []
-    for change in bounded_list(draft.history, "history"):
+    for change in bounded_list(request.history, "history"):
         commit = clean_commit(change.commit, "history.commit")
         if commit is None:
             raise InvalidInputError("each history entry needs its commit", field="history.commit")
         files = clean_paths(change.files, "history.files", CHANGED_FILES)
         history.append(CommitChange(commit, files))
     return SessionStartRequest(
-        source_repo=clean_line(draft.source_repo, "source_repo"),
-        agent=clean_line(draft.agent, "agent"),
-        task=clean_folded(draft.task, "task"),
-        git_branch=clean_line(draft.git_branch, "git_branch"),
-        git_commit=clean_commit(draft.git_commit),
-        changed_files=clean_paths(draft.changed_files, "changed_files", CHANGED_FILES),
+        source_repo=clean_line(request.source_repo, "source_repo"),
+        agent=clean_line(request.agent, "agent"),
+        task=clean_folded(request.task, "task"),
+        git_branch=clean_line(request.git_branch, "git_branch"),
+        git_commit=clean_commit(request.git_commit),
+        changed_files=clean_paths(request.changed_files, "changed_files", CHANGED_FILES),
         history=tuple(history),
     )
 

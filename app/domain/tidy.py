@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-import numpy as np
-
 from app.domain.duplicates import Neighbour, judge
 
 UNWRITTEN = "unwritten"
@@ -51,11 +49,6 @@ SHOWN_BY_DEFAULT = (
 RETIRE_AFTER_DAYS = 14
 MAX_CLUSTER = 10  # memories one merge proposal names at most
 MAX_PROPOSALS_PAGE = 100
-# A repository of at most this many live memories is compared exactly, all its vectors at
-# once (a block of rows at a time); a larger one reads each memory's neighbours through the
-# vector index.
-EXACT_SCOPE = 20_000
-BLOCK = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,35 +107,6 @@ class ProposalEntry:
 def contents_of(memories: Iterable[Candidate]) -> str:
     versions = sorted(f"{m.id}:{m.version}" for m in memories)
     return hashlib.sha256("\x1f".join(versions).encode()).hexdigest()
-
-
-def near_pairs_of(
-    memories: Sequence[Candidate], vectors: np.ndarray, nearest: int, min_similarity: float
-) -> list[NearPair]:
-    """Each memory's `nearest` others (of one repository: the caller's scope), at
-    `min_similarity` or nearer, each pair once: exact cosines, a block of rows at a time so
-    that a scope of n memories takes BLOCK x n floats, not n x n."""
-    if len(memories) < 2:
-        return []
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    units = (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
-    take = min(nearest, len(memories) - 1)
-    seen: set[tuple[int, int]] = set()
-    pairs = []
-    for start in range(0, len(memories), BLOCK):
-        cosines = units[start : start + BLOCK] @ units.T
-        for row in range(cosines.shape[0]):
-            cosines[row, start + row] = -1.0  # not itself
-        best = np.argpartition(-cosines, take - 1, axis=1)[:, :take]
-        for row, columns in enumerate(best):
-            i = start + row
-            for j in (int(c) for c in columns):
-                similarity = float(cosines[row, j])
-                key = (min(i, j), max(i, j))
-                if similarity >= min_similarity and key not in seen:
-                    seen.add(key)
-                    pairs.append(NearPair(memories[i], memories[j], similarity))
-    return pairs
 
 
 def verdict_of(pair: NearPair) -> str | None:

@@ -69,5 +69,5 @@ def time_window(
 
 
 def warm_up() -> None:
-    """Load dateparser's language data (about 0.1 s), so that no request pays for it."""
+    """Load dateparser's language data, so that no request pays for it."""
     point_in_time("7 days ago", "since", datetime.now(UTC))

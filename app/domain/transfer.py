@@ -15,15 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.domain.errors import InvalidInputError
 from app.domain.fields import WritableMemory, by_name, fields_of
-from app.domain.filters import FilterDraft, MemoryFilter, memory_filter
-from app.domain.inputs import MemoryDraft, from_mapping, new_memory
+from app.domain.filters import FilterRequest, MemoryFilter, memory_filter
+from app.domain.inputs.mappings import from_mapping
+from app.domain.inputs.memories import MemoryRequest, new_memory
 from app.domain.memory import Memory, NewMemory
 from app.domain.provenance import clean_provenance, reasons_of
 from app.domain.sessions import (
     KeyChange,
     Session,
-    SessionDraft,
     SessionEnd,
+    SessionRequest,
     session_draft,
     session_end,
 )
@@ -38,10 +39,10 @@ MAX_RELEVANCE = 10.0
 
 
 @dataclass(frozen=True, slots=True)
-class ExportDraft:
+class ExportRequest:
     # A repository's memories only (never the global ones), stored in [since, until); the
     # rest of the filter is the export's own.
-    filter: FilterDraft = field(default_factory=FilterDraft)
+    filter: FilterRequest = field(default_factory=FilterRequest)
     embeddings: bool = False
 
 
@@ -84,10 +85,10 @@ class MemoryState:
 
 
 @dataclass(frozen=True, slots=True)
-class ImportDraft:
+class ImportRequest:
     """One line of an export as a door parsed it."""
 
-    memory: MemoryDraft
+    memory: MemoryRequest
     state: MemoryState
     id: UUID | None = None
     superseded_by: UUID | None = None
@@ -108,12 +109,12 @@ class ImportedMemory:
     content_hash: str | None = None
 
 
-def export_query(draft: ExportDraft, limits: Limits, with_quarantined: bool) -> ExportQuery:
+def export_query(request: ExportRequest, limits: Limits, with_quarantined: bool) -> ExportQuery:
     """Every memory of the tenant, or of one repository (not the global ones), archived and
     superseded ones too, quarantined ones only `with_quarantined`, stored in the window."""
     kept = memory_filter(
         replace(
-            draft.filter,
+            request.filter,
             include_archived=True,
             include_quarantined=with_quarantined,
             scope="repo",
@@ -122,7 +123,7 @@ def export_query(draft: ExportDraft, limits: Limits, with_quarantined: bool) -> 
     )
     return ExportQuery(
         kept.source_repo,
-        bool(draft.embeddings),
+        bool(request.embeddings),
         replace(kept, include_superseded=True),
     )
 
@@ -157,10 +158,12 @@ def _count(value: int, field: str, low: int) -> int:
     return int(number_in(value, field, low, MAX_COUNT))
 
 
-def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) -> ImportedMemory:
+def imported_memory(
+    request: ImportRequest, limits: Limits, dimensions: int | None
+) -> ImportedMemory:
     """One line's memory, or the reason it cannot be imported. `dimensions`: the size of
     the file's vectors when they are kept, None when every line is re-embedded."""
-    state = draft.state
+    state = request.state
     checked = MemoryState(
         observation_count=_count(state.observation_count, "observation_count", 1),
         relevance_score=number_in(state.relevance_score, "relevance_score", 0.0, MAX_RELEVANCE),
@@ -173,27 +176,27 @@ def imported_memory(draft: ImportDraft, limits: Limits, dimensions: int | None) 
         provenance=clean_provenance(state.provenance),
     )
     embedding = None
-    if dimensions is not None and draft.embedding is not None:
-        if len(draft.embedding) != dimensions:
+    if dimensions is not None and request.embedding is not None:
+        if len(request.embedding) != dimensions:
             raise InvalidInputError(
-                f"embedding has {len(draft.embedding)} dimensions; the header says {dimensions}",
+                f"embedding has {len(request.embedding)} dimensions; the header says {dimensions}",
                 field="embedding",
             )
-        if not all(math.isfinite(x) for x in draft.embedding):
+        if not all(math.isfinite(x) for x in request.embedding):
             raise InvalidInputError("embedding holds a value that is not finite", field="embedding")
-        embedding = [float(x) for x in draft.embedding]
-    if draft.superseded_by is not None and draft.superseded_by == draft.id:
+        embedding = [float(x) for x in request.embedding]
+    if request.superseded_by is not None and request.superseded_by == request.id:
         raise InvalidInputError("a memory cannot supersede itself", field="superseded_by")
-    content_hash = draft.content_hash
+    content_hash = request.content_hash
     if content_hash is not None and not _SHA256_HEX.fullmatch(str(content_hash)):
         raise InvalidInputError(
             "content_hash must be 64 hex digits (SHA-256)", field="content_hash"
         )
     return ImportedMemory(
-        new_memory(draft.memory, limits),
+        new_memory(request.memory, limits),
         checked,
-        draft.id,
-        draft.superseded_by,
+        request.id,
+        request.superseded_by,
         embedding,
         content_hash,
     )
@@ -301,9 +304,9 @@ class MemoryRecord(ExportedMemory):
         exclude = None if self.embedding is not None else {"embedding"}
         return self.model_dump_json(exclude=exclude) + "\n"
 
-    def draft(self) -> ImportDraft:
-        return ImportDraft(
-            by_name(MemoryDraft, self),
+    def request(self) -> ImportRequest:
+        return ImportRequest(
+            by_name(MemoryRequest, self),
             by_name(MemoryState, self),
             self.id,
             self.superseded_by,
@@ -353,7 +356,7 @@ def imported_session(line: SessionLine) -> Session:
         )
     )
     start = session_draft(
-        SessionDraft(line.source_repo, line.agent, line.task, line.git_branch, line.git_commit)
+        SessionRequest(line.source_repo, line.agent, line.task, line.git_branch, line.git_commit)
     )
     return Session(
         id=line.id,

@@ -24,22 +24,17 @@ from agent_memory_client.protocol import AGENT_SURFACE
 from app import __version__
 from app.domain.compact import render_compact_search
 from app.domain.errors import AppError, InvalidInputError, UnauthorizedError
-from app.domain.filters import FilterDraft
-from app.domain.inputs import (
-    Attempt,
-    FileState,
-    MemoryDraft,
-    RememberDraft,
-    RetryDraft,
-    SearchDraft,
-    StrategyAttempt,
-    from_mapping,
-    presentation,
-)
+from app.domain.filters import FilterRequest
+from app.domain.inputs.budgets import presentation
+from app.domain.inputs.learning import Attempt, RememberRequest, StrategyAttempt
+from app.domain.inputs.mappings import from_mapping
+from app.domain.inputs.memories import MemoryRequest
+from app.domain.inputs.retry import FileState, RetryRequest
+from app.domain.inputs.search import SearchRequest
 from app.domain.memory import DEFAULT_CONFIDENCE, DEFAULT_MEMORY_TYPE, DEFAULT_TRUST
 from app.domain.principal import Principal
 from app.domain.problems import invalid_input_problem, problem_of
-from app.domain.sessions import KeyChange, SessionDraft, SessionEnd
+from app.domain.sessions import KeyChange, SessionEnd, SessionRequest
 from app.domain.snapshot import render_markdown
 from app.mcp.briefs import render_session_end_brief, render_session_start_brief, render_store_brief
 from app.mcp.surface import AGENT_TOOLS, current_workspace, tool_schema, with_workspace
@@ -162,7 +157,7 @@ async def store_memory(
     """When a memory needs its memory_type (decision, error_pattern, code_pattern,
     anti_pattern, ...) or tags; for a plain learning `remember` is simpler. Known content is
     reinforced, not duplicated. Never secrets."""
-    draft = MemoryDraft(
+    asked = MemoryRequest(
         content=content,
         memory_type=memory_type,
         category=category,
@@ -182,7 +177,7 @@ async def store_memory(
         personal=personal,
     )
     async with call() as services:
-        outcome = await services.memories.store(draft)
+        outcome = await services.memories.store(asked)
     return render_store_brief(outcome).model_dump(mode="json")
 
 
@@ -206,9 +201,9 @@ async def search_memories(
     best first, a line per match with its id, then the memory. Global memories too
     (scope="repo": not them). Empty query: the newest. since/until: 7d, 2026-11-01.
     format="full": JSON."""
-    draft = SearchDraft(
+    asked = SearchRequest(
         q=query,
-        filter=FilterDraft(
+        filter=FilterRequest(
             source_repo=source_repo,
             memory_type=memory_type,
             tags=tags,
@@ -224,7 +219,7 @@ async def search_memories(
     )
     shown, budget = presentation(format, max_tokens)
     async with call() as services:
-        response = await services.search.search(draft)
+        response = await services.search.search(asked)
     if shown == "full":
         return json.dumps(render_search(response).model_dump(mode="json"), ensure_ascii=False)
     return render_compact_search(response, datetime.now(UTC), budget)
@@ -247,13 +242,13 @@ async def remember(
     """When you learn what a later session should know (a decision and why, an error's
     real cause and fix, a pattern that worked or to avoid): record it in words that stand
     alone. Never secrets."""
-    # No trust_level: an MCP caller is an agent, and writes as one (RememberDraft's default).
-    draft = RememberDraft(
+    # No trust_level: an MCP caller is an agent, and writes as one (RememberRequest's default).
+    asked = RememberRequest(
         text, source_repo, category, name, reasoning, confidence, references, context,
         git_branch, git_commit, files, personal=personal,
     )  # fmt: skip
     async with call() as services:
-        result = await services.learning.remember(draft)
+        result = await services.learning.remember(asked)
     # The store's brief, with the learning's own message.
     brief = render_store_brief(result.outcome).model_copy(update={"message": result.message})
     return brief.model_dump(mode="json", exclude_none=True)
@@ -304,7 +299,7 @@ async def retry_context(
     """On a retry, instead of resending everything: what changed since the last
     attempt (a diff per file {path, content}), the latest error and the diagnosis
     {root_cause?, reason?, suggested_action?}. Nothing is stored."""
-    draft = RetryDraft(
+    asked = RetryRequest(
         task_description=task_description,
         plan_summary=plan_summary,
         current_files=[from_mapping(FileState, f, "current_files") for f in current_files or []],
@@ -315,7 +310,7 @@ async def retry_context(
         full_context_tokens=full_context_tokens,
     )
     async with call() as services:
-        return await services.learning.retry_context(draft)
+        return await services.learning.retry_context(asked)
 
 
 async def start_session(
@@ -325,7 +320,7 @@ async def start_session(
     what nobody uses); returns its id and the capture settings. Then `snapshot`;
     `end_session` when done."""
     async with call() as services:
-        started = await services.sessions.start(SessionDraft(source_repo, agent, task))
+        started = await services.sessions.start(SessionRequest(source_repo, agent, task))
     brief = render_session_start_brief(started.session, started.pruning, started.capture)
     return brief.model_dump(mode="json")
 

@@ -9,20 +9,21 @@ from typing import Any
 
 from app.db.unit_of_work import quote_literal
 from app.domain.graphs import RepositoryGraph
+from app.repository.rows import LIVE
 from app.repository.sql import hnsw_index, named
 
 # Enough for a repository's graph to be built in memory (pgvector builds on disk, far
-# slower, once the graph outgrows maintenance_work_mem): about 2 KB a memory.
+# slower, once the graph outgrows maintenance_work_mem; its size a memory: docs/operations.md).
 BUILD_MEMORY = "1GB"
 _LOCK = "hashtext('memory graphs')"
 
 # Each repository with live memories, its size and its graph's name, beside each graph
 # built (by name): a repository that qualifies, or a graph whose repository no longer does.
-_GRAPHS = """
+_GRAPHS = f"""
 WITH sizes AS (
     SELECT m.tenant_id, m.source_repo, count(*) AS live_rows
     FROM memories m
-    WHERE m.source_repo IS NOT NULL AND m.superseded_by IS NULL AND m.archived_at IS NULL
+    WHERE m.source_repo IS NOT NULL AND {LIVE}
     GROUP BY m.tenant_id, m.source_repo
 ),
 named AS (

@@ -17,264 +17,27 @@ from app.domain.id_prefix import IdPrefix
 from app.domain.memory import Memory, NewMemory
 from app.domain.provenance import Hold
 from app.repository.filters import served_sql
+from app.repository.memory_writes import (
+    REINFORCE,
+    REINFORCE_ID,
+    STORED_EMBEDDED,
+    UPSERT,
+)
+from app.repository.nearest import near_duplicates
 from app.repository.rows import (
-    CLIENT_COLUMNS,
-    CLIENT_VALUES,
-    DEDUP_KEY,
-    INTACT,
     MEMORY_COLUMNS,
-    SERVABLE,
-    WRITER_COLUMNS,
-    WRITER_VALUES,
     client_values,
     returning_memories,
     to_memory,
 )
 from app.repository.sql import named
 
-# One statement per memory: a new row, or (same tenant, repo and normalised content)
-# the existing row reinforced. ON CONFLICT makes this atomic under concurrency. Its SET
-# calls immutable functions only, as Citus requires there: the time is the proposed
-# row's default, now().
-# Reinforcing keeps the original confidence and trust and counts the observation. Only a
-# caller who may write the stored row's trust level (:writable) also merges its tags (order
-# kept, no duplicates), moves its version, and brings it back from the forgetting curve's
-# archive, since it was just observed again: an agent re-storing a person's or the
-# operator's memory changes nothing else (an admin's undo still finds the version it left),
-# and no re-store undoes an admin's archive. A quarantined or altered row is never
-# reinforced: the write finds no row, and the service refuses it.
-# (A function, not a subquery: Citus routes no INSERT with a subquery.)
-MERGED_TAGS = "memory_merged_tags(m.tags, {incoming})"
-_MAY_CHANGE = "m.trust_level = ANY(:writable::text[])"
-VECTOR_IF_FITS = "memory_vector_if_fits(:embedding, :embedding_model)"
-_REVIVES = f"({_MAY_CHANGE} AND NOT m.archived_by_admin)"
-# Observed again at a commit, by a writer who may change it: where it was seen last (what
-# it names of its code only when it names anything), and no longer possibly stale.
-_OBSERVED_AT = f"""git_branch = CASE WHEN {_MAY_CHANGE} THEN coalesce({{new}}, m.git_branch)
-                      ELSE m.git_branch END,
-    git_commit = CASE WHEN {_MAY_CHANGE} THEN coalesce({{commit}}, m.git_commit)
-                      ELSE m.git_commit END,
-    files = CASE WHEN {_MAY_CHANGE} AND cardinality({{files}}) > 0 THEN {{files}}
-                 ELSE m.files END,
-    stale_since = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_since END,
-    stale_reason = CASE WHEN {_MAY_CHANGE} THEN NULL ELSE m.stale_reason END"""
-
-# Known content stored again: one more observation (a store, a batch, an import).
-OBSERVED_AGAIN = "observation_count = m.observation_count + 1"
-
-_UPSERT = returning_memories(
-    f"""
-INSERT INTO memories AS m (
-    tenant_id, {CLIENT_COLUMNS}, content_hash, embedding, {WRITER_COLUMNS}, context_hash,
-    held_at, provenance
-)
-VALUES (
-    :tenant_id, {CLIENT_VALUES}, memory_content_hash(:content),
-    {VECTOR_IF_FITS}, {WRITER_VALUES},
-    memory_content_hash(:context),
-    :held_at, :provenance
-)
-ON CONFLICT {DEDUP_KEY} DO UPDATE SET
-    {OBSERVED_AGAIN},
-    tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming="EXCLUDED.tags")}
-                ELSE m.tags END,
-    embedding = coalesce(m.embedding, EXCLUDED.embedding),
-    archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,
-    {
-        _OBSERVED_AT.format(
-            new="EXCLUDED.git_branch", commit="EXCLUDED.git_commit", files="EXCLUDED.files"
-        )
-    },
-    version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
-    updated_at = CASE WHEN {_MAY_CHANGE} THEN EXCLUDED.updated_at ELSE m.updated_at END
-WHERE {SERVABLE}""",
-    inserted="(m.xmax = 0)",
-)
-
-
-# The same reinforcement for a memory already stored with its embedding, so that observing
-# it again needs no model call. A miss (new, or still pending an embedding) returns nothing
-# and goes through _UPSERT. The dedup key leads with content_hash: an index search whether
-# or not there is a repository (`IS NOT DISTINCT FROM` matches its NULLS NOT DISTINCT).
-def _reinforce(which: str) -> str:
-    """The reinforcement of the stored memory `which` selects (a WHERE on m)."""
-    return returning_memories(
-        f"""
-UPDATE memories AS m SET
-    {OBSERVED_AGAIN},
-    tags = CASE WHEN {_MAY_CHANGE} THEN {MERGED_TAGS.format(incoming=":tags::text[]")}
-                ELSE m.tags END,
-    archived_at = CASE WHEN {_REVIVES} THEN NULL ELSE m.archived_at END,
-    {
-            _OBSERVED_AT.format(
-                new=":git_branch::text", commit=":git_commit::text", files=":files::text[]"
-            )
-        },
-    version = CASE WHEN {_MAY_CHANGE} THEN m.version + 1 ELSE m.version END,
-    updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
-WHERE m.tenant_id = :tenant_id AND {which} AND {SERVABLE}"""
-    )
-
-
-# The dedup key's row (DEDUP_KEY): of the reader the writer asks for, the team's or their
-# own (row security shows no other person's).
-_KNOWN = (
-    "m.content_hash = memory_content_hash({content})"
-    " AND m.source_repo IS NOT DISTINCT FROM {source_repo} AND m.personal = {personal}"
-    " AND m.embedding IS NOT NULL"
-)
-_REINFORCE = _reinforce(
-    _KNOWN.format(content=":content", source_repo=":source_repo", personal=":personal")
-)
-# Which of a batch's memories _REINFORCE would find, in one statement: most of a batch is
-# new, and each of those would otherwise cost an UPDATE that finds nothing. Each through
-# the dedup key, and only the row found is checked whole (LATERAL ... LIMIT 1): as a join,
-# under row-level security, the plan hashed every row of the tenant for the integrity
-# check first (324 ms for a batch of 100 in 11,000 rows; 6.5 ms this way).
-_STORED_EMBEDDED = f"""
-SELECT n.ord
-FROM unnest(:contents::text[], :source_repos::text[], :personals::boolean[])
-     WITH ORDINALITY AS n(content, source_repo, personal, ord)
-CROSS JOIN LATERAL (
-    SELECT m.* FROM memories m
-    WHERE m.tenant_id = :tenant_id
-      AND {_KNOWN.format(content="n.content", source_repo="n.source_repo", personal="n.personal")}
-    LIMIT 1
-) m
-WHERE {SERVABLE}"""
-# A near-duplicate (app/domain/duplicates.py) reinforces the memory it nearly repeats.
-_REINFORCE_ID = _reinforce("m.id = :memory_id")
-
-
-# The near-duplicate check asks the graph for NEAREST where a search asks for 200: with a
-# repository's share of the rows it finds them in its first round, and so wins over an
-# exact read at a smaller scope. At 100,000 memories, a 2,000-row repository: read exactly
-# 8.5 ms, through the graph 5.3 (bench.nearest_cost); a 200-row one through the graph, 55.
-# Its bound is the search's for a graph this many times smaller (sqrt(factor x rows / 20):
-# 1,581 rows at 100,000 memories, where the search's is 7,071). Measured when the exact
-# read took a page for each row; ranking the index alone (migration 0040) is cheaper, and
-# would take a smaller divisor: not measured again.
-NEAREST_GRAPH_DIVISOR = 20
-
-
-# The live memories nearest each new one's vector, in its own repository (or, for a global
-# one, among the global ones), for the memories of one repository in a chunk, in one
-# statement. A scope small beside the graph is read whole by exact distance (ranked from
-# memories_scope_vectors_key as the search ranks a repository, or from its rows where the
-# index does not hold them all), a larger one through the HNSW graph: the search's rule and
-# bound (memory_vector_exact_bound(), sized by
-# a count of at most bound + 1 of the scope's rows through memories_scope_count_key). The
-# planner alone walked the graph for a new repository's few rows at 100,000 memories, with
-# the repository given as a value or not (55-60 ms a store, where reading them takes 2).
-# Each vector as the store writes it: none when the stored vectors are another model's
-# (`fits` false). On Citus the statement runs on the tenant's worker, where a function
-# reading the model table cannot, and re-embedding is for one PostgreSQL (search_statement.py
-# does the same). The few found are then checked whole (the integrity check hashes each
-# row). A repository's rows by equality, the global ones by IS NULL: either an index
-# condition, where IS NOT DISTINCT FROM is not. The memories of the chunk itself are not
-# stored yet: the service compares them (app/domain/duplicates.py).
-def _nearest_each(distributed: bool, global_: bool, one: bool) -> str:
-    # OFFSET 0 keeps the subquery whole, so that each vector is made once, not once per
-    # row the sort reads (as an expression, memory_vector_if_fits() cost 5 ms for 200).
-    def vector(value: str) -> str:
-        return value if distributed else f"memory_vector_if_fits({value}, :embedding_model)"
-
-    # One memory (a single store) without unnest: with an array of unknown length the
-    # planner never takes the generic plan, and planning each call cost 0.65 ms of 2.
-    new = (
-        f"SELECT 1::bigint AS ord, {vector(':embedding::vector')} AS vector"
-        if one
-        else f"""SELECT n.ord, {vector("n.embedding")} AS vector
-    FROM unnest(:embeddings::vector[]) WITH ORDINALITY AS n(embedding, ord)"""
-    )
-    repo = "m.source_repo IS NULL" if global_ else "m.source_repo = :source_repo"
-    scope = f"m.tenant_id = :tenant_id AND {repo}"
-    # Whether the scope's entries in memories_scope_vectors_key hold all its rows
-    # (memory_vector_indexable(), migration 0040).
-    indexed = (
-        f"coalesce(memory_vector_indexable(:tenant_id,"
-        f" {'NULL' if global_ else ':source_repo'}, new.vector), false)"
-    )
-
-    def nearest(exact: bool) -> str:
-        # "+ 0": the same order, in a form the HNSW index cannot serve. Exactly, from the
-        # rows: only a scope the index does not hold.
-        distance = f"(m.embedding <=> new.vector){' + 0' if exact else ''}"
-        taken = (
-            f"(SELECT exact FROM sized) AND NOT {indexed}"
-            if exact
-            else "NOT (SELECT exact FROM sized)"
-        )
-        return f"""(
-            SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
-                   m.personal, 1 - (m.embedding <=> new.vector) AS similarity
-            FROM memories m
-            WHERE {taken}
-              AND {scope} AND m.embedding IS NOT NULL AND memory_is_live(m)
-            ORDER BY {distance}
-            LIMIT :nearest
-        )"""
-
-    # The exact read as the search makes it: the scope's entries ranked from the index
-    # alone, then the rows read in that order until :nearest are live.
-    ranked = f"""(
-            SELECT m.id, m.content, m.memory_type, m.content_hash, m.context, m.context_hash,
-                   m.personal, 1 - ranked.distance AS similarity
-            FROM (
-                SELECT m.id, (m.embedding <=> new.vector) + 0 AS distance
-                FROM memories m
-                WHERE (SELECT exact FROM sized) AND {indexed}
-                  AND {scope} AND m.superseded_by IS NULL AND m.archived_at IS NULL
-                  AND memory_vector_indexable(m.tenant_id, m.source_repo, m.embedding)
-                ORDER BY 2
-            ) ranked
-            CROSS JOIN LATERAL (
-                SELECT m.* FROM memories m
-                WHERE m.tenant_id = :tenant_id AND m.id = ranked.id AND memory_is_live(m)
-            ) m
-            ORDER BY ranked.distance
-            LIMIT :nearest
-        )"""
-
-    return f"""
-WITH bound AS MATERIALIZED (
-    SELECT memory_vector_exact_bound(
-               (memory_home_rows(memory_home(:tenant_id)) / {NEAREST_GRAPH_DIVISOR})::real) AS most
-),
-sized AS MATERIALIZED (
-    SELECT count(*) <= (SELECT most FROM bound) AS exact
-    FROM (
-        SELECT FROM memories m
-        WHERE {scope} AND m.superseded_by IS NULL AND m.archived_at IS NULL
-        LIMIT (SELECT most FROM bound) + 1
-    ) scope_rows
-)
-SELECT new.ord, new.vector IS NOT NULL AS fits, m.id, m.content, m.memory_type, m.personal,
-       m.similarity
-FROM (
-    {new}
-    OFFSET 0
-) new
-LEFT JOIN LATERAL (
-    SELECT m.id, m.content, m.memory_type, m.personal, m.similarity FROM (
-        {ranked}
-        UNION ALL
-        {nearest(exact=True)}
-        UNION ALL
-        {nearest(exact=False)}
-    ) m
-    WHERE {INTACT}
-) m ON true
-ORDER BY new.ord, m.similarity DESC
-"""
-
-
 # The near-duplicate statement's plan does not depend on its values: which scope it reads
 # is decided inside it (the count, each branch gated by it). Left to the planner, it was
-# planned again on every call (2-10 ms a single store at 100,000 memories on a loaded
-# machine), where one generic plan per connection answers in 0.3-1.2 ms with the same rows
-# (docs/benchmarks.md, issue 69). Set for the transaction a store writes in, as the search
-# sets it for its own; not on Citus, whose coordinator plans a routed statement its own way.
+# planned again on every call, where one generic plan per connection answers faster with
+# the same rows (docs/benchmarks.md, issue 69). Set for the transaction a store writes in,
+# as the search sets it for its own; not on Citus, whose coordinator plans a routed
+# statement its own way.
 _WRITE_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 
 
@@ -400,23 +163,24 @@ class MemoryRepository:
             else:
                 # Vector objects: a list of lists would be read as a 2-dimensional array.
                 values["embeddings"] = [Vector(list(news[i][1])) for i in where]
-            if repo is not None:
-                values["source_repo"] = repo
             if not distributed:
                 values["embedding_model"] = self._uow.embedding_model
-            statement = _nearest_each(distributed, repo is None, one)
-            for r in await conn.fetch(*named(statement, values)):
-                at = where[r["ord"] - 1]
-                neighbours = found[at]
-                if neighbours is None and r["fits"]:
-                    neighbours = found[at] = []
+            statement, scope = near_duplicates(repo, distributed, one)
+            rows = await conn.fetch(*named(statement, {**values, **scope}))
+            # No row at all: every neighbour failed its integrity check (quarantined).
+            if rows and not rows[0]["fits"]:
+                continue  # another model's vectors: None for each
+            each: list[list[Neighbour]] = [[] for _ in where]
+            for r in rows:
                 # A team memory never repeats a personal one, nor the other way round:
                 # each stays where its writer filed it.
-                same_reader = r["personal"] == news[at][0].personal
-                if neighbours is not None and r["similarity"] is not None and same_reader:
-                    neighbours.append(
+                at = r["ord"] - 1 if r["id"] is not None else None
+                if at is not None and r["personal"] == news[where[at]][0].personal:
+                    each[at].append(
                         Neighbour(r["id"], r["content"], r["memory_type"], float(r["similarity"]))
                     )
+            for i, neighbours in zip(where, each, strict=True):
+                found[i] = neighbours
         return found
 
     async def reinforce_near(
@@ -426,7 +190,7 @@ class MemoryRepository:
         conn = await self._uow.connection()
         values = self._reinforce_values(new, writable, datetime.now(UTC))
         del values["content"], values["source_repo"], values["personal"]
-        row = await conn.fetchrow(*named(_REINFORCE_ID, {**values, "memory_id": memory_id}))
+        row = await conn.fetchrow(*named(REINFORCE_ID, {**values, "memory_id": memory_id}))
         return to_memory(row) if row else None
 
     async def reinforce_embedded(
@@ -445,13 +209,13 @@ class MemoryRepository:
                 "source_repos": [new.source_repo for new in items],
                 "personals": [new.personal for new in items],
             }
-            known = [r["ord"] - 1 for r in await conn.fetch(*named(_STORED_EMBEDDED, values))]
+            known = [r["ord"] - 1 for r in await conn.fetch(*named(STORED_EMBEDDED, values))]
         else:
             known = list(range(len(items)))  # one memory: the UPDATE is the lookup
         now = datetime.now(UTC)  # Citus takes no now() inside a CASE of an UPDATE
         for i in known:
             row = await conn.fetchrow(
-                *named(_REINFORCE, self._reinforce_values(items[i], writable, now))
+                *named(REINFORCE, self._reinforce_values(items[i], writable, now))
             )
             reinforced[i] = to_memory(row) if row else None
         return reinforced
@@ -471,7 +235,7 @@ class MemoryRepository:
         results = []
         for new, embedding, hold in items:
             row = await conn.fetchrow(
-                *named(_UPSERT, self._upsert_values(new, embedding, writable, hold))
+                *named(UPSERT, self._upsert_values(new, embedding, writable, hold))
             )
             results.append(UpsertResult(to_memory(row), row["inserted"]) if row else None)
         return results
@@ -595,106 +359,3 @@ WITH RECURSIVE stored(memory_type) AS (
     WHERE s.memory_type IS NOT NULL
 )
 SELECT memory_type FROM stored WHERE memory_type IS NOT NULL LIMIT :most"""
-
-
-# Two assignments by who gives the feedback: one who may write the memory's trust counts a
-# reuse and moves its version; anyone else moves only its relevance, never below the
-# trusted floor. (Every CASE over columns, parameters and immutable functions only, as
-# Citus requires: jsonb_set or now() may not sit in one.)
-_FEEDBACK = returning_memories(f"""
-UPDATE memories AS m SET
-    relevance_score = least(greatest(
-        m.relevance_score + :delta,
-        CASE WHEN {_MAY_CHANGE} THEN :floor
-             ELSE least(:trusted_floor, m.relevance_score) END), :ceiling),
-    metadata = m.metadata || jsonb_strip_nulls(jsonb_build_object('reuse_count',
-        CASE WHEN {_MAY_CHANGE}
-             THEN coalesce((m.metadata->>'reuse_count')::int, 0) + 1 END)),
-    version = m.version + CASE WHEN {_MAY_CHANGE} THEN 1 ELSE 0 END,
-    updated_at = CASE WHEN {_MAY_CHANGE} THEN :now ELSE m.updated_at END
-WHERE m.tenant_id = :tenant_id AND m.id = :memory_id AND {SERVABLE}""")
-
-
-class FeedbackRepository:
-    """Relevance moves within [floor, ceiling]. A memory of a trust level the caller may not
-    write never sinks below `trusted_floor` (nor below where it already is) by that
-    caller's feedback, which leaves its version and metadata alone; a caller who may write
-    it counts one reuse. A quarantined or altered row is not touched (None)."""
-
-    def __init__(self, uow: UnitOfWork) -> None:
-        self._uow = uow
-
-    async def apply(
-        self,
-        memory_id: UUID,
-        delta: float,
-        bounds: tuple[float, float, float],
-        writable: Sequence[str],
-    ) -> Memory | None:
-        floor, trusted_floor, ceiling = bounds
-        conn = await self._uow.connection()
-        values = {
-            "tenant_id": self._uow.tenant_id,
-            "memory_id": memory_id,
-            "delta": delta,
-            "floor": floor,
-            "trusted_floor": trusted_floor,
-            "ceiling": ceiling,
-            "writable": list(writable),
-            "now": datetime.now(UTC),
-        }
-        row = await conn.fetchrow(*named(_FEEDBACK, values))
-        return to_memory(row) if row else None
-
-
-@dataclass(frozen=True, slots=True)
-class PendingEmbedding:
-    id: UUID
-    content: str
-    name: str | None
-    category: str | None
-    context: str | None
-
-
-class PendingEmbeddingRepository:
-    """Memories stored while the embedding provider was down."""
-
-    def __init__(self, uow: UnitOfWork) -> None:
-        self._uow = uow
-
-    async def pending(self, limit: int) -> list[PendingEmbedding]:
-        conn = await self._uow.connection()
-        rows = await conn.fetch(
-            *named(
-                "SELECT id, content, name, category, context FROM memories"
-                " WHERE tenant_id = :tenant_id AND embedding IS NULL ORDER BY created_at"
-                " LIMIT :limit",
-                {"tenant_id": self._uow.tenant_id, "limit": limit},
-            )
-        )
-        return [
-            PendingEmbedding(r["id"], r["content"], r["name"], r["category"], r["context"])
-            for r in rows
-        ]
-
-    async def fill(self, vectors: Sequence[tuple[UUID, Sequence[float]]]) -> int:
-        conn = await self._uow.connection()
-        sql = """
-            WITH filled AS (
-                UPDATE memories m SET embedding = v.embedding::vector
-                FROM unnest(:ids::uuid[], :vectors::text[]) AS v(id, embedding)
-                WHERE m.tenant_id = :tenant_id AND m.id = v.id AND m.embedding IS NULL
-                  AND memory_vector_fits(:model)
-                RETURNING 1
-            )
-            SELECT count(*) FROM filled
-            """
-        values = {
-            "tenant_id": self._uow.tenant_id,
-            "ids": [memory_id for memory_id, _ in vectors],
-            # As text: the pgvector codec encodes one vector, not an array of them.
-            "vectors": ["[" + ",".join(map(repr, map(float, v))) + "]" for _, v in vectors],
-            "model": self._uow.embedding_model,
-        }
-        filled = await conn.fetchval(*named(sql, values))
-        return int(filled)

@@ -44,12 +44,12 @@ SELECT citus_move_shard_placement(:shard_id, :from_host, :from_port, :to_host, :
 
 # A split or a move copies the tenant's rows into a new table, which has no statistics
 # until it is analyzed: the worker then plans the tenant's search for a handful of rows
-# (its vector side sorts every row of the tenant: 20x slower at 100,000 memories), and the
-# keyword side, which takes a shard's common terms from them
-# (migrations/sql/memory_keyword_postings), reads every common term. Analyzed, not yet
-# vacuumed, the search was still 1.4-2.3x slower (docs/scale-out.md). On the coordinator,
-# VACUUM of a distributed table runs on each of its shards; a shard with nothing new since
-# its last vacuum is passed over quickly.
+# (its vector side sorts every row of the tenant), and the keyword side, which takes a
+# shard's common terms from them (migrations/sql/memory_keyword_postings), reads every
+# common term. Analyzed, not yet vacuumed, the search was still slower (docs/scale-out.md,
+# "A shard without statistics"). On the coordinator, VACUUM of a distributed table runs
+# on each of its shards; a shard with nothing new since its last vacuum is passed over
+# quickly.
 _VACUUM_ANALYZE = "VACUUM (ANALYZE) memories, memory_access"
 
 

@@ -18,6 +18,7 @@ from uuid import UUID
 from app.db.migrations import STORAGE_NAMES, set_storage, stored_embedding_model
 from app.db.pool import on_citus
 from app.domain.errors import ConflictError
+from app.repository.rows import live
 from app.repository.sql import hnsw_index, named
 
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '5s'"
@@ -31,7 +32,7 @@ _NEXT_INDEXES = {
     " ON memories (tenant_id, source_repo)"
     " INCLUDE (id, memory_type, trust_level, relevance_score, created_at, embedding_next,"
     " personal_to)"
-    " WHERE superseded_by IS NULL AND archived_at IS NULL"
+    f" WHERE {live('')}"
     " AND memory_vector_indexable(tenant_id, source_repo, embedding_next)",
     "memories_incomplete_next_key": "CREATE INDEX CONCURRENTLY memories_incomplete_next_key"
     " ON memories (tenant_id, id) WHERE embedding_next IS NULL OR search_vector IS NULL",

@@ -34,6 +34,16 @@ def imported_values(columns: Sequence[str]) -> str:
     return ", ".join(_DECIDED_ON_IMPORT.get(name, f":{name}") for name in columns)
 
 
+def live(alias: str = "m") -> str:
+    """A live memory, neither superseded nor archived (memory_matches() says it in SQL, and
+    memory_is_live() leaves out the quarantined too): written once, for the statements
+    (`alias` "m") and for the partial indexes' predicates made at run time (no alias)."""
+    at = f"{alias}." if alias else ""
+    return f"{at}superseded_by IS NULL AND {at}archived_at IS NULL"
+
+
+LIVE = live()
+
 # Marked quarantined (imported as such, or found altered), and the mark itself.
 QUARANTINED = "m.quarantined_at IS NOT NULL"
 MARK_QUARANTINED = "quarantined_at = now()"

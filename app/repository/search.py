@@ -132,8 +132,8 @@ def search_settings(distributed: bool, timeout_ms: int) -> dict[str, str]:
     """A search's transaction-local settings: its timeout (0: none), and its plan."""
     settings = {"statement_timeout": str(timeout_ms)}
     if not distributed:
-        # Planning this statement costs about 2 ms, a fifth of a search at 10k rows, and
-        # its plan does not depend on the values: the parts whose plan does are planned
+        # Planning this statement is a fair share of a search (docs/search.md, "How search
+        # works"), and its plan does not depend on the values: the parts whose plan does are planned
         # inside its two readers on every call. So one plan per connection serves every
         # search of the same shape. (On Citus, memory_search_on_worker() keeps it so on
         # the worker; the call itself is routed by its tenant.)
@@ -151,7 +151,7 @@ async def fetched(conn: asyncpg.Connection, statement: SearchStatement) -> list[
 
 
 # The tenant a new connection's warm-up searches: no key names an empty tenant
-# (app/domain/inputs.py key_request), so no row is filed under it and the searches read
+# (app/domain/inputs/keys.py key_request), so no row is filed under it and the searches read
 # nothing. (Its scope is empty, so the vector side reads it exactly, not through the graph,
 # wherever memory_vector_exact_bound() is above 0: the default.)
 WARM_UP_TENANT = ""

@@ -15,7 +15,7 @@ from app.domain.memory import Memory
 from app.domain.sessions import Session
 from app.domain.transfer import ImportedMemory, MemoryState
 from app.repository.filters import only_repository_rows, served_sql
-from app.repository.memories import MERGED_TAGS, OBSERVED_AGAIN
+from app.repository.memory_writes import MERGED_TAGS, OBSERVED_AGAIN
 from app.repository.rows import (
     CLIENT_COLUMNS,
     CLIENT_VALUES,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from app.db.unit_of_work import unit_of_work
 from app.domain.memory import embedding_text
 from app.embeddings.base import EmbeddingError
-from app.repository.memories import PendingEmbeddingRepository
+from app.repository.pending_embeddings import PendingEmbeddingRepository
 
 if TYPE_CHECKING:
     from app.runtime import Runtime

@@ -23,14 +23,11 @@ from app.domain.drafts import (
     queued_draft,
 )
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
-from app.domain.inputs import (
-    RememberDraft,
-    decode_cursor,
-    encode_cursor,
-    source_repo_filter,
-)
+from app.domain.inputs.learning import RememberRequest
+from app.domain.inputs.listing import decode_cursor, encode_cursor
+from app.domain.inputs.memories import source_repo_filter
 from app.domain.principal import Principal
-from app.domain.secrets import screen_fields
+from app.domain.secrets.screen import screen_fields
 from app.domain.text import cut
 from app.domain.validation import Limits
 from app.repository.drafts import DraftRepository, WrittenRepository
@@ -182,7 +179,7 @@ class DraftQueue:
     async def _kept(self, draft: DraftEntry, text: str | None) -> RememberResult:
         when = draft.seen_at.date().isoformat()
         result = await self._learning.learned(
-            RememberDraft(
+            RememberRequest(
                 text=draft.text if text is None else text,
                 source_repo=draft.source_repo,
                 personal=draft.personal,

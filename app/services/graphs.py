@@ -16,8 +16,10 @@ logger = logging.getLogger("agent_memory.graphs")
 Done = Callable[[str, RepositoryGraph], None]
 
 
-class RepositoryGraphs:
-    """On a connection as the database's owner (not in a transaction)."""
+class GraphKeeper:
+    """Builds the HNSW graph of each repository large enough to have one and drops those
+    of repositories that shrank (app/domain/graphs.py's plan; their SQL is GraphRepository's),
+    on a connection as the database's owner (not in a transaction)."""
 
     def __init__(self, conn: asyncpg.Connection, min_rows: int) -> None:
         self._repo = GraphRepository(conn)
@@ -57,7 +59,7 @@ async def keep_graphs_quietly(owner_url: str | None, min_rows: int) -> None:
         logger.warning("repository graphs: no connection", exc_info=True)
         return
     try:
-        await RepositoryGraphs(conn, min_rows).keep(
+        await GraphKeeper(conn, min_rows).keep(
             lambda act, g: logger.info(
                 "repository graph", extra={"act": act, "graph": g.name, "rows": g.live_rows}
             )

@@ -9,9 +9,9 @@ from uuid import UUID
 import asyncpg
 
 from app.domain.errors import ConflictError, NotFoundError
-from app.domain.inputs import key_request
+from app.domain.inputs.keys import key_request
 from app.domain.keys import ROLES, ApiKey, display_prefix, generate_key, hash_key
-from app.domain.secrets import screen
+from app.domain.secrets.screen import screen
 from app.repository.audit import record_operator_entry
 from app.repository.keys import KeyRepository
 from app.services.audit import AuditTrail

@@ -13,21 +13,20 @@ from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
 from app.domain.diffs import retry_context
 from app.domain.errors import NotFoundError
-from app.domain.inputs import (
+from app.domain.inputs.learning import (
     Learning,
-    RememberDraft,
-    RetryDraft,
+    RememberRequest,
     StrategyAttempt,
     feedback_outcome,
-    hint_query,
     learning,
-    retry_draft,
     strategy_attempt,
 )
+from app.domain.inputs.retry import RetryRequest, retry_draft
+from app.domain.inputs.search import hint_query
 from app.domain.learning import learned_memory
 from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
 from app.domain.principal import Principal
-from app.domain.secrets import screen_fields
+from app.domain.secrets.screen import screen_fields
 from app.domain.tasks import (
     detect_task_pattern,
     extract_successful_steps,
@@ -35,7 +34,8 @@ from app.domain.tasks import (
     strategy_content,
 )
 from app.domain.validation import MEMORY_FILES, clean_content, clean_paths
-from app.repository.memories import FeedbackRepository, MemoryRepository
+from app.repository.feedback import FeedbackRepository
+from app.repository.memories import MemoryRepository
 from app.services.audit import AuditTrail
 from app.services.memories import MemoryService
 from app.services.search import SearchService
@@ -137,21 +137,21 @@ class LearningService:
         )
         return LearnResult(outcome.status, None, outcome.memory)
 
-    async def remember(self, draft: RememberDraft) -> RememberResult:
+    async def remember(self, request: RememberRequest) -> RememberResult:
         """An agent's learning, or (the draft's trust_level `user`) a person's own note,
         which the caller's key must be allowed to write (an admin's, or open mode): the
         same check at every door, as a stored memory's trust level has."""
         self._memories.actor.require("write")
-        learned = learning(draft, self._limits)
+        learned = learning(request, self._limits)
         self._memories.actor.require_trust(learned.trust_level)
         source = "session-capture" if learned.trust_level == "agent" else "person"
         return await self._stored(learned, source)
 
-    async def learned(self, draft: RememberDraft, *, source: str) -> RememberResult:
-        """A learning stored as a memory as its draft says whose it is, without asking the
-        key (a draft a person keeps, app/services/drafts.py: the caller has checked who
+    async def learned(self, request: RememberRequest, *, source: str) -> RememberResult:
+        """A learning stored as a memory as its request says whose it is, without asking the
+        key (a request a person keeps, app/services/drafts.py: the caller has checked who
         may write it)."""
-        return await self._stored(learning(draft, self._limits), source)
+        return await self._stored(learning(request, self._limits), source)
 
     async def _stored(self, learned: Learning, source: str) -> RememberResult:
         """A learning stored as a memory, its category and title inferred."""
@@ -182,11 +182,11 @@ class LearningService:
         similarity, best = ranked[0]
         return Hint(hint_text(best.memory.content), similarity, best.memory)
 
-    async def retry_context(self, draft: RetryDraft) -> dict[str, Any]:
+    async def retry_context(self, request: RetryRequest) -> dict[str, Any]:
         """The diff is CPU work bounded in time (see domain.retry), done in a worker thread
         so the event loop keeps serving."""
         self._memories.actor.require("write")
-        cleaned = retry_draft(draft)
+        cleaned = retry_draft(request)
         return await asyncio.to_thread(retry_context, cleaned)
 
 

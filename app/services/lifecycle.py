@@ -16,11 +16,11 @@ from app.domain.errors import (
     NotFoundError,
     PreconditionFailedError,
 )
-from app.domain.inputs import MemoryDraft, memory_edit, source_repo_filter
+from app.domain.inputs.memories import MemoryRequest, memory_edit, source_repo_filter
 from app.domain.keys import TRUST_ALLOWED
 from app.domain.memory import Memory, StoreOutcome, carried_over
 from app.domain.principal import Principal
-from app.domain.secrets import SecretsPolicy, screen_json
+from app.domain.secrets.screen import SecretsPolicy, screen_json
 from app.domain.validation import clean_commit
 from app.repository.lifecycle import (
     LifecycleRepository,
@@ -179,13 +179,13 @@ class LifecycleService:
     async def supersede(
         self,
         memory_id: UUID,
-        draft: MemoryDraft,
+        request: MemoryRequest,
         expected_version: int | None = None,
     ) -> tuple[Memory, StoreOutcome]:
         """Store the replacement and point the old memory at it, in the caller's transaction:
         either both happen or neither does."""
         store = self._writer()
-        replacement = store.validate(draft)
+        replacement = store.validate(request)
         old = await self._memories.get(memory_id)
         if old is None:
             raise NotFoundError(f"memory {memory_id} not found")

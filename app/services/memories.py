@@ -17,19 +17,13 @@ from app.domain.duplicates import Verdict, Written, judge, nearest_with, unit
 from app.domain.errors import ConflictError, InvalidInputError, NotFoundError
 from app.domain.filters import MemoryFilter
 from app.domain.id_prefix import id_prefix
-from app.domain.inputs import (
-    ListDraft,
-    MemoryDraft,
-    encode_cursor,
-    list_query,
-    new_memories,
-    new_memory,
-)
+from app.domain.inputs.listing import ListRequest, encode_cursor, list_query
+from app.domain.inputs.memories import MemoryRequest, new_memories, new_memory
 from app.domain.memory import Memory, NewMemory, StoreOutcome
 from app.domain.people import require_person_for_personal
 from app.domain.principal import Principal
 from app.domain.provenance import Exposure, Hold, dangerous_instruction, hold_for
-from app.domain.secrets import memory_text_size, screen_memory
+from app.domain.secrets.screen import memory_text_size, screen_memory
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository, UpsertResult
@@ -46,11 +40,11 @@ Embedding = asyncio.Future[list[list[float] | None]]
 # A large batch is embedded this many texts at a time, each part while the one before it
 # is written (embedded_ahead), so that the model's cores and the database's work overlap.
 EMBED_CHUNK = 64
-# Text screened for secrets on the event loop; more goes to a worker thread (~1 ms per
-# 1,000 characters).
+# Text screened for secrets on the event loop; more goes to a worker thread (what it costs:
+# docs/benchmarks.md, "The secret screen").
 SCREEN_INLINE_CHARS = 20_000
-# Text read for dangerous instructions on the event loop (0.1 ms for a lesson; a crafted
-# 20,000 characters, 350 ms); more goes to a worker thread.
+# Text read for dangerous instructions on the event loop (a crafted long text is slow:
+# docs/benchmarks.md, "Commands that fetch and run code"); more goes to a worker thread.
 RULE_INLINE_CHARS = 2_000
 # Supersede links followed each way for a memory's history.
 MAX_LINEAGE = 20
@@ -80,21 +74,21 @@ class MemoryService:
     def embedder(self) -> Embedder:
         return self._embedder
 
-    def validate(self, draft: MemoryDraft) -> NewMemory:
-        """The draft as a memory this caller may write, or the reason it may not."""
+    def validate(self, request: MemoryRequest) -> NewMemory:
+        """The request as a memory this caller may write, or the reason it may not."""
         self.actor.require("write")
         try:
-            new = new_memory(draft, self.limits)
+            new = new_memory(request, self.limits)
         except InvalidInputError:
             self._telemetry.rejected()
             raise
         self.actor.require_trust(new.trust_level)
         return new
 
-    async def store(self, draft: MemoryDraft) -> StoreOutcome:
-        return await self.store_new(self.validate(draft))
+    async def store(self, request: MemoryRequest) -> StoreOutcome:
+        return await self.store_new(self.validate(request))
 
-    async def store_batch(self, drafts: Sequence[MemoryDraft]) -> list[StoreOutcome]:
+    async def store_batch(self, drafts: Sequence[MemoryRequest]) -> list[StoreOutcome]:
         """All or nothing: one bad item and nothing of the batch is written."""
         self.actor.require("write")
         try:
@@ -415,9 +409,9 @@ class MemoryService:
     async def require_known_types(self, memory_filter: MemoryFilter) -> None:
         await require_known_types(self._uow, memory_filter)
 
-    async def list_page(self, draft: ListDraft) -> MemoryPage:
+    async def list_page(self, request: ListRequest) -> MemoryPage:
         """Newest first; `next_cursor` continues after the last one (None: no more)."""
-        query = list_query(draft, self.limits)
+        query = list_query(request, self.limits)
         self.actor.require("admin" if query.filter.include_quarantined else "read")
         await self.require_known_types(query.filter)
         memories = await self._repo.list(query.filter, query.limit + 1, query.after)

@@ -11,7 +11,13 @@ from uuid import UUID
 
 from app.config import Settings
 from app.domain.compact import CompactHit, compact_hits, compact_memory, pack
-from app.domain.recall import FILE_RECALL_HEAD, RECALL_HEAD, RecallDraft, RecallQuery, recall_query
+from app.domain.recall import (
+    FILE_RECALL_HEAD,
+    RECALL_HEAD,
+    RecallQuery,
+    RecallRequest,
+    recall_query,
+)
 from app.domain.text import estimate_tokens
 from app.services.search import SearchService
 
@@ -27,8 +33,8 @@ class RecallService:
         self._search = search
         self._settings = settings
 
-    async def recall(self, draft: RecallDraft) -> Recall:
-        query = recall_query(draft)
+    async def recall(self, request: RecallRequest) -> Recall:
+        query = recall_query(request)
         if query.file is not None:
             return await self._about_file(query, query.file)
         response = await self._search.search(query.search)

@@ -39,9 +39,9 @@ class ReembedStatus:
 Progress = Callable[[int, int], None]
 
 
-# Measured 2026-11-27 on the local cluster: the second vector column's storage is set on
+# On the local cluster (docs/operations.md): the second vector column's storage is set on
 # each shard by run_command_on_shards(), whose own connections wait for the locks this
-# transaction's ALTER TABLE holds on the workers: no progress in 20 minutes.
+# transaction's ALTER TABLE holds on the workers: it made no progress.
 CITUS_REFUSAL = (
     "re-embedding runs on one PostgreSQL, not on Citus: setting the new vector column's"
     " storage on each shard waits on the re-embed's own locks (docs/operations.md). Move"

@@ -14,13 +14,13 @@ from app.config import Settings, limits_of
 from app.db.pool import WarmUp
 from app.db.pool import search_settings as db_search_settings
 from app.db.unit_of_work import UnitOfWork
-from app.domain.filters import FilterDraft, MemoryFilter
-from app.domain.inputs import SearchDraft, SearchQuery, search_query
+from app.domain.filters import FilterRequest, MemoryFilter
+from app.domain.inputs.search import SearchQuery, SearchRequest, search_query
 from app.domain.memory import Memory
 from app.domain.principal import Principal
-from app.domain.recall import RecallDraft, recall_query
+from app.domain.recall import RecallRequest, recall_query
 from app.domain.search import SearchHit
-from app.domain.secrets import redact_for_log
+from app.domain.secrets.find import redact_for_log
 from app.domain.validation import Limits
 from app.embeddings.base import Embedder, EmbeddingError
 from app.repository.memories import MemoryRepository
@@ -69,17 +69,17 @@ class SearchService:
         self._actor = actor
         self._limits = limits
 
-    async def search(self, draft: SearchDraft) -> SearchResponse:
+    async def search(self, request: SearchRequest) -> SearchResponse:
         self._actor.require("read")
-        query = search_query(draft, self._limits)
+        query = search_query(request, self._limits)
         await require_known_types(self._uow, query.filter)
         return await self.run(query)
 
-    async def about_file(self, draft: SearchDraft, path: str) -> list[Memory]:
+    async def about_file(self, request: SearchRequest, path: str) -> list[Memory]:
         """The memories in the draft's scope (its repository and the global ones) whose
-        files name `path`, at most `draft.limit`."""
+        files name `path`, at most `request.limit`."""
         self._actor.require("read")
-        query = search_query(draft, self._limits)
+        query = search_query(request, self._limits)
         return await self._repo.about_file(query.filter, path, query.limit)
 
     async def count_reads(self, ids: list[UUID]) -> None:
@@ -106,11 +106,11 @@ class SearchService:
                 alpha, degraded = 0.0, "keyword-only: the embedding provider is unavailable"
         return statement_params(self._settings, query, embedding, alpha), degraded
 
-    async def explain(self, draft: SearchDraft) -> tuple[SearchStatement, list[str]]:
+    async def explain(self, request: SearchRequest) -> tuple[SearchStatement, list[str]]:
         """The statement a search would send, with its values, and its plan as it ran
         (EXPLAIN ANALYZE, BUFFERS; accesses not counted). An admin's tool."""
         self._actor.require("admin")
-        query = search_query(draft, self._limits)
+        query = search_query(request, self._limits)
         params, _ = await self._params(dataclasses.replace(query, track_access=False))
         return await self._repo.explain(query.filter, params)
 
@@ -199,7 +199,7 @@ def statement_params(
 def _floor(settings: Settings, query: SearchQuery, alpha: float) -> dict[str, float]:
     """The relevance floor the statement applies (bench/floor.py replays it offline).
     It was chosen for hybrid scores; keyword-only scores are squared ratios to the best
-    and fall much faster (a floor of 0.4 cost 0.10 recall@10 at alpha 0)."""
+    and fall much faster (docs/benchmarks.md, "What a search hands an agent")."""
     if not query.floor or not 0 < alpha < 1:
         return {}
     return {
@@ -210,8 +210,8 @@ def _floor(settings: Settings, query: SearchQuery, alpha: float) -> dict[str, fl
 
 # The searches a new pooled connection runs once, before its first request (app/db/pool.py):
 # each shape of search statement is prepared and planned once per connection, and a
-# connection's first search cost 30-60 ms more than its next on a loaded machine, 8-10 ms
-# more for each further shape (docs/benchmarks.md, issue 69). The shapes the hooks and agents
+# connection's first search cost more than its next, and each further shape more again
+# (docs/benchmarks.md, issue 69). The shapes the hooks and agents
 # send: a recall on a prompt and on a failure (a repository, its session), a search of a
 # repository with its global memories, and of the whole tenant. Searched in no tenant's
 # rows (see app/repository/search.py warm_up), so that they read nothing.
@@ -225,13 +225,13 @@ def warm_up_searches(
 ) -> list[tuple[MemoryFilter, SearchParams]]:
     """Each shape's filter and parameters, with a unit query vector of `dim` dimensions."""
     recalls = [
-        recall_query(RecallDraft(WARM_UP_TEXT, WARM_UP_REPO, purpose, session_id=WARM_UP_SESSION))
+        recall_query(RecallRequest(WARM_UP_TEXT, WARM_UP_REPO, purpose, session_id=WARM_UP_SESSION))
         for purpose in ("prompt", "failure")
     ]
     drafts = [
         *(recall.search for recall in recalls),
-        SearchDraft(WARM_UP_TEXT, FilterDraft(source_repo=WARM_UP_REPO)),
-        SearchDraft(WARM_UP_TEXT),
+        SearchRequest(WARM_UP_TEXT, FilterRequest(source_repo=WARM_UP_REPO)),
+        SearchRequest(WARM_UP_TEXT),
     ]
     embedding = [1.0] + [0.0] * (dim - 1)
     shapes = []

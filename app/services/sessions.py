@@ -14,14 +14,16 @@ from app.db.unit_of_work import UnitOfWork, unit_of_work
 from app.domain import snapshot as snapshot_rules
 from app.domain.drafts import MAX_DRAFTS, DraftText, QueuedDraft, draft_of
 from app.domain.errors import ConflictError, NotFoundError
-from app.domain.inputs import snapshot_budget, source_repo_filter
+from app.domain.inputs.budgets import snapshot_budget
+from app.domain.inputs.memories import source_repo_filter
 from app.domain.principal import Principal, system_principal
 from app.domain.provenance import MAX_SOURCES, MAX_SOURCES_A_CALL, clean_sources
-from app.domain.secrets import find_secrets, redacted, screen_fields
+from app.domain.secrets.find import find_secrets, redacted
+from app.domain.secrets.screen import screen_fields
 from app.domain.sessions import (
     Session,
-    SessionDraft,
     SessionEnd,
+    SessionRequest,
     SessionStartRequest,
     session_draft,
     session_end,
@@ -97,10 +99,10 @@ class SessionService:
             "tip": CAPTURE_TIP,
         }
 
-    async def start(self, draft: SessionDraft) -> SessionStart:
+    async def start(self, request: SessionRequest) -> SessionStart:
         """Check the start, prune in a transaction of its own (never blocking the start),
         then open the session in the caller's transaction."""
-        checked = self._check_start(draft)
+        checked = self._check_start(request)
         report = await self._prune(checked.source_repo)
         abandoned = await self._repo.abandon_older_than(self._settings.session_abandon_after_hours)
         for old, held in abandoned:
@@ -125,10 +127,10 @@ class SessionService:
             )
         return SessionStart(session, report, self.capture_settings(), len(marked))
 
-    def _check_start(self, draft: SessionDraft) -> SessionStartRequest:
+    def _check_start(self, request: SessionRequest) -> SessionStartRequest:
         """Before pruning runs for it: a refused start changes nothing."""
         self._actor.require("write")
-        return screen_fields(session_draft(draft), self._settings.secrets_policy)
+        return screen_fields(session_draft(request), self._settings.secrets_policy)
 
     async def end(self, session_id: UUID, draft: SessionEnd) -> Session:
         self._actor.require("write")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.db.unit_of_work import UnitOfWork
 from app.domain.errors import InvalidInputError
-from app.domain.inputs import source_repo_filter
+from app.domain.inputs.memories import source_repo_filter
 from app.domain.principal import Principal
 from app.domain.standing import (
     CANDIDATES,

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.config import Settings
 from app.db.unit_of_work import UnitOfWork
-from app.domain.inputs import source_repo_filter
+from app.domain.inputs.memories import source_repo_filter
 from app.domain.principal import Principal
 from app.repository.stats import DAYS_CHARTED, StatsRepository
 from app.services.lifecycle import prune_rules

@@ -5,7 +5,6 @@ that undoing it is the trail's own undo."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -20,27 +19,25 @@ from app.domain.memory import Memory
 from app.domain.principal import Principal
 from app.domain.tidy import (
     ARCHIVING_KINDS,
-    EXACT_SCOPE,
     MAX_PROPOSALS_PAGE,
     PROPOSAL_KINDS,
     RETIRE_AFTER_DAYS,
     SHOWN_BY_DEFAULT,
     NearPair,
     ProposalEntry,
-    near_pairs_of,
     pair_proposals,
     retire_proposal,
 )
 from app.domain.validation import one_of
 from app.repository.lifecycle import LifecycleRepository
 from app.repository.memories import MemoryRepository
-from app.repository.proposals import ProposalRepository
+from app.repository.tidy import TidyRepository
 from app.runtime import Runtime
 from app.services.audit import AuditService, AuditTrail
 
 logger = logging.getLogger("agent_memory.tidy")
 
-PAGE = 500  # a large repository's memories a read through the index takes (a transaction)
+PAGE = 500  # a repository's memories whose neighbours one read takes (a transaction)
 MAX_RETIRE = 500  # retire proposals one run makes at most
 
 
@@ -59,26 +56,19 @@ class ShownProposal:
 
 
 async def compute_proposals(runtime: Runtime, tenant_id: str) -> Computed:
-    """A tenant's proposals from all its live memories, a repository at a time, each read
-    in its own transaction (no connection is held across the run), then saved in one. A
-    repository of at most EXACT_SCOPE memories is compared exactly, in a worker thread; a
-    larger one through the vector index, PAGE memories a transaction."""
+    """A tenant's proposals from all its live memories, a repository at a time, PAGE
+    memories a transaction (no connection is held across the run), each page's neighbours
+    in one read of the nearest (exact for a repository small beside the graph, the graph
+    past it: app/repository/nearest.py), then saved in one."""
     started = time.perf_counter()
     async with unit_of_work(runtime.database, tenant_id) as uow:
-        scopes = await ProposalRepository(uow).scopes()
+        scopes = await TidyRepository(uow).scopes()
     pairs: list[NearPair] = []
-    for source_repo, count in scopes:
-        if count <= EXACT_SCOPE:
-            async with unit_of_work(runtime.database, tenant_id) as uow:
-                memories, vectors = await ProposalRepository(uow).scope_memories(source_repo)
-            pairs += await asyncio.to_thread(
-                near_pairs_of, memories, vectors, NEAREST, CONTRADICTION_SIMILARITY
-            )
-        else:
-            pairs += await _paged_pairs(runtime, tenant_id, source_repo)
+    for source_repo, _ in scopes:
+        pairs += await _paged_pairs(runtime, tenant_id, source_repo)
     proposals = pair_proposals(pairs)
     async with unit_of_work(runtime.database, tenant_id) as uow:
-        repo = ProposalRepository(uow)
+        repo = TidyRepository(uow)
         stale = await repo.stale_unread(RETIRE_AFTER_DAYS, MAX_RETIRE)
         proposals += [retire_proposal(m, _files_of(reason)) for m, reason in stale]
         saved = await repo.save(proposals)
@@ -92,7 +82,7 @@ async def _paged_pairs(runtime: Runtime, tenant_id: str, source_repo: str | None
     after: UUID | None = None
     while True:
         async with unit_of_work(runtime.database, tenant_id) as uow:
-            found, after = await ProposalRepository(uow).near_pairs(
+            found, after = await TidyRepository(uow).near_pairs(
                 source_repo, after, PAGE, NEAREST, CONTRADICTION_SIMILARITY
             )
         pairs += found
@@ -121,7 +111,7 @@ class TidyService:
         self._uow = uow
         self._runtime = runtime
         self._actor = actor
-        self._repo = ProposalRepository(uow)
+        self._repo = TidyRepository(uow)
         self._memories = MemoryRepository(uow)
         self._lifecycle = LifecycleRepository(uow)
         self._audit = AuditTrail(uow, actor)

@@ -13,13 +13,13 @@ from uuid import UUID
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
 from app.domain.people import require_person_for_personal
-from app.domain.secrets import screen_fields
+from app.domain.secrets.screen import screen_fields
 from app.domain.sessions import Session
 from app.domain.transfer import (
-    ExportDraft,
     ExportHeader,
-    ImportDraft,
+    ExportRequest,
     ImportedMemory,
+    ImportRequest,
     SessionLine,
     at_line,
     export_query,
@@ -44,7 +44,7 @@ class ImportSource(Protocol):
 
     async def header(self) -> ExportHeader: ...
 
-    def memories(self) -> AsyncIterator[tuple[int, ImportDraft | SessionLine]]: ...
+    def memories(self) -> AsyncIterator[tuple[int, ImportRequest | SessionLine]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +89,14 @@ class TransferService:
         self._sessions = sessions
         self._audit = audit
 
-    async def export(self, draft: ExportDraft) -> Export:
+    async def export(self, request: ExportRequest) -> Export:
         """Every memory of the caller's tenant (optionally one repository, or a window of
         time), archived and superseded ones included, oldest first; with the vectors when
         asked for. Quarantined and altered memories go only into an admin's export, marked
         quarantined. Sessions go by repository alone."""
         self._memories.actor.require("read")
         with_quarantined = self._memories.actor.can("admin")
-        query = export_query(draft, self._memories.limits, with_quarantined)
+        query = export_query(request, self._memories.limits, with_quarantined)
         await self._memories.require_known_types(query.filter)
         embedder = self._memories.embedder
         header = ExportHeader(

@@ -16,7 +16,7 @@ from app.domain.principal import Principal
 from app.domain.tidy import UNWRITTEN, Candidate, unwritten_proposal
 from app.repository.drafts import WrittenRepository
 from app.repository.memories import MemoryRepository
-from app.repository.proposals import ProposalRepository
+from app.repository.tidy import TidyRepository
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class WrittenRules:
         self._actor = actor
         self._written = WrittenRepository(uow)
         self._memories = MemoryRepository(uow)
-        self._proposals = ProposalRepository(uow)
+        self._proposals = TidyRepository(uow)
 
     async def check(self, sent: WrittenText) -> Unwritten:
         """`sent`: every rule a scope's files hold now. Asks a person; changes no memory."""

@@ -15,7 +15,9 @@ def hook_arguments(argv: list[str]) -> tuple[str, str] | None:
     """(client, event) of `hook [--client CLIENT] EVENT`, read without argparse (whose import
     a hook would pay on every prompt); None for any other form (argparse then reads it)."""
     if len(argv) == 2 and argv[0] == "hook" and not argv[1].startswith("-"):
-        return "claude-code", argv[1]
+        from agent_memory_client.clients import DEFAULT_CLIENT
+
+        return DEFAULT_CLIENT, argv[1]
     if len(argv) == 4 and argv[:2] == ["hook", "--client"] and not argv[3].startswith("-"):
         return argv[2], argv[3]
     return None
@@ -23,7 +25,7 @@ def hook_arguments(argv: list[str]) -> tuple[str, str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from agent_memory_client.clients import CLIENTS
+    from agent_memory_client.clients import CLIENTS, DEFAULT_CLIENT
 
     fast = hook_arguments(argv)
     if fast is not None and fast[0] in CLIENTS:
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="the server (default: AGENT_MEMORY_URL or 127.0.0.1:8080)")
     commands = parser.add_subparsers(dest="command", required=True)
     hook = commands.add_parser("hook", help="a client's hook: its JSON on stdin")
-    hook.add_argument("--client", choices=list(CLIENTS), default="claude-code")
+    hook.add_argument("--client", choices=list(CLIENTS), default=DEFAULT_CLIENT)
     hook.add_argument("event", help="the hook's event, as the client's configuration names it")
     mcp = commands.add_parser("mcp", help="MCP over stdio, bridged to the server's /mcp")
     surface = "agent: for a client whose hooks own sessions (no session, pruning, stats tools)"

@@ -2,8 +2,8 @@
 socket of its own, with a deadline per call, the key from AGENT_MEMORY_API_KEY (none: open
 mode), and one error type for a refusal or an unreachable server.
 
-Not `urllib.request`: its import (http.client, the email parser, ssl) costs a hook more than
-all the rest of its start (about 60 ms of 150 on this project's 2-core machine). A plain
+Not `urllib.request`: its import (http.client, the email parser, ssl) cost a hook more than
+all the rest of its start (docs/benchmarks.md, "What a hook's start costs"). A plain
 socket speaks to the server; ssl is imported only for an https URL, and `urllib.request`
 only where a proxy is configured for the server's host.
 """

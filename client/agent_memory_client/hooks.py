@@ -1,5 +1,5 @@
 """`agent-memory-client hook [--client CLIENT] EVENT`: one hook run. The client's adapter
-(clients/) reads its JSON from stdin into the loop's events (loop.py), the loop talks to the
+(clients/) reads its JSON from stdin into the loop's events (loop/), the loop talks to the
 server within one overall deadline, and the adapter writes the answer in the client's shape.
 It always exits 0 and says in one line on stderr what happened: memory never blocks or
 breaks the agent.
@@ -15,7 +15,8 @@ from agent_memory_client.connection import Connection, Deadline, Unavailable
 from agent_memory_client.loop import KINDS, Answer, handle, keep_for_later, take_pending
 
 # Each event's whole budget, interpreter start excluded (tens of ms). Claude Code cancels
-# SessionEnd at about 1.5 s whatever its timeout says; every client's hook timeout is 5 s.
+# SessionEnd well before its timeout says (docs/benchmarks.md, "What a hook's start
+# costs"); every client's hook timeout is 5 s.
 # Every kind of the loop's has one: a second, but for these.
 BUDGET_S = {**dict.fromkeys(KINDS, 1.0), "start": 2.5, "idle": 0.1}
 HOOK_BUDGET_S = 3.0  # a hook of several events (Codex's Stop: stop, then end)

@@ -51,3 +51,6 @@ DRAFT_KEY_CHARS = 200
 # it to fit.
 EVIDENCE_KEYS = ("error", "failed", "change", "command", "said", "shown", "distilled_by", "written")
 EVIDENCE_CHARS = 600
+# A source (the page or the command an outsider's text came from) as the server keeps one:
+# longer is cut, by the server and by the client's session state alike.
+SOURCE_CHARS = 300

@@ -12,13 +12,13 @@ Outsider reads:
   by the name it wrote, not by a word in a name) whose name does not say it writes. A
   browser's navigation to a page off this machine is one (its source is the URL), and so is
   every later read of that page (its text, a snapshot, a script's answer: browser_page(),
-  which outside.py follows across the session); driving the user's own dev server on
+  which outside/ follows across the session); driving the user's own dev server on
   localhost is not;
 - **shell commands that fetch**: a downloader (protocol.FETCH_PROGRAMS) given a URL off this
   machine, or `gh` reading what others wrote: `issue`/`pr`/`release`/`gist` view, list or
   diff, `search`, `api` with GET (its default without fields);
 - **what came from outside, read later**: a file a clone, a download or an unpacked archive
-  put on disk, read by a file tool, a search or the shell (outside.py: the session
+  put on disk, read by a file tool, a search or the shell (outside/: the session
   remembers where such files landed);
 - **a subagent's report**, where its own calls are not in the transcript (a background
   agent's): one briefed to use a web tool (brief_sources()).
@@ -314,7 +314,7 @@ def browser_page(
     opened, or "" for a read of the page already open (its text, a snapshot, a script's
     answer, a screenshot; an action's answer shows the page too); None for a tool of no
     browser's, or one that manages the browser alone (its window, its tabs). Whose text the
-    page is, the URL that opened it says (outside.py remembers it across the session)."""
+    page is, the URL that opened it says (outside/ remembers it across the session)."""
     parts = mcp_parts(tool)
     if not (mcp or server or parts) or is_own_tool(tool, server, ours):
         return None

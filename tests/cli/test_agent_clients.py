@@ -7,38 +7,39 @@ repository, the session recorded.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import subprocess
-import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
-from tests.cli.test_claude_code import (
-    PLANTED,
-    RECALLED,
-    checkout,
-    fetch_from_afar,
-    git,
-    page_app,
-)
 from tests.conftest import serving
-
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
-CODEX = CACHE / "codex" / "node_modules" / ".bin" / "codex"
-GEMINI = CACHE / "gemini" / "node_modules" / ".bin" / "gemini"
-COPILOT = CACHE / "copilot" / "node_modules" / ".bin" / "copilot"
+from tests.helpers.agent_clients import (
+    CODEX,
+    COPILOT,
+    GEMINI,
+    RECALLED,
+    client_env,
+    codex_home,
+    codex_run,
+    copilot_home,
+    copilot_run,
+    gemini_home,
+    gemini_run,
+    install,
+)
+from tests.helpers.git import checkout, git
+from tests.helpers.model_stubs import (
+    Script,
+    chat_completions_api,
+    gemini_api,
+    responses_api,
+    strings,
+)
+from tests.helpers.planted_page import PLANTED, fetch_from_afar, page_app
 
 PATTERN = (
     "Upload tests must each use their own tmp_path: a shared temp dir makes them fail with"
@@ -50,243 +51,6 @@ FIX = (
 )
 SNAPSHOT_MEMORY = "app/db/pool.py sets hnsw.ef_search per connection"
 PROMPT = "Why does the upload test fail with PermissionError in CI?"
-
-
-@dataclass
-class Script:
-    """What the stub model does: each step a tool call (a shell command, or one of our MCP
-    tools by the end of its name), made once the request offers that tool; then text."""
-
-    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    text: str = "Done: I looked at the repository."
-
-    def next_call(self, offered: list[str]) -> tuple[str, dict[str, Any]] | None:
-        if not self.steps:
-            return None
-        wanted, arguments = self.steps[0]
-        for name in offered:
-            if name == wanted or name.endswith((f"_{wanted}", f"__{wanted}", f"-{wanted}")):
-                self.steps.pop(0)
-                return name, arguments
-        return None
-
-    def seen(self, since: int = 0, until: int | None = None) -> str:
-        return "\n".join(json.dumps(r) for r in self.requests[since:until])
-
-
-def responses_api(script: Script) -> Starlette:
-    """OpenAI's Responses API as Codex streams it."""
-
-    async def responses(request: Request) -> Response:
-        body = await request.json()
-        script.requests.append(body)
-        offered: list[str] = []  # an MCP server's tools come in a namespace: NAMESPACE__tool
-        for tool in body.get("tools") or []:
-            inner = tool.get("tools") if tool.get("type") == "namespace" else None
-            offered += [f"{tool['name']}__{t['name']}" for t in inner or []] or [tool.get("name")]
-        call = script.next_call([str(name) for name in offered])
-        n = len(script.requests)
-        if call is not None:
-            name, arguments = call
-            namespace, _, inner_name = name.rpartition("__")
-            item: dict[str, Any] = {"type": "function_call", "name": inner_name or name,
-                    "arguments": json.dumps(arguments), "call_id": f"call_{n}", "id": f"fc_{n}",
-                    **({"namespace": namespace} if namespace else {})}  # fmt: skip
-        else:
-            item = {"type": "message", "role": "assistant", "id": f"msg_{n}",
-                    "content": [{"type": "output_text", "text": script.text}]}  # fmt: skip
-        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
-                 "output_tokens_details": None, "total_tokens": 2}  # fmt: skip
-
-        async def events() -> AsyncIterator[str]:
-            for event in (
-                {"type": "response.created", "response": {"id": f"resp_{n}"}},
-                {"type": "response.output_item.done", "item": item},
-                {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}},
-            ):
-                yield f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    async def anything(request: Request) -> Response:
-        return JSONResponse({"data": [], "models": []})
-
-    return Starlette(
-        routes=[
-            Route("/v1/responses", responses, methods=["POST"]),
-            Route("/{path:path}", anything, methods=["GET", "POST"]),
-        ]
-    )
-
-
-def gemini_api(script: Script) -> Starlette:
-    """The Gemini API as Gemini CLI streams it (streamGenerateContent, server-sent events)."""
-
-    async def generate(request: Request) -> Response:
-        body = await request.json()
-        script.requests.append(body)
-        offered = [
-            str(d.get("name"))
-            for tool in body.get("tools") or []
-            for d in tool.get("functionDeclarations") or []
-        ]
-        call = script.next_call(offered)
-        part = (
-            {"functionCall": {"name": call[0], "args": call[1]}}
-            if call is not None
-            else {"text": script.text}
-        )
-        chunk = {
-            "candidates": [{"content": {"role": "model", "parts": [part]},
-                            "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1,
-                              "totalTokenCount": 2},
-        }  # fmt: skip
-        if "stream" not in request.url.path.lower():
-            return JSONResponse(chunk)
-
-        async def events() -> AsyncIterator[str]:
-            yield f"data: {json.dumps(chunk)}\n\n"
-
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    return Starlette(routes=[Route("/{path:path}", generate, methods=["POST"])])
-
-
-def chat_completions_api(script: Script) -> Starlette:
-    """OpenAI's Chat Completions API as Copilot CLI streams it (its BYOK provider's default
-    wire API)."""
-
-    async def completions(request: Request) -> Response:
-        body = await request.json()
-        script.requests.append(body)
-        offered = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or []]
-        call = script.next_call(offered)
-        n = len(script.requests)
-        delta: dict[str, Any] = {"role": "assistant", "content": script.text}
-        if call is not None:
-            function = {"name": call[0], "arguments": json.dumps(call[1])}
-            called = {"index": 0, "id": f"call_{n}", "type": "function", "function": function}
-            delta = {"role": "assistant", "tool_calls": [called]}
-        finish = "tool_calls" if call is not None else "stop"
-        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-
-        async def events() -> AsyncIterator[str]:
-            for choice, more in (({"index": 0, "delta": delta, "finish_reason": None}, {}),
-                                 ({"index": 0, "delta": {}, "finish_reason": finish},
-                                  {"usage": usage})):  # fmt: skip
-                chunk = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0,
-                         "model": body.get("model"), "choices": [choice], **more}  # fmt: skip
-                yield f"data: {json.dumps(chunk)}\n\n"
-            yield "data: [DONE]\n\n"
-
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    async def anything(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": []})
-
-    return Starlette(
-        routes=[
-            Route("/v1/chat/completions", completions, methods=["POST"]),
-            Route("/{path:path}", anything, methods=["GET", "POST"]),
-        ]
-    )
-
-
-def client_env(home: Path, served: str, **extra: str) -> dict[str, str]:
-    """The client's environment: a home of its own, and this interpreter's scripts first on
-    PATH (the extension's hooks run `agent-memory-client` from there)."""
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    return {
-        "PATH": path, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"),
-        "XDG_STATE_HOME": str(home / "state"), "AGENT_MEMORY_URL": served, **extra,
-    }  # fmt: skip
-
-
-def install(client: str, env: dict[str, str], *where: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_memory_client", "install", client, *where],
-        env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout
-
-
-async def run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
-    process = await asyncio.create_subprocess_exec(
-        *command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), 150)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        raise AssertionError(f"{command[0]} did not end within 150 s") from None
-    assert process.returncode == 0, err.decode()[-3000:]
-    return out.decode()
-
-
-async def codex_run(repo: Path, home: Path, model_url: str, served: str, prompt: str) -> str:
-    env = client_env(home, served, STUB_KEY="stub", CODEX_HOME=str(home / ".codex"))
-    command = [str(CODEX), "exec", "--dangerously-bypass-approvals-and-sandbox", prompt]
-    return await run(command, repo, env)
-
-
-def codex_home(home: Path, model_url: str, served: str) -> str:
-    (home / ".codex").mkdir(parents=True)
-    (home / ".codex" / "config.toml").write_text(
-        'model = "stub-model"\nmodel_provider = "stub"\n\n[model_providers.stub]\n'
-        f'name = "stub"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
-        'env_key = "STUB_KEY"\n'
-    )
-    env = client_env(home, served, CODEX_HOME=str(home / ".codex"), AGENT_MEMORY_CODEX=str(CODEX))
-    return install("codex", env)
-
-
-async def gemini_run(repo: Path, home: Path, model_url: str, served: str, prompt: str) -> str:
-    env = client_env(
-        home, served, GEMINI_API_KEY="stub", GOOGLE_GEMINI_BASE_URL=model_url,
-        GEMINI_CLI_TRUST_WORKSPACE="true",
-    )  # fmt: skip
-    command = [str(GEMINI), "-m", "gemini-2.5-flash", "--yolo", "-p", prompt]
-    return await run(command, repo, env)
-
-
-def gemini_home(home: Path, model_url: str, served: str) -> str:
-    (home / ".gemini").mkdir(parents=True)
-    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
-    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    return install("gemini", client_env(home, served))
-
-
-async def copilot_run(
-    repo: Path, home: Path, model_url: str, served: str, prompt: str, *flags: str
-) -> str:
-    """Copilot CLI offline against the stub (its BYOK provider: no GitHub login), the
-    user-level hooks and MCP server install wrote (a repository's need a trusted folder)."""
-    env = client_env(
-        home, served, COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=f"{model_url}/v1",
-        COPILOT_PROVIDER_API_KEY="stub", COPILOT_MODEL="gpt-4.1", COPILOT_AUTO_UPDATE="false",
-        COPILOT_PKG_CACHE_HOME=str(CACHE / "copilot"),  # where scripts/agent-clients unpacked it
-    )  # fmt: skip
-    command = [str(COPILOT), "-p", prompt, "--allow-all-tools", "--no-ask-user", *flags]
-    return await run(command, repo, env)
-
-
-def copilot_home(home: Path, model_url: str, served: str) -> str:
-    home.mkdir(parents=True)
-    return install("copilot", client_env(home, served))
-
-
-def strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in strings(v)]
-    return []
 
 
 def our_tools(request: dict[str, Any]) -> list[Any]:

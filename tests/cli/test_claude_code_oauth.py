@@ -33,8 +33,9 @@ from app.config import Settings
 from app.embeddings.base import Embedder
 from app.main import create_app
 from app.services.keys import KeyService
-from tests.cli.test_claude_code import CLAUDE, StubModel
 from tests.conftest import EMPTY_TABLES, on_loopback, running, serving
+from tests.helpers.agent_clients import CLAUDE
+from tests.helpers.model_stubs import StubModel
 from tests.oauth_flow import consent_page, decide, localhost_certificate
 
 AUTHORIZATION_URL = re.compile(r"(https?://[^\s\x1b\x07]+/authorize\?[^\s\x1b\x07]+)")

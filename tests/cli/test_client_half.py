@@ -21,9 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_memory_client import hooks, loop
+from agent_memory_client import hooks
 from agent_memory_client.bridge import bridge
 from agent_memory_client.connection import Connection, Deadline, Unavailable
+from agent_memory_client.loop.state import state_file
 from tests.conftest import serving
 
 SERVER_SIDE = ("app", "httpx", "pydantic", "mcp", "anyio", "starlette", "asyncpg", "platformdirs")
@@ -145,7 +146,8 @@ async def test_session_start_keeps_to_its_deadline_against_a_server_that_never_a
 
 
 async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """All that stands between the agent's exit and Claude Code's ~1.5 s cut."""
+    """All that stands between the agent's exit and Claude Code's early cut of SessionEnd
+    (docs/benchmarks.md, "What a hook's start costs")."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     seen: list[tuple[str, str, Any]] = []
 
@@ -155,8 +157,8 @@ async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.Mo
         return JSONResponse({"session_id": "m1", "status": "completed"})
 
     stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
-    loop.state_file("c1").parent.mkdir(parents=True)
-    loop.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "off"}))
+    state_file("c1").parent.mkdir(parents=True)
+    state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "off"}))
     transcript = tmp_path / "t.jsonl"
     said = {"role": "assistant", "content": [{"type": "text", "text": "Fixed it."}]}
     transcript.write_text(json.dumps({"type": "assistant", "message": said}) + "\n")
@@ -165,7 +167,7 @@ async def test_session_end_is_one_request(tmp_path: Path, monkeypatch: pytest.Mo
         out, note = await asyncio.to_thread(claude_hook, "session-end", payload, url)
     assert (out, note.split(" in ")[0]) == ("", "agent-memory: session recorded")
     assert seen == [("POST", "/sessions/m1/end", {"status": "completed", "summary": "Fixed it."})]
-    assert not loop.state_file("c1").exists()
+    assert not state_file("c1").exists()
 
 
 async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
@@ -183,8 +185,8 @@ async def test_stop_and_session_end_take_the_words_claude_code_hands_stop(
         return JSONResponse({"session_id": "m1", "status": "completed"})
 
     stub = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "POST"])])
-    loop.state_file("c1").parent.mkdir(parents=True)
-    loop.state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "silent"}))
+    state_file("c1").parent.mkdir(parents=True)
+    state_file("c1").write_text(json.dumps({"session_id": "m1", "capture_mode": "silent"}))
     transcript = tmp_path / "t.jsonl"
     asked = {"role": "user", "content": "fix the flaky test"}
     transcript.write_text(json.dumps({"type": "user", "message": asked}) + "\n")
@@ -246,7 +248,7 @@ async def test_a_scripted_session_drafts_only_what_a_change_fixed(
         ran("ruff check app")  # a linter's: no lesson
 
     await asyncio.to_thread(day)
-    state = json.loads(loop.state_file("day").read_text())
+    state = json.loads(state_file("day").read_text())
     async with httpx.AsyncClient(base_url=served) as http:
         drafts = (await http.get(f"/sessions/{state['session_id']}/drafts")).json()["drafts"]
     assert [d["files"] for d in drafts] == [

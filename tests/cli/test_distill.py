@@ -26,28 +26,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent_memory_client.history import Found
-from agent_memory_client.history.distill import (
-    BATCH,
-    INSTRUCTIONS,
-    AnswerError,
-    Plan,
-    distill,
-    plan,
-    run_headless,
-    verdicts,
-)
-from tests.cli.test_agent_clients import (
-    CODEX,
-    GEMINI,
-    Script,
-    client_env,
-    gemini_api,
-    install,
-    responses_api,
-    strings,
-)
-from tests.cli.test_claude_code import CLAUDE, StubModel
+from agent_memory_client.history.distill import BATCH, Plan, distill, plan, run_headless
+from agent_memory_client.history.lesson_prompt import INSTRUCTIONS, AnswerError, verdicts
 from tests.conftest import serving
+from tests.helpers.agent_clients import CLAUDE, CODEX, GEMINI, client_env, install
+from tests.helpers.model_stubs import Script, StubModel, gemini_api, responses_api, strings
 
 FIX = Found(
     "fix",

@@ -27,16 +27,20 @@ from agent_memory_client.history.repository import Namer, parse_maps
 from agent_memory_client.provenance import command_sources, outsider, tool_sources
 from agent_memory_client.shell import error_lines, failed, same_work
 from app.cli import main
-from tests.cli.test_agent_clients import CODEX, Script, codex_home, codex_run, responses_api
-from tests.cli.test_claude_code import (
-    CLAUDE,
-    StubModel,
-    checkout,
-    claude_run,
-    failing_then_fixed,
-)
 from tests.conftest import serving
-from tests.contracts.test_input_rules import GITHUB_TOKEN
+from tests.helpers.agent_clients import CLAUDE, CODEX, claude_run, codex_home, codex_run
+from tests.helpers.credentials import GITHUB_TOKEN
+from tests.helpers.git import checkout
+from tests.helpers.model_stubs import Script, StubModel, failing_then_fixed, responses_api
+from tests.helpers.transcripts import (
+    call,
+    claude,
+    claude_entry,
+    codex_line,
+    function_call,
+    function_output,
+    jsonl,
+)
 
 FIXED = (
     "`python3 check.py` failed with: ModuleNotFoundError: No module named 'helper'. Fixed by"
@@ -145,36 +149,6 @@ def test_a_users_answer_and_their_reason_for_refusing_a_call_are_their_own_words
     )
 
 
-def jsonl(path: Path, entries: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    return path
-
-
-def claude_entry(kind: str, content: Any, n: int, cwd: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "type": kind,
-        "sessionId": "s-1",
-        "cwd": cwd,
-        "message": {"role": kind, "content": content},
-        "timestamp": f"2026-10-01T10:{n // 60:02d}:{n % 60:02d}Z",
-        "uuid": f"u{n}",
-        **extra,
-    }
-
-
-def call(
-    n: int, tool: str, tool_input: dict[str, Any], output: str, cwd: str, failed: bool = False
-) -> list[dict[str, Any]]:
-    """The n-th tool call of a Claude Code transcript (id `t<n>`) and its result."""
-    use = {"type": "tool_use", "id": f"t{n}", "name": tool, "input": tool_input}
-    done = {"type": "tool_result", "tool_use_id": f"t{n}", "content": output, "is_error": failed}
-    return [
-        claude_entry("assistant", [use], 10 * n, cwd),
-        claude_entry("user", [done], 10 * n + 1, cwd),
-    ]
-
-
 def fixed(cwd: str, error: str, check: str = "python3 check.py") -> list[dict[str, Any]]:
     """A command fails with `error`, the agent writes helper.py, the command passes."""
     return [
@@ -182,12 +156,6 @@ def fixed(cwd: str, error: str, check: str = "python3 check.py") -> list[dict[st
         *call(3, "Write", {"file_path": f"{cwd}/helper.py", "content": "OK = 1"}, "ok", cwd),
         *call(4, "Bash", {"command": check}, "ok", cwd),
     ]
-
-
-def claude(tmp_path: Path, steps: list[dict[str, Any]]) -> Transcript:
-    found = claude_code.read(jsonl(tmp_path / "projects" / "x" / "s-1.jsonl", steps))
-    assert found is not None
-    return found
 
 
 def test_a_claude_code_transcript_replays_as_the_live_hooks_saw_it(tmp_path: Path) -> None:
@@ -511,25 +479,6 @@ def test_pasted_web_results_are_an_outsiders_text(tmp_path: Path) -> None:
         ("fetched", ("https://github.com/other/tool/pull/7",)),
         ("prompt", "review the change in that pull request"),
     ]
-
-
-def codex_line(kind: str, payload: dict[str, Any], n: int) -> dict[str, Any]:
-    return {"timestamp": f"2026-10-02T09:00:{n:02d}Z", "type": kind, "payload": payload}
-
-
-def function_call(name: str, arguments: dict[str, Any], call_id: str, n: int) -> dict[str, Any]:
-    payload = {
-        "type": "function_call",
-        "name": name,
-        "call_id": call_id,
-        "arguments": json.dumps(arguments),
-    }
-    return codex_line("response_item", payload, n)
-
-
-def function_output(output: str, call_id: str, n: int) -> dict[str, Any]:
-    payload = {"type": "function_call_output", "call_id": call_id, "output": output}
-    return codex_line("response_item", payload, n)
 
 
 def test_codex_rollouts_of_every_shell_tool_replay_alike(tmp_path: Path) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 import asyncpg
 import pytest
 
-from agent_memory_client.rule_files.where import project_folder
+from agent_memory_client.clients.claude_code import project_folder
 from app.cli import main
-from tests.cli.test_claude_code import checkout
-from tests.cli.test_history import claude_entry, jsonl
-from tests.contracts.test_input_rules import GITHUB_TOKEN
+from tests.helpers.credentials import GITHUB_TOKEN
+from tests.helpers.git import checkout
+from tests.helpers.transcripts import claude_entry, jsonl
 
 CLAUDE_MD = """\
 # CLAUDE.md

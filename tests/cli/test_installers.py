@@ -18,6 +18,8 @@ import pytest
 from agent_memory_client import install as installer
 from agent_memory_client import jsonc, ours, provenance
 from agent_memory_client.clients import CLIENTS
+from agent_memory_client.install import codex as codex_install
+from agent_memory_client.install import entries, toml_block
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-memory"
 CODEX = CACHE / "codex" / "node_modules" / ".bin" / "codex"
@@ -37,8 +39,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def recorded_servers(client: str) -> list[str]:
+    """The names recorded for the client (by its agent name, whichever name installed it)."""
     names: dict[str, list[str]] = json.loads(ours.servers_file().read_text())["names"]
-    return names.get(client, [])
+    return names.get(CLIENTS[client].name, [])
 
 
 def as_gemini_reads(text: str) -> Any:
@@ -129,8 +132,8 @@ def test_a_users_own_server_under_our_name_is_kept_and_ours_goes_in_beside_it(
     after = path.read_text()
     servers = jsonc.loads(after)["mcpServers"]
     assert servers[wanted] == theirs and their_text.group(0) in after  # byte for byte
-    assert installer.runs_our_bridge(servers[given])
-    assert not installer.runs_our_bridge(theirs)
+    assert entries.runs_our_bridge(servers[given])
+    assert not entries.runs_our_bridge(theirs)
     assert given in recorded_servers(client) and wanted not in recorded_servers(client)
     assert given in ours.our_servers() and wanted not in ours.our_servers()  # theirs
 
@@ -160,7 +163,7 @@ def test_codex_takes_another_name_beside_a_users_own_agent_memory_table(home: Pa
     ) in said
     servers = tomllib.loads(config.read_text())["mcp_servers"]  # still TOML: no table twice
     assert servers["agent-memory"] == {"command": "npx", "args": ["-y", "some-other-agent-memory"]}
-    assert installer.runs_our_bridge(servers["agent-memory-2"])
+    assert entries.runs_our_bridge(servers["agent-memory-2"])
     assert config.read_text().startswith(text)
     assert "agent-memory-2" in recorded_servers("codex")
 
@@ -218,7 +221,7 @@ def test_a_claude_code_projects_own_server_under_our_name_is_a_clash_too(home: P
     (home / ".claude.json").write_text(text)
     said = installer.install("claude-code")
     assert any(line.startswith(f"named agent-memory: {home / '.claude.json'}") for line in said)
-    assert installer.runs_our_bridge(
+    assert entries.runs_our_bridge(
         json.loads((home / ".claude.json").read_text())["mcpServers"]["agent-memory"]
     )
 
@@ -309,7 +312,7 @@ def test_commented_gemini_settings_keep_their_comments_through_install_and_unins
     assert read["security"] == {"auth": {"selectedType": "gemini-api-key"}}
     assert read["ui"] == {"theme": "GitHub"}
     assert read["mcpServers"]["docs"] == {"httpUrl": "https://docs.example/mcp"}
-    assert installer.runs_our_bridge(read["mcpServers"]["agent-memory"])
+    assert entries.runs_our_bridge(read["mcpServers"]["agent-memory"])
     assert set(read["hooks"]) == {spec.event for spec in CLIENTS["gemini"].hooks}
     assert installer.install("gemini") == [f"unchanged: {settings}"]
 
@@ -397,7 +400,7 @@ def test_install_again_after_the_client_rewrote_its_file_then_uninstall_removes_
 
     servers = json.loads(path.read_text())["mcpServers"]
     state = client_rewrites(path, {"numStartups": 2, "mcpServers": {**servers, "github": GITHUB}})
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     said = installer.install(client)
     assert f"updated: {path}" in said
     servers = json.loads(path.read_text())["mcpServers"]
@@ -435,7 +438,7 @@ def test_copilot_hooks_go_in_a_file_of_their_own_which_install_again_rewrites(
     assert server["agent-memory"]["args"][-3:] == ["mcp", "--tools", "agent"]
     assert "env" not in server["agent-memory"]  # Copilot CLI hands its environment whole
 
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     installer.install("copilot")
     commands = [e["bash"] for entries in json.loads(ours_file.read_text())["hooks"].values()
                 for e in entries]  # fmt: skip
@@ -480,7 +483,7 @@ def test_install_again_after_claude_code_rewrote_its_settings_keeps_its_keys(
     settings_path = home / ".claude" / "settings.json"
     installer.install("claude-code")
     settings = client_rewrites(settings_path, {"permissions": {"allow": ["Bash(make:*)"]}})
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     assert f"updated: {settings_path}" in installer.install("claude-code")
     assert MOVED[0] in settings_path.read_text()
 
@@ -515,7 +518,7 @@ def test_after_the_real_gemini_cli_rewrote_commented_settings_uninstall_removes_
     rewritten = settings.read_text()
     assert '"github"' in rewritten and all(comment in rewritten for comment in COMMENTS)
 
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     assert installer.install("gemini") == [f"updated: {settings}"]
     installer.uninstall("gemini")
     after = settings.read_text()
@@ -541,13 +544,13 @@ def test_uninstall_after_codex_rewrote_config_toml_removes_only_ours(
     config.write_text('model = "o3"\n')
     installer.install("codex")
     begin, end = (
-        installer.TOML_BEGIN.format(tag="mcp server"),
-        installer.TOML_END.format(tag="mcp server"),
+        toml_block.TOML_BEGIN.format(tag="mcp server"),
+        toml_block.TOML_END.format(tag="mcp server"),
     )
     text = config.read_text()
     github = '\n[mcp_servers.github]\ncommand = "npx"\nargs = ["-y", "gh-mcp"]\n'
     config.write_text(text.replace(f"\n{begin}\n", "\n").replace(end, github.lstrip() + end))
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     installer.install("codex")
     again = tomllib.loads(config.read_text())
     assert set(again["mcp_servers"]) == {"github", "agent-memory"}
@@ -579,7 +582,7 @@ def test_after_the_real_codex_rewrote_config_toml_uninstall_removes_only_ours(
     installer.install("codex")
     assert "[hooks.state." in config.read_text()  # trusted: a second block, same file
     codex("mcp", "add", "github", "--", "npx", "-y", "gh-mcp")
-    monkeypatch.setattr(installer, "client_command", lambda: MOVED)
+    monkeypatch.setattr(entries, "client_command", lambda: MOVED)
     installer.install("codex")
     codex("features", "enable", "hooks")
     installer.uninstall("codex")
@@ -624,7 +627,7 @@ def test_a_codex_project_install_says_the_project_is_not_trusted_and_how_to_trus
         "trust_level": "trusted"
     }
     said = installer.install("codex", project=str(project))
-    assert installer.NOT_FOUND in said  # trusted: what is left is Codex's hook trust
+    assert codex_install.NOT_FOUND in said  # trusted: what is left is Codex's hook trust
 
     user_config.write_text(trust_lines(note).replace('"trusted"', '"untrusted"'))
     [note] = [line for line in installer.install("codex", project=str(project))
@@ -643,7 +646,7 @@ def test_the_real_codex_runs_a_projects_hooks_only_once_the_project_is_trusted(
     (project / ".git").mkdir(parents=True)
     user_config = home / ".codex" / "config.toml"
     hooks_file = project / ".codex" / "hooks.json"
-    ask = installer.codex_trust(home / ".codex", project)
+    ask = codex_install.codex_trust(home / ".codex", project)
 
     said = installer.install("codex", project=str(project))
     [note] = [line for line in said if line.startswith("not yet trusted")]

@@ -1,5 +1,5 @@
 """What came from outside stays outside, within a session (client/agent_memory_client/
-outside.py): a file a clone, a download or an unpacked archive put on disk, read later by a
+outside/): a file a clone, a download or an unpacked archive put on disk, read later by a
 file tool, a search or the shell; a browser's later read of the page it opened; a subagent's
 report whose own calls the transcript does not hold. One rule for the history import
 (across one transcript) and the live hooks (across hook calls, in the session's state).
@@ -24,9 +24,16 @@ from agent_memory_client.clients import CLIENTS
 from agent_memory_client.clients.base import shell_call
 from agent_memory_client.history import Transcript, codex
 from agent_memory_client.history.capture import drafts_of, outsider_reads
-from agent_memory_client.loop import Event, load
-from agent_memory_client.outside import Outside
-from tests.cli.test_history import (
+from agent_memory_client.loop import Event
+from agent_memory_client.loop.state import load
+from agent_memory_client.outside import (
+    MAX_PATHS,
+    OUTSIDE_CHARS,
+    PATH_CHARS,
+    Outside,
+)
+from agent_memory_client.protocol import SOURCE_CHARS
+from tests.helpers.transcripts import (
     call,
     claude,
     codex_line,
@@ -197,6 +204,33 @@ def test_an_archive_unpacked_from_a_package_fetched_to_look_at() -> None:
     assert ran("cat /tmp/left-pad/package/README.md") == []  # forgotten, the oldest
 
 
+def test_what_a_session_remembers_of_outside_is_bounded_in_length() -> None:
+    """A place past PATH_CHARS is remembered as its longest folder within it (a read under
+    the place is still held), a source as the server keeps one, and the places past
+    OUTSIDE_CHARS in all are forgotten, the oldest first; a state file is bounded again as
+    it is read back."""
+    outside = Outside()
+    ran = following(outside)
+    deep = "/tmp/lib/" + "/".join(["d" * 200] * 10)  # past PATH_CHARS
+    long_url = "https://example.com/" + "x" * 2_000 + ".tgz"
+    ran(f"curl -sL {long_url} -o {deep}/x.tgz")  # the fetch itself: its own source
+    [(place, source)] = outside.paths
+    assert len(place) <= PATH_CHARS and deep.startswith(place + "/")
+    assert source == long_url[:SOURCE_CHARS]
+    assert ran(f"cat {deep}/x.tgz") == [long_url[:SOURCE_CHARS]]
+    for n in range(MAX_PATHS):
+        ran(f"git clone https://github.com/other/lib{n}.git /tmp/{n:0>900}")
+    kept = outside.paths
+    assert sum(len(path) + len(source) for path, source in kept) <= OUTSIDE_CHARS
+    assert len(kept) < MAX_PATHS and kept[-1][0] == f"/tmp/{MAX_PATHS - 1:0>900}"
+    # What a state file holds past the bounds is bounded as it is read back.
+    written = [[f"/tmp/{n}/" + "p" * 5_000, "https://e.com/" + "s" * 5_000] for n in range(50)]
+    read_back = Outside(written, "https://e.com/" + "p" * 5_000)
+    assert all(len(p) <= PATH_CHARS and len(s) <= SOURCE_CHARS for p, s in read_back.paths)
+    assert len(read_back.page) == SOURCE_CHARS
+    assert sum(len(p) + len(s) for p, s in read_back.paths) <= OUTSIDE_CHARS
+
+
 def test_a_browsers_reads_of_the_page_it_opened_jandedobbeleer_oh_my_posh_6c0a282a(
     tmp_path: Path,
 ) -> None:
@@ -266,7 +300,7 @@ def hook_payload(tool: str, tool_input: dict[str, Any], cwd: str) -> dict[str, A
 
 
 def test_every_client_reports_its_reads_searches_and_browsers_page() -> None:
-    """The moments outside.py follows, in each client's own tool shapes: a search printing
+    """The moments outside/ follows, in each client's own tool shapes: a search printing
     what files say (Claude Code's Grep in its content mode, Gemini CLI's grep_search), a
     browser opening a page or reading the one open (Cursor's, whose names carry no prefix),
     a Codex command in the folder it names."""
@@ -329,7 +363,7 @@ async def test_the_hooks_remember_what_came_from_outside_across_calls(
     look at (no one's words yet), unpacked, and read by a later call, is recorded with the
     session then; the session's state keeps where it landed, whole after every hook."""
     from agent_memory_client.hooks import run_hook
-    from tests.cli.test_claude_code import checkout
+    from tests.helpers.git import checkout
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = checkout(tmp_path / "repo")
@@ -347,7 +381,7 @@ async def test_the_hooks_remember_what_came_from_outside_across_calls(
     await asyncio.to_thread(hook, "post-tool-use", **bash("tar -xzf left-pad-1.3.0.tgz -C /tmp/lp"))
     assert await db.fetchval("SELECT sources FROM sessions") == []
     state = load(Event("read", "c-1", "claude-code"))
-    assert state is not None and [p for p, _ in state["outside"]] == [
+    assert state is not None and [p for p, _ in state.outside.paths] == [
         f"{repo}/left-pad-*.tgz",
         "/tmp/lp",
     ]

@@ -14,9 +14,9 @@ import pytest
 
 from app.cli import main
 from app.services.keys import KeyService
-from tests.services.test_draft_queue import EVIDENCED, FIX, RULE
-from tests.services.test_tidy import SAME
-from tests.services.test_transfer import NDJSON_BODY, export_file
+from tests.helpers.drafts import EVIDENCED, FIX, RULE
+from tests.helpers.export_files import NDJSON_BODY, export_file
+from tests.helpers.tidy import SAME
 
 
 async def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

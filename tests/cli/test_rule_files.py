@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory_client.clients.claude_code import AUTO_MEMORY, project_folder
 from agent_memory_client.rule_files import (
     FILE_CLIENT,
     MAX_FILE_BYTES,
@@ -36,11 +37,9 @@ from agent_memory_client.rule_files.section import (
     written,
 )
 from agent_memory_client.rule_files.where import (
-    AUTO_MEMORY,
     NAME_CHARS,
     Homes,
     project_files,
-    project_folder,
     user_files,
 )
 from app.domain import drafts as server_drafts
@@ -163,6 +162,29 @@ def test_a_cursor_rule_and_copilot_instructions_without_their_front_matter() -> 
     ]
 
 
+def test_a_file_that_opens_with_a_horizontal_rule_keeps_its_first_section() -> None:
+    """`---` is front matter only when a closing `---` follows with YAML's key: value lines
+    between: a CLAUDE.md that opens with a rule and goes on in Markdown loses nothing."""
+    ruled = (
+        "---\n# Project rules\n\n- Run `make test` before every push.\n\n---\n\n"
+        "- Never commit generated files.\n"
+    )
+    assert [(r.line, r.text) for r in rules_in(ruled)] == [
+        (4, "Run `make test` before every push."),
+        (8, "Never commit generated files."),
+    ]
+    unclosed = "---\n\n- Keep every migration reversible.\n"
+    assert [r.text for r in rules_in(unclosed)] == ["Keep every migration reversible."]
+    # Front matter with a key's listed values and a comment is still front matter.
+    listed = (
+        "---\n# a Cursor rule\nglobs:\n  - app/**/*.py\n- tests/**/*.py\nalwaysApply: true\n"
+        "---\n- Type every public function; mypy runs strict.\n"
+    )
+    assert [(r.line, r.text) for r in rules_in(listed)] == [
+        (8, "Type every public function; mypy runs strict.")
+    ]
+
+
 def test_a_long_section_is_a_rule_a_paragraph_and_a_long_paragraph_its_sentences() -> None:
     sentence = "Every handler validates its input before it touches the database. "
     text = "## Handlers\n\n" + sentence * 12 + "\n\nErrors are problem details, always.\n"
@@ -201,19 +223,23 @@ def a_file(path: Path, text: str) -> Path:
 
 def test_where_a_repositorys_and_a_persons_files_are(tmp_path: Path) -> None:
     top, home = tmp_path / "src" / "api", tmp_path / "home"
-    homes = Homes(home / ".claude", home / ".codex", home / ".gemini")
+    homes: Homes = {
+        "claude-code": home / ".claude",
+        "codex": home / ".codex",
+        "gemini-cli": home / ".gemini",
+    }
     for name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
                  ".cursor/rules/python.mdc", ".cursor/rules/ts/react.mdc",
                  ".github/copilot-instructions.md", ".github/instructions/api.instructions.md",
                  "docs/NOT-READ.md"):  # fmt: skip
         a_file(top / name, "- Never push to main directly.\n")
-    memory = homes.claude / "projects" / project_folder(top.resolve()) / "memory"
+    memory = homes["claude-code"] / "projects" / project_folder(top.resolve()) / "memory"
     a_file(memory / "MEMORY.md", "- The flaky upload test needs `-p no:randomly`.\n")
     for name in ("CLAUDE.md", "rules/style.md"):
-        a_file(homes.claude / name, "- Answer in British English.\n")
+        a_file(homes["claude-code"] / name, "- Answer in British English.\n")
     for name in ("AGENTS.md", "memories/MEMORY.md", "memories/raw_memories.md"):
-        a_file(homes.codex / name, "- Answer in British English.\n")
-    a_file(homes.gemini / "GEMINI.md", "- Answer in British English.\n")
+        a_file(homes["codex"] / name, "- Answer in British English.\n")
+    a_file(homes["gemini-cli"] / "GEMINI.md", "- Answer in British English.\n")
     found = {(f.source, f.name) for f in project_files(top, homes)}
     assert found == {
         ("CLAUDE.md", "CLAUDE.md"), ("CLAUDE.md", "CLAUDE.local.md"),
@@ -237,7 +263,11 @@ def test_where_a_repositorys_and_a_persons_files_are(tmp_path: Path) -> None:
 
 def test_one_rule_in_two_files_is_one_draft_naming_both(tmp_path: Path) -> None:
     top, home = tmp_path / "api", tmp_path / "home"
-    homes = Homes(home / ".claude", home / ".codex", home / ".gemini")
+    homes: Homes = {
+        "claude-code": home / ".claude",
+        "codex": home / ".codex",
+        "gemini-cli": home / ".gemini",
+    }
     a_file(
         top / "CLAUDE.md",
         "# Rules\n\n- Never push to main directly.\n- Keep PRs small and focused.\n",

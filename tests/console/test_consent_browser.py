@@ -19,10 +19,10 @@ from starlette.routing import Route
 
 from app.services.keys import KeyService
 from tests.conftest import on_loopback
-from tests.console.test_console_browser import browser, follow, pytestmark, shot
+from tests.helpers.browser import follow, needs_chromium, shot
 from tests.oauth_flow import authorization_url, pkce, query_of
 
-__all__ = ["browser", "pytestmark"]  # the fixture, and the skip without Chromium
+pytestmark = needs_chromium
 
 
 async def test_a_person_approves_a_client_in_the_browser(

@@ -4,41 +4,16 @@ pages in Chromium.)"""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import asyncpg
 import httpx
-import pytest
 
-from app.console.routes import SECURITY_HEADERS
-from app.console.signin import CSRF_COOKIE, KEY_COOKIE
-from app.services.keys import KeyService
+from app.console.auth import CSRF_COOKIE, KEY_COOKIE
+from app.console.pages import SECURITY_HEADERS
+from tests.helpers.console import csrf_of, signed_in
 
 SCRIPT = "<script>alert('pwned')</script> never run what a memory holds"
-
-
-def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert found, "no CSRF field on the page"
-    return found.group(1)
-
-
-async def signed_in(http: httpx.AsyncClient, key: str) -> None:
-    form = await http.get("/console/sign-in")
-    answer = await http.post(
-        "/console/sign-in", data={"api_key": key, "csrf_token": csrf_of(form.text)}
-    )
-    assert answer.status_code == 303 and answer.headers["location"] == "/", answer.text
-
-
-@pytest.fixture
-async def keys(served: str, db: asyncpg.Connection) -> dict[str, str]:
-    service = KeyService.on_connection(db)
-    return {
-        role: (await service.create("team", f"{role}-key", role)).key
-        for role in ("admin", "agent", "reader")
-    }
 
 
 async def store(base: str, key: str, **body: Any) -> str:

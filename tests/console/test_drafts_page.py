@@ -17,7 +17,7 @@ from markupsafe import escape
 
 from app.domain.drafts import MAX_QUEUE_PAGE, MAX_QUEUED_A_CALL
 from app.services.keys import KeyService
-from tests.console.test_console import csrf_of, signed_in
+from tests.helpers.console import csrf_of, signed_in
 
 pytestmark = pytest.mark.citus
 

@@ -9,11 +9,11 @@ import asyncpg
 import httpx
 import pytest
 
-from app.console.signin import CSRF_COOKIE, KEY_COOKIE
+from app.console.auth import CSRF_COOKIE, KEY_COOKIE
 from app.domain.errors import ForbiddenError, MisdirectedRequestError
 from app.domain.origins import allowed_hosts, check_host, check_origin
 from app.services.keys import KeyService
-from tests.console.test_console import csrf_of, signed_in
+from tests.helpers.console import csrf_of, signed_in
 
 # What Chromium sends for a form on https://attacker.example posting to 127.0.0.1.
 CROSS_SITE = {"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}

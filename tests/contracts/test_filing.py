@@ -14,7 +14,7 @@ from mcp import Client
 
 from app.cli.service import first_key_on_network
 from app.config import Settings
-from tests.console.test_console import csrf_of, keys, signed_in  # noqa: F401 (fixture)
+from tests.helpers.console import csrf_of, keys, signed_in  # noqa: F401 (fixture)
 
 COMMIT_A = "3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f"
 COMMIT_B = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d"

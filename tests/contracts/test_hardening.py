@@ -276,7 +276,8 @@ async def test_stdio_refuses_a_message_over_the_line_limit_and_keeps_serving(
 async def test_a_worst_case_retry_diff_leaves_the_event_loop_serving(
     api: httpx.AsyncClient,
 ) -> None:
-    # Lines of a few repeated values: difflib alone took 6.9 s on 8,000 of them.
+    # Lines of a few repeated values, difflib's worst case (docs/benchmarks.md, "The retry
+    # diff").
     before = "\n".join(f"line {i % 7}" for i in range(8_000))
     after = "\n".join(f"line {(i * 3) % 11}" for i in range(8_000))
     files = [{"path": f"f{n}.py", "content": after} for n in range(4)]

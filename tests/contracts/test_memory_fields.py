@@ -11,9 +11,10 @@ from typing import Any
 import httpx
 from mcp import Client
 
-from app.api.schemas import MemoryIn, MemoryPatch
+from app.api.schemas.lifecycle import MemoryPatch
+from app.api.schemas.memories import MemoryIn
 from app.domain.fields import CLIENT_FIELDS, EDITABLE_FIELDS, EXPORTED_FIELDS, MEMORY_FIELDS
-from app.domain.inputs import MemoryDraft
+from app.domain.inputs.memories import MemoryRequest
 from app.domain.memory import Memory, NewMemory
 from app.domain.transfer import MemoryRecord
 from app.repository.rows import MEMORY_COLUMNS, client_values
@@ -31,7 +32,7 @@ def names(shape: Any) -> set[str]:
 def test_the_domain_types_are_the_table() -> None:
     assert names(Memory) == set(ALL)
     assert names(NewMemory) == set(CLIENT_FIELDS)
-    assert names(MemoryDraft) == set(CLIENT_FIELDS)
+    assert names(MemoryRequest) == set(CLIENT_FIELDS)
     # The row mapping and the bind values come from the table itself.
     assert [
         line.split(" AS ")[-1].removeprefix("m.") for line in MEMORY_COLUMNS.split(",\n    ")

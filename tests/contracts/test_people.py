@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from app.console.signin import KEY_COOKIE
+from app.console.auth import KEY_COOKIE
 from app.services.keys import KeyService
 from app.services.people import PeopleService
 from app.services.sessions import prune_quietly

@@ -15,19 +15,21 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.domain.errors import InvalidInputError, RateLimitedError
-from app.domain.secrets import redact_for_log, screen
+from app.domain.secrets.find import redact_for_log
+from app.domain.secrets.screen import screen
 from app.embeddings.base import Embedder
 from app.http_server import server_config
 from app.main import create_app
 from app.services.auth import FailedAuthLimiter, decide_open_mode
 from app.services.keys import KeyService
 from tests.conftest import on_loopback, running
-from tests.console.test_console import csrf_of
+from tests.helpers.cli import run
+from tests.helpers.console import csrf_of, signed_in
+from tests.helpers.credentials import GITHUB_TOKEN
+from tests.helpers.export_files import full_export_file
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
-
-GITHUB_TOKEN = "ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
 
 
 def auth(key: str) -> dict[str, str]:
@@ -188,20 +190,6 @@ async def test_agent_feedback_cannot_sink_a_memory_above_its_trust(
 # Quarantine everywhere.
 
 
-def export_file(*lines: dict[str, Any]) -> bytes:
-    header = {
-        "format": "agent-memory/export",
-        "version": 1,
-        "tenant_id": "x",
-        "source_repo": None,
-        "count": len(lines),
-        "embedding_model": None,
-        "dimensions": None,
-        "exported_at": "2026-11-25T09:00:00+00:00",
-    }
-    return "".join(json.dumps(x) + "\n" for x in (header, *lines)).encode()
-
-
 async def test_a_quarantined_memory_is_never_handed_to_an_agent(
     api: httpx.AsyncClient, keys: dict[str, str], db: asyncpg.Connection
 ) -> None:
@@ -215,7 +203,7 @@ async def test_a_quarantined_memory_is_never_handed_to_an_agent(
     }
     imported = await api.post(
         "/memories/import",
-        content=export_file(poisoned),
+        content=full_export_file(poisoned),
         headers={**admin, "Content-Type": "application/x-ndjson"},
     )
     assert imported.status_code == 200 and imported.json()["quarantined"] == 1
@@ -271,7 +259,7 @@ async def test_a_tampered_memory_leaves_quarantined_and_comes_back_quarantined(
     line["quarantined_at"] = None
     imported = await api.post(
         "/memories/import",
-        content=export_file(line),
+        content=full_export_file(line),
         headers={**auth(keys["b-admin"]), "Content-Type": "application/x-ndjson"},
     )
     assert imported.json()["quarantined"] == 1
@@ -519,7 +507,7 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
 
     await api.post(
         "/memories/import",
-        content=export_file({"content": "imported once"}),
+        content=full_export_file({"content": "imported once"}),
         headers={**admin, "Content-Type": "application/x-ndjson"},
     )
     made = await api.post("/admin/keys", json={"name": "bot", "role": "agent"}, headers=admin)
@@ -555,9 +543,6 @@ async def test_prune_import_keys_and_quarantine_are_recorded(
 async def test_the_console_and_the_cli_show_the_trail_and_undo(
     served: str, db: asyncpg.Connection
 ) -> None:
-    from tests.cli.test_cli import run
-    from tests.console.test_console import csrf_of, signed_in
-
     service = KeyService.on_connection(db)
     admin = (await service.create("team", "admin", "admin")).key
     agent = (await service.create("team", "agent", "agent")).key

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.contracts.test_trust import export_file
+from tests.helpers.export_files import full_export_file
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -176,7 +176,7 @@ async def test_the_app_role_may_only_append_to_the_audit_log(
     api: httpx.AsyncClient, keys: dict[str, str], db: asyncpg.Connection
 ) -> None:
     admin = auth(keys["a-admin"])
-    await api.post("/memories/import", content=export_file({"content": "imported once"}),
+    await api.post("/memories/import", content=full_export_file({"content": "imported once"}),
                    headers={**admin, "Content-Type": "application/x-ndjson"})  # fmt: skip
     assert await db.fetchval("SELECT relforcerowsecurity FROM pg_class WHERE relname = 'audit_log'")
     async with db.transaction():

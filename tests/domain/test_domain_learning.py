@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.diffs import NO_CHANGES, line_diff, retry_context
-from app.domain.inputs import FileState, RetryDraft
+from app.domain.inputs.retry import FileState, RetryRequest
 from app.domain.learning import infer_category, make_title
 from app.domain.tasks import detect_task_pattern, extract_successful_steps, strategy_content
 
@@ -102,7 +102,7 @@ def test_diff_marks_added_deleted_and_changed_lines_and_is_bounded() -> None:
 
 def test_retry_context_rules() -> None:
     context = retry_context(
-        RetryDraft(
+        RetryRequest(
             task_description="t" * 300,
             plan_summary="1. do it",
             current_files=[

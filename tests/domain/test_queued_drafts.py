@@ -11,8 +11,8 @@ import pytest
 
 from app.domain.drafts import HistoryDraftText, queued_draft
 from app.domain.errors import InvalidInputError
-from app.domain.secrets import screen_fields
-from tests.contracts.test_input_rules import GITHUB_TOKEN
+from app.domain.secrets.screen import screen_fields
+from tests.helpers.credentials import GITHUB_TOKEN
 
 SENT = HistoryDraftText(
     kind="fix",

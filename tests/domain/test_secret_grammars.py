@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.domain.secrets import _WORDS, find_secrets
+from app.domain.secrets.find import find_secrets
+from app.domain.secrets.look_alikes import _WORDS
 from bench.secret_grammars import CONTEXTS, GRAMMARS, Grammar, Part
 
 PLACEHOLDER_LIKE = re.compile(

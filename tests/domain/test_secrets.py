@@ -15,15 +15,9 @@ from hypothesis import strategies as st
 
 from app.domain.errors import InvalidInputError
 from app.domain.memory import NewMemory
-from app.domain.secrets import (
-    _GUESS_HINTS,
-    _format_hint,
-    _own_patterns,
-    _plugins,
-    find_secrets,
-    redacted,
-    screen_memory,
-)
+from app.domain.secrets.detectors import GUESS_HINTS, format_hint, own_patterns, plugins
+from app.domain.secrets.find import find_secrets, redacted
+from app.domain.secrets.screen import screen_memory
 from bench import secret_corpus
 
 CREDENTIALS = [*secret_corpus.positives(), *secret_corpus.held_out(), *secret_corpus.encoded()]
@@ -95,7 +89,7 @@ def test_the_keyword_hint_never_hides_what_the_keyword_detector_finds(line: str)
     # The hint is read instead of the detector's patterns on a line it does not match.
     detector = KeywordDetector()
     found = list(detector.analyze_string(line))
-    assert not found or _GUESS_HINTS[KeywordDetector].search(line), (line, found)
+    assert not found or GUESS_HINTS[KeywordDetector].search(line), (line, found)
 
 
 def test_the_format_hint_matches_every_line_a_format_pattern_matches() -> None:
@@ -111,16 +105,16 @@ def test_the_format_hint_matches_every_line_a_format_pattern_matches() -> None:
     for line in lines:
         if any(regex.search(line) for regex in patterns):
             matched += 1
-            assert _format_hint().search(line), line
+            assert format_hint().search(line), line
     assert matched > 100  # the corpus holds every format many times
 
 
 def _format_patterns() -> list[re.Pattern[str]]:
-    formats, _, _ = _plugins()
+    formats, _, _ = plugins()
     return [
         regex
         for plugin in formats
-        if _own_patterns(plugin)
+        if own_patterns(plugin)
         for regex in cast(RegexBasedDetector, plugin).denylist
     ]
 
@@ -131,4 +125,4 @@ def test_the_format_hint_matches_what_any_format_pattern_matches(text: str) -> N
     # Every pattern, each format in turn, written out by hypothesis from the pattern itself.
     for line in text.splitlines():
         if any(regex.search(line) for regex in _format_patterns()):
-            assert _format_hint().search(line), line
+            assert format_hint().search(line), line

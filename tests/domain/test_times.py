@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.domain.errors import InvalidInputError
-from app.domain.filters import FilterDraft, memory_filter
+from app.domain.filters import FilterRequest, memory_filter
 from app.domain.times import MAX_TIME_CHARS, point_in_time, time_window
 from app.domain.validation import Limits
 
@@ -54,5 +54,5 @@ def test_an_empty_window_is_refused_and_both_ends_are_read_at_one_now() -> None:
 
 
 def test_the_filter_carries_the_window() -> None:
-    kept = memory_filter(FilterDraft(since="2026-11-01", until="24h"), Limits(), now=NOW)
+    kept = memory_filter(FilterRequest(since="2026-11-01", until="24h"), Limits(), now=NOW)
     assert (kept.since, kept.until) == (datetime(2026, 11, 1, tzinfo=UTC), NOW - timedelta(days=1))

@@ -16,15 +16,9 @@ from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
-import httpx2
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
-from pydantic import AnyUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -42,6 +36,7 @@ from tests.oauth_flow import (
     Browser,
     Kept,
     authorization_url,
+    connected,
     connected_by_hand,
     consent_page,
     decide,
@@ -53,6 +48,7 @@ from tests.oauth_flow import (
     query_of,
     refresh,
     register,
+    sdk_client,
     sign_in,
 )
 
@@ -91,30 +87,6 @@ async def people(base: str, db: asyncpg.Connection) -> dict[str, Any]:
         made[f"{who}_person"] = new.record.person_id
         made[f"{who}_key"] = new.record.id
     return made
-
-
-def sdk_client(
-    base: str, browser: Browser, storage: Kept, metadata_url: str | None = None
-) -> OAuthClientProvider:
-    return OAuthClientProvider(
-        server_url=f"{base}/mcp",
-        client_metadata=OAuthClientMetadata(
-            client_name="SDK test client", redirect_uris=[AnyUrl(REDIRECT)]
-        ),
-        storage=storage,
-        redirect_handler=browser.open,
-        callback_handler=browser.callback,
-        client_metadata_url=metadata_url,
-    )
-
-
-@asynccontextmanager
-async def connected(base: str, oauth: OAuthClientProvider) -> AsyncIterator[Client]:
-    async with (
-        httpx2.AsyncClient(auth=oauth, timeout=60) as http,
-        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
-    ):
-        yield client
 
 
 async def audit_actions(db: asyncpg.Connection, tenant: str) -> list[dict[str, Any]]:

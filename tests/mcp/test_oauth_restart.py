@@ -15,8 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.mcp.test_oauth import connected, sdk_client
-from tests.oauth_flow import Browser, Kept, mcp_call
+from tests.oauth_flow import Browser, Kept, connected, mcp_call, sdk_client
 from tests.server import free_port, start_server, wait_until_ready
 
 

@@ -20,11 +20,11 @@ from app.domain.oidc import CALLBACK_PATH
 from app.embeddings.base import Embedder
 from app.main import create_app
 from tests.conftest import EMPTY_TABLES, running, serving
-from tests.console.test_console_browser import browser, follow, pytestmark, shot
-from tests.oidc.test_oidc_sign_in import oidc_settings, person_with_key, provider
+from tests.helpers.browser import follow, needs_chromium, shot
+from tests.helpers.oidc_provider import oidc_settings, person_with_key, provider
 from tests.server import free_port
 
-__all__ = ["browser", "pytestmark"]  # the fixture, and the skip without Chromium
+pytestmark = needs_chromium
 
 
 @pytest.fixture

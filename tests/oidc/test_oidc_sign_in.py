@@ -7,78 +7,32 @@ tokens built to be wrong: tests/domain/test_oidc.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
-import subprocess
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 from urllib.parse import quote, urljoin, urlsplit
-from uuid import UUID
 
 import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
-from pydantic import SecretStr
 
 from app.config import Settings
+from app.console.auth import KEY_COOKIE
 from app.console.oidc import FLOW_COOKIE
-from app.console.signin import KEY_COOKIE
 from app.domain.oidc import CALLBACK_PATH
 from app.embeddings.base import Embedder
 from app.main import create_app
 from app.services.keys import KeyService
 from app.services.people import PeopleService
 from tests.conftest import EMPTY_TABLES, running
-from tests.oauth_flow import REDIRECT, authorization_url, csrf_of, decide, pkce, register
+from tests.helpers.console import csrf_of
+from tests.helpers.oidc_provider import oidc_settings, person_with_key, provider
+from tests.oauth_flow import REDIRECT, authorization_url, decide, pkce, register
 from tests.server import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = "http://localhost"
-CLIENT_ID = "agent-memory-console"
-CLIENT_SECRET = "a-secret-the-provider-and-the-server-share"
-ACCOUNTS = {
-    "ada": {"email": "ada@example.com", "email_verified": True},
-    "eve": {"email": "eve@example.com", "email_verified": False},
-    "stranger": {"email": "stranger@example.com", "email_verified": True},
-}
-
-
-def provider_cache() -> str:
-    found = subprocess.run(
-        [ROOT / "scripts" / "oidc-provider"], capture_output=True, text=True, check=False
-    )
-    if found.returncode != 0:
-        pytest.skip(found.stderr.strip() or "oidc-provider could not be installed")
-    return found.stdout.strip()
-
-
-@asynccontextmanager
-async def provider(redirect_uri: str, port: int, host: str = "localhost") -> AsyncIterator[str]:
-    """The provider on this loopback port, its one client sent back to `redirect_uri`,
-    until the block ends: its issuer URL."""
-    config = {
-        "client_id": CLIENT_ID,
-        "client_secret": CLIENT_SECRET,
-        "redirect_uri": redirect_uri,
-        "host": host,
-        "accounts": ACCOUNTS,
-    }
-    process = await asyncio.create_subprocess_exec(
-        "node", str(Path(__file__).with_name("provider.mjs")), provider_cache(), str(port),
-        json.dumps(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert process.stdout is not None and process.stderr is not None
-    try:
-        line = await asyncio.wait_for(process.stdout.readline(), 60)
-        assert line.strip() == b"listening", (line, await process.stderr.read())
-        yield f"http://{host}:{port}"
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -86,18 +40,6 @@ async def issuer() -> AsyncIterator[str]:
     """The provider, listening, until the module's tests end."""
     async with provider(APP + CALLBACK_PATH, free_port()) as url:
         yield url
-
-
-def oidc_settings(settings: Settings, issuer: str) -> Settings:
-    return settings.model_copy(
-        update={
-            "oidc_issuer": issuer,
-            "oidc_client_id": CLIENT_ID,
-            "oidc_client_secret": SecretStr(CLIENT_SECRET),
-            "oidc_provider_name": "Acme SSO",
-            "oidc_tenant": "team",
-        }
-    )
 
 
 @pytest.fixture
@@ -154,12 +96,6 @@ async def sign_in_with_provider(
     assert started.status_code == 303, started.text
     back = await at_the_provider(started.headers["location"], login)
     return await http.get(back.removeprefix(APP))
-
-
-async def person_with_key(db: asyncpg.Connection, person: str, role: str) -> UUID:
-    """A key of `role` for the person (made on first use); its id."""
-    made = await KeyService.on_connection(db).create("team", f"{person} {role}", role, person)
-    return made.record.id
 
 
 async def test_signing_in_names_the_person_and_gives_their_keys_highest_role(

@@ -39,9 +39,10 @@ from app.repository.search_statement import SearchParams, search_statement
 from app.repository.sessions import SessionRepository
 from app.repository.sql import named, sql_literal
 from app.services.reembed import Reembedder
-from tests.cli.test_cli import run as run_cli
-from tests.cli.test_cli import runs_in_psql
 from tests.conftest import EMPTY_TABLES, running
+from tests.helpers.citus import as_owner, reset_tables
+from tests.helpers.cli import run as run_cli
+from tests.helpers.cli import runs_in_psql
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -444,18 +445,6 @@ async def test_a_tenants_working_day_never_takes_the_path_that_crashed_the_coord
     assert replanned  # it listened: a store's write is a subplan of its statement
     assert [note for note in notes if WRAPPED.match(note)] == []
     assert [rest for rest in replanned if OUTER_JOIN.search(rest)] == []
-
-
-async def as_owner(url: str, sql: str) -> asyncpg.Record | None:
-    conn = await asyncpg.connect(url)
-    try:
-        return await conn.fetchrow(sql)
-    finally:
-        await conn.close()
-
-
-async def reset_tables(url: str) -> None:
-    await as_owner(url, "TRUNCATE memories, memory_access, sessions, idempotency_keys")
 
 
 async def reset_counters(url: str) -> None:

@@ -29,7 +29,7 @@ from app.db.unit_of_work import Database, unit_of_work
 from app.domain.filters import MemoryFilter
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams
-from tests.repository.test_citus import reset_tables
+from tests.helpers.citus import reset_tables
 
 pytestmark = pytest.mark.citus
 

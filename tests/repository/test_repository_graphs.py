@@ -20,7 +20,7 @@ from app.domain.filters import MemoryFilter
 from app.domain.graphs import RepositoryGraph, graph_plan
 from app.repository.search import SearchRepository
 from app.repository.search_statement import SearchParams
-from app.services.graphs import RepositoryGraphs, keep_graphs_quietly
+from app.services.graphs import GraphKeeper, keep_graphs_quietly
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
@@ -66,7 +66,7 @@ async def memories(db: asyncpg.Connection) -> AsyncIterator[dict[str, dict[str, 
     }
     await db.execute("ANALYZE memories")
     yield rows
-    await RepositoryGraphs(db, 0).keep()  # drops all
+    await GraphKeeper(db, 0).keep()  # drops all
     await db.execute("DELETE FROM memories WHERE tenant_id LIKE 'graph-test%'")
     # Dead entries left in the tenant's graph would change the walks of the tests after.
     await db.execute("VACUUM ANALYZE memories")
@@ -105,7 +105,7 @@ async def nearest(
 async def test_a_repository_with_a_graph_of_its_own_is_walked_there(
     db: asyncpg.Connection, memories: dict[str, dict[str, np.ndarray]]
 ) -> None:
-    graphs = RepositoryGraphs(db, min_rows=100)
+    graphs = GraphKeeper(db, min_rows=100)
     plan = await graphs.plan()
     assert [(g.tenant_id, g.source_repo, g.live_rows) for g in plan.build] == [(TENANT, BIG, 300)]
     name = await graph_name(db, TENANT, BIG)
@@ -138,7 +138,7 @@ async def test_a_repository_with_a_graph_of_its_own_is_walked_there(
 async def test_a_repositorys_global_memories_rank_beside_its_own_graphs(
     db: asyncpg.Connection, memories: dict[str, dict[str, np.ndarray]]
 ) -> None:
-    graphs = RepositoryGraphs(db, min_rows=100)
+    graphs = GraphKeeper(db, min_rows=100)
     assert await graphs.keep()
     # A query between a global memory and the repository's: both sides' nearest, in order.
     scope = {**memories["big"], **memories["global"]}
@@ -158,7 +158,7 @@ async def test_graphs_are_built_for_large_repositories_and_dropped_when_they_shr
     app: FastAPI,
     distributed: bool,
 ) -> None:
-    graphs = RepositoryGraphs(db, min_rows=100)
+    graphs = GraphKeeper(db, min_rows=100)
     assert await graphs.keep()
     again = await graphs.plan()
     assert again.build == again.drop == [] and [g.source_repo for g in again.keep] == [BIG]
@@ -215,7 +215,7 @@ async def test_the_migrations_downgrade_drops_every_graph(scratch_database: Any)
     await register_vector(conn)
     try:
         await insert(conn, BIG, 6, seed=5)
-        graphs = RepositoryGraphs(conn, min_rows=5)
+        graphs = GraphKeeper(conn, min_rows=5)
         assert await graphs.keep()
         built = "SELECT count(*) FROM pg_class WHERE relname LIKE 'memories\\_graph\\_%'"
         assert await conn.fetchval(built) == 1

@@ -17,30 +17,11 @@ from app.domain import draft_groups
 from app.domain.errors import InvalidInputError
 from app.domain.principal import OPEN_PRINCIPAL
 from app.services.scope import services_for
-from tests.contracts.test_input_rules import GITHUB_TOKEN
+from tests.helpers.credentials import GITHUB_TOKEN
+from tests.helpers.drafts import EVIDENCED, FIX, RULE
+from tests.helpers.keys import admin_and_agent
 
 pytestmark = pytest.mark.citus
-
-FIX = {
-    "kind": "fix",
-    "text": "`python3 check.py` failed with: ModuleNotFoundError: No module named 'helper'. It"
-    " passed after changing helper.py.",
-    "files": ["helper.py"],
-    "source_repo": "acme/api",
-    "client": "codex",
-    "client_session": "01a228c6-a8d4-79d3-b4f8-5fdbc031b307",
-    "seen_at": "2026-10-02T14:03:11+00:00",
-}
-RULE = {
-    **FIX,
-    "kind": "instruction",
-    "text": "Never edit the generated files; always use the make target instead.",
-    "files": [],
-    "client": "claude-code",
-    "client_session": "66c3e9d3-5e2b-4520-8068-c586f826f0c7",
-    "seen_at": "2026-10-05T09:00:00+00:00",
-    "sources": ["https://example.com/setup"],
-}
 
 
 async def queue(api: httpx.AsyncClient, *drafts: dict[str, Any]) -> dict[str, Any]:
@@ -166,14 +147,6 @@ async def test_a_bad_draft_refuses_the_call_and_queues_nothing(
     assert await db.fetchval("SELECT count(*) FROM drafts") == 0
 
 
-async def admin_and_agent(api: httpx.AsyncClient) -> tuple[dict[str, str], dict[str, str]]:
-    """Open mode's first key (an admin's), then an agent's: each as a request's headers."""
-    admin = (await api.post("/admin/keys", json={"name": "me", "role": "admin"})).json()["key"]
-    owner = {"Authorization": f"Bearer {admin}"}
-    made = await api.post("/admin/keys", json={"name": "agent", "role": "agent"}, headers=owner)
-    return owner, {"Authorization": f"Bearer {made.json()['key']}"}
-
-
 async def test_only_a_person_decides(api: httpx.AsyncClient) -> None:
     """An agent's key queues drafts; keeping and dropping are an admin's (a person's)."""
     owner, agent = await admin_and_agent(api)
@@ -210,18 +183,6 @@ async def test_a_tenants_drafts_are_its_own(api: httpx.AsyncClient, db: asyncpg.
 
 # --- Evidence, a key, conventions (migration 0044) ----------------------------------------
 
-EVIDENCED: dict[str, Any] = {
-    **FIX,
-    "text": "`pytest -q` failed with: AssertionError: 3 != 4. It passed after changing calc.py.",
-    "client_session": "s-evidence",
-    # In no particular order: the queue gives them back in its own.
-    "evidence": {
-        "command": "pytest -q",
-        "error": "tests/test_calc.py:12: AssertionError: assert 3 == 4\n  where 3 = add(1, 1)",
-        "change": "calc.py: return a + b (was a + a)",
-        "failed": "pytest -q 2>&1 | tail -5",
-    },
-}
 CONVENTION: dict[str, Any] = {
     **FIX,
     "kind": "convention",

@@ -8,7 +8,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.contracts.test_input_rules import GITHUB_TOKEN
+from tests.helpers.credentials import GITHUB_TOKEN
 
 pytestmark = pytest.mark.citus
 

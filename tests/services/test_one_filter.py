@@ -1,4 +1,4 @@
-"""One filter at every door that reads memories by one (FilterIn, FilterDraft): a list takes
+"""One filter at every door that reads memories by one (FilterIn, FilterRequest): a list takes
 each field a search takes, and keeps the same memories."""
 
 from __future__ import annotations

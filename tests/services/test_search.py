@@ -320,12 +320,12 @@ async def test_rows_holding_only_common_terms_come_from_the_vector_candidates(
 async def test_the_vector_side_is_planned_for_each_searchs_own_scope(
     api: httpx.AsyncClient, db: asyncpg.Connection, database_url: str
 ) -> None:
-    """The search statement keeps one plan per connection (planning it cost 2 ms a search);
-    its vector side must not: a plan shared by every repository or tenant would take one
-    access path for all of them (an exact scan of a repository holding half of 100k rows took
-    240 ms instead of 17). After eight searches of a small repository on one connection,
-    which read its few vectors exactly, a search of the repository holding half the rows goes
-    through HNSW; so does the large tenant's, not the small tenant's."""
+    """The search statement keeps one plan per connection (docs/search.md, "How search
+    works"); its vector side must not: a plan shared by every repository or tenant would take
+    one access path for all of them (an exact scan of a repository holding half of 100k rows:
+    docs/benchmarks.md, "Latency and throughput"). After eight searches of a small repository
+    on one connection, which read its few vectors exactly, a search of the repository holding
+    half the rows goes through HNSW; so does the large tenant's, not the small tenant's."""
     contents = [f"generated memory {i}" for i in range(3000)]
     await insert_generated(db, contents, [[] for _ in contents], seed=5)
     await db.execute(

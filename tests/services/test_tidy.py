@@ -12,19 +12,12 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.services.test_draft_queue import admin_and_agent
-from tests.services.test_transfer import NDJSON_BODY, export_file
+from tests.helpers.export_files import NDJSON_BODY, export_file
+from tests.helpers.keys import admin_and_agent
+from tests.helpers.tidy import OPPOSED, SAME
 
 pytestmark = pytest.mark.citus
 
-SAME = [
-    "Upload tests must each use their own tmp_path: a shared temp dir makes them fail",
-    "Upload tests must each use their own tmp_path; a shared temp dir makes them fail",
-]
-OPPOSED = [
-    "Deploys go out on Tuesdays after the release review",
-    "Deploys go out on Fridays after the release review",
-]
 OTHER = "The search service caches query embeddings for five minutes"
 
 
@@ -43,19 +36,21 @@ async def proposals(api: httpx.AsyncClient, *kinds: str) -> list[dict[str, Any]]
     return list(listed.json()["proposals"])
 
 
-@pytest.mark.parametrize("read", ["exact", "through the index"])
+@pytest.mark.parametrize("read", ["exact", "through the graph"])
 async def test_proposals_are_found_and_never_applied_on_their_own(
     api: httpx.AsyncClient, db: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch, read: str
 ) -> None:
-    """A repository is compared exactly, or past EXACT_SCOPE through the vector index: the
-    same proposals either way."""
-    if read != "exact":
-        monkeypatch.setattr("app.services.tidy.EXACT_SCOPE", 1)
+    """A repository's neighbours are read as the one read of the nearest chooses: exactly
+    (a bound sized for the whole graph, its rows counted), or through the graph (a bound of
+    none): the same proposals either way."""
+    divisor = 1 if read == "exact" else 10**9
+    monkeypatch.setattr("app.repository.nearest.NEAREST_GRAPH_DIVISOR", divisor)
     same = await imported(api, *SAME)
     opposed = await imported(api, *OPPOSED)
     other = await imported(api, OTHER)
     # The same texts in another repository are that repository's own.
     await imported(api, SAME[0], repo="acme/web")
+    await db.execute("ANALYZE memories")  # the graph's rows, which the bound is sized by
     await db.execute(
         "UPDATE memories SET stale_since = now() - interval '30 days',"
         ' stale_reason = \'{"files": ["app/cache.py"]}\' WHERE id = $1',

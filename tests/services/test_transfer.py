@@ -25,12 +25,12 @@ from app.embeddings.hashing import HashEmbedder
 from app.main import create_app
 from app.services.keys import KeyService
 from tests.conftest import running, serving
+from tests.helpers.credentials import GITHUB_TOKEN
+from tests.helpers.export_files import NDJSON_BODY, export_file
 
 # The service's data: this module runs again on a Citus cluster (scripts/test).
 pytestmark = pytest.mark.citus
 
-NDJSON_BODY = {"Content-Type": "application/x-ndjson"}
-GITHUB_TOKEN = "ghp_" + "k3J9xQ2mZ7vL1pR8tY4wN6bH0cF5dG2sA9eU"
 SESSION = {"id": str(uuid.UUID(int=1)), "started_at": "2026-11-01T09:00:00+00:00"}
 
 # What a round trip must keep, per memory (ids may differ; links are compared by content).
@@ -211,11 +211,6 @@ async def test_import_reembeds_vectors_of_another_model_or_none(
     for row in rows:
         text = embedding_text(row["content"], row["name"], row["category"], row["context"])
         assert row["embedding"].to_list() == pytest.approx(await expected.embed_one(text), abs=1e-6)
-
-
-def export_file(*records: dict[str, Any]) -> bytes:
-    header = {"format": "agent-memory/export", "version": 1}
-    return b"".join(json.dumps(x).encode() + b"\n" for x in (header, *records))
 
 
 @pytest.mark.parametrize(

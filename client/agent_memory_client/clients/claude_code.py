@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from agent_memory_client.clients.base import (
     Adapter,
+    CheckoutRules,
+    Distiller,
+    Home,
     HookSpec,
+    RuleFiles,
     at,
     change_of,
     claude_shaped,
@@ -21,7 +25,16 @@ from agent_memory_client.loop import Answer, Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
+
+    from agent_memory_client.history.distill import Headless
+    from agent_memory_client.install.files import ConfigFile
+
+NAME = "claude-code"
+SERVER_NAME = "memory"  # as the plugin names it: its tools keep their names
+AUTO_MEMORY = "Claude Code auto memory"  # ~/.claude/projects/<its folder>/memory/*.md
 
 EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})  # PowerShell: Claude Code on Windows
@@ -52,7 +65,7 @@ def searched(base: Event, tool_input: dict[str, Any]) -> list[Event]:
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
-    base = session_of(payload, "claude-code")
+    base = session_of(payload, NAME)
     tool = payload.get("tool_name")
     tool_input = tool_input_of(payload)
     command = text_of(tool_input.get("command"))
@@ -86,8 +99,72 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
     return claude_shaped(EVENT_NAMES[hook], answer, decision="block")
 
 
+def home() -> Path:
+    """~/.claude: its settings, its sessions (projects/) and the person's CLAUDE.md."""
+    from pathlib import Path
+
+    return Path.home() / ".claude"
+
+
+def project_folder(top: Path) -> str:
+    """Its folder for a checkout under ~/.claude/projects: the path with every character
+    but a letter or a digit a dash (as its 2.1 releases name it)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9]", "-", str(top))
+
+
+def auto_memory(claude_home: Path, top: Path) -> list[Path]:
+    """The folders of its auto memory of a checkout: projects/<its folder>/memory. A long
+    path's folder is cut at 200 characters and given a hash: any folder so cut."""
+    folder = project_folder(top)
+    projects = claude_home / "projects"
+    if len(folder) > 200 and projects.is_dir():
+        return sorted(p / "memory" for p in projects.glob(f"{folder[:200]}-*"))
+    return [projects / folder / "memory"]
+
+
+def config_files(project: Path | None) -> list[ConfigFile]:
+    """The hooks in .claude/settings.json; the server in ~/.claude.json (the user's) or
+    the project's .mcp.json. (The plugin, integrations/claude-code, declares both itself.)"""
+    from pathlib import Path
+
+    from agent_memory_client.install.entries import command_handler, matcher_groups, mcp_server
+    from agent_memory_client.install.files import JsonFile, McpEntry
+
+    settings = (project / ".claude" if project else home()) / "settings.json"
+    servers = project / ".mcp.json" if project else Path.home() / ".claude.json"
+    server = McpEntry(SERVER_NAME, {"type": "stdio", **mcp_server()})
+    return [
+        JsonFile(settings, hooks=matcher_groups(ADAPTER, command_handler)),
+        JsonFile(servers, server=server),
+    ]
+
+
+def headless(binary: str, work: Path, scratch: Path, env: Mapping[str, str]) -> Headless:
+    from agent_memory_client.history.distill import claude_code
+
+    return claude_code(binary, work, scratch, env)
+
+
 ADAPTER = Adapter(
-    name="claude-code",
+    name=NAME,
+    alias="claude",
+    label="Claude Code",
+    reader="agent_memory_client.history.claude_code",
+    install=config_files,
+    home=Home(
+        home,
+        rules=(RuleFiles("CLAUDE.md", ("CLAUDE.md", "rules/**/*.md")),),
+        checkout_rules=(CheckoutRules(AUTO_MEMORY, auto_memory, ("*.md",)),),
+    ),
+    distiller=Distiller("claude", "AGENT_MEMORY_CLAUDE", headless),
+    repository_rules=(
+        RuleFiles(
+            "CLAUDE.md",
+            ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**/*.md"),
+        ),
+    ),
     hooks=(
         HookSpec("SessionStart", "startup|resume|clear|compact", "session-start"),
         HookSpec("UserPromptSubmit", None, "user-prompt-submit"),

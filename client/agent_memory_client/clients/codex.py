@@ -2,7 +2,7 @@
 
 What differs, read in Codex's hook schemas and seen through the real CLI:
 - no SessionEnd: a turn's Stop that does not continue ends the memory session, and the
-  next prompt of the same Codex session opens another (loop.py's reopening);
+  next prompt of the same Codex session opens another (loop/ reopening);
 - PostToolUse fires for a shell command whatever its exit status, with the output alone
   (`tool_response`, no status): a failure is read from the output's last lines;
 - edits are `apply_patch` calls, or shell commands that run `apply_patch` (a model not
@@ -17,7 +17,10 @@ import re
 
 from agent_memory_client.clients.base import (
     Adapter,
+    Distiller,
+    Home,
     HookSpec,
+    RuleFiles,
     at,
     claude_shaped,
     session_of,
@@ -32,7 +35,14 @@ from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
+
+    from agent_memory_client.history.distill import Headless
+    from agent_memory_client.install.files import ConfigFile
+
+NAME = "codex"
 
 # *** Update File: path, *** Add File: path, *** Delete File: path, *** Move to: path
 _PATCHED = re.compile(r"^\*\*\* (?:Update|Add|Move to|Delete)(?: File)?: (.+)$", re.MULTILINE)
@@ -61,7 +71,7 @@ def is_patch(command: str) -> bool:
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
-    base = session_of(payload, "codex")
+    base = session_of(payload, NAME)
     tool = payload.get("tool_name")
     tool_input = tool_input_of(payload)
     if hook == "SessionStart":
@@ -96,8 +106,63 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
     return claude_shaped(hook, answer, decision="block")
 
 
+def home() -> Path:
+    """~/.codex, or CODEX_HOME: its configuration, its sessions and the person's AGENTS.md."""
+    import os
+    from pathlib import Path
+
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def config_files(project: Path | None) -> list[ConfigFile]:
+    """hooks.json and config.toml in ~/.codex or the project's .codex, and the trust of our
+    hooks in the user's config.toml (install/codex.py)."""
+    from pathlib import Path
+
+    from agent_memory_client.install import codex as tables
+    from agent_memory_client.install.entries import command_handler, matcher_groups
+    from agent_memory_client.install.files import JsonFile
+    from agent_memory_client.install.toml_block import TomlBlock
+
+    user_home = home()
+    codex_home = project / ".codex" if project else user_home
+    hooks_file, config = codex_home / "hooks.json", codex_home / "config.toml"
+    trust = tables.codex_trusted(
+        hooks_file, tables.codex_trust(user_home, project or Path.home()), project
+    )
+    return [
+        JsonFile(hooks_file, hooks=matcher_groups(ADAPTER, command_handler)),
+        TomlBlock(config, "mcp server", tables.codex_server(config), tables.our_codex_server),
+        TomlBlock(user_home / "config.toml", f"trust {hooks_file}", trust,
+                  tables.our_codex_trust(hooks_file)),
+    ]  # fmt: skip
+
+
+def headless(binary: str, work: Path, scratch: Path, env: Mapping[str, str]) -> Headless:
+    from agent_memory_client.history.distill import codex
+
+    return codex(binary, work, scratch, env)
+
+
 ADAPTER = Adapter(
-    name="codex",
+    name=NAME,
+    alias="codex",
+    label="Codex",
+    reader="agent_memory_client.history.codex",
+    install=config_files,
+    home=Home(
+        home,
+        rules=(
+            RuleFiles("AGENTS.md", ("AGENTS.md", "AGENTS.override.md")),
+            # Its own working files there: the raw notes its MEMORY.md is consolidated from.
+            RuleFiles(
+                "Codex memories", ("*.md",), under="memories", skip=frozenset({"raw_memories.md"})
+            ),
+        ),
+    ),
+    distiller=Distiller("codex", "AGENT_MEMORY_CODEX", headless),
+    # Read by Cursor, Copilot CLI and OpenCode too: declared once, here.
+    repository_rules=(RuleFiles("AGENTS.md", ("AGENTS.md", "AGENTS.override.md")),),
     hooks=(
         HookSpec("SessionStart", "startup|resume|clear"),
         HookSpec("UserPromptSubmit"),

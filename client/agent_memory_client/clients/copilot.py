@@ -15,7 +15,7 @@ form (`SessionStart`, snake_case fields) is left alone: 1.0.102 ignores what tho
   prints what files say is `grep` (`rg` for GPT-5) in its `content` mode, over `paths`.
 - No hook can read the agent's words: agentStop names the transcript (`events.jsonl`), but
   the CLI writes it behind (with `-p`, only once the session is over), and no hook carries
-  them. A session is recorded completed, without a summary, once a turn ended (loop.py).
+  them. A session is recorded completed, without a summary, once a turn ended (loop/).
   `decision: block` with a reason sends the reminder as the next prompt, which comes back
   through userPromptSubmitted: not the user's, so no recall on it.
 - An MCP tool is `<server>-<tool>` (the CLI's own tools have no `-`).
@@ -27,7 +27,9 @@ import json
 
 from agent_memory_client.clients.base import (
     Adapter,
+    Home,
     HookSpec,
+    RuleFiles,
     at,
     replaced,
     shell_call,
@@ -40,7 +42,12 @@ from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
+
+    from agent_memory_client.install.files import ConfigFile
+
+NAME = "copilot-cli"
 
 SHELL_TOOLS = frozenset({"bash", "powershell"})
 EDITING_TOOLS = frozenset({"edit", "create"})
@@ -117,7 +124,7 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     base = Event(
         "start",
         session=str(payload.get("sessionId") or ""),
-        agent="copilot-cli",
+        agent=NAME,
         cwd=text_of(payload.get("cwd")),
     )
     tool = text_of(payload.get("toolName"))
@@ -146,8 +153,53 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
     return None
 
 
+def home() -> Path:
+    """~/.copilot, or COPILOT_HOME: its configuration and its sessions (session-state/)."""
+    import os
+    from pathlib import Path
+
+    return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
+
+
+def config_files(project: Path | None) -> list[ConfigFile]:
+    """Our hooks in a file of their own (hooks/agent-memory.json, version 1: a `bash`
+    command line, its timeout in seconds) under ~/.copilot or the project's .github; the
+    server in ~/.copilot/mcp-config.json or the project's .github/mcp.json."""
+    from agent_memory_client.install.entries import hook_entries, mcp_server
+    from agent_memory_client.install.files import JsonFile, McpEntry
+    from agent_memory_client.ours import SERVER_NAME
+
+    # The environment reaches its MCP servers whole (an unset `${NAME}` would stay
+    # literal): no `env`. `type` and `tools` as `copilot mcp add` writes them.
+    server = McpEntry(SERVER_NAME, {"type": "local", **mcp_server(), "tools": ["*"]})
+    entries = hook_entries(
+        ADAPTER, lambda command: {"type": "command", "bash": command, "timeoutSec": 5}
+    )
+    hooks = JsonFile(
+        (project / ".github" if project else home()) / "hooks" / "agent-memory.json",
+        hooks=entries, empty=(("version", 1),),
+    )  # fmt: skip
+    if project is None:
+        return [hooks, JsonFile(home() / "mcp-config.json", server=server)]
+    # A repository's .mcp.json, which Claude Code reads too, is read first and alone.
+    return [hooks, JsonFile(project / ".github" / "mcp.json", server=server,
+                            read_first=project / ".mcp.json")]  # fmt: skip
+
+
 ADAPTER = Adapter(
-    name="copilot",
+    name=NAME,
+    alias="copilot",
+    label="GitHub Copilot CLI",
+    reader="agent_memory_client.history.copilot",
+    install=config_files,
+    home=Home(home),
+    distiller=None,
+    repository_rules=(
+        RuleFiles(
+            "Copilot instructions",
+            (".github/copilot-instructions.md", ".github/instructions/**/*.instructions.md"),
+        ),
+    ),
     hooks=(
         HookSpec("sessionStart"),
         HookSpec("userPromptSubmitted"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 from agent_memory_client.clients.base import (
     Adapter,
     HookSpec,
+    RuleFiles,
     at,
     change_of,
     shell_call,
@@ -27,7 +28,12 @@ from agent_memory_client.loop import Answer, Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
+
+    from agent_memory_client.install.files import ConfigFile
+
+NAME = "cursor"
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
@@ -36,7 +42,7 @@ def events(hook: str, payload: dict[str, Any]) -> list[Event]:
     session = payload.get("conversation_id") or payload.get("session_id") or ""
     base = Event(
         "start",
-        session=str(session), agent="cursor",
+        session=str(session), agent=NAME,
         cwd=text_of(payload.get("cwd")) or root,
         transcript=text_of(payload.get("transcript_path")) or None,
     )  # fmt: skip
@@ -82,8 +88,34 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
     return None
 
 
+def config_files(project: Path | None) -> list[ConfigFile]:
+    """hooks.json (version 1) and mcp.json in ~/.cursor or the project's .cursor; the
+    server is handed the bridge's variables as `${env:NAME}`."""
+    from pathlib import Path
+
+    from agent_memory_client.install.entries import hook_entries, mcp_server
+    from agent_memory_client.install.files import JsonFile, McpEntry
+    from agent_memory_client.ours import SERVER_NAME
+
+    folder = (project or Path.home()) / ".cursor"
+    hooks = hook_entries(ADAPTER, lambda command: {"command": command, "timeout": 5})
+    server = McpEntry(SERVER_NAME, mcp_server(env="${{env:{name}}}"))
+    return [
+        JsonFile(folder / "hooks.json", hooks=hooks, empty=(("version", 1),)),
+        JsonFile(folder / "mcp.json", server=server),
+    ]
+
+
 ADAPTER = Adapter(
-    name="cursor",
+    name=NAME,
+    alias="cursor",
+    label="Cursor",
+    # Its agent transcripts are read when given (`import-history --file`): no folder.
+    reader="agent_memory_client.history.cursor",
+    install=config_files,
+    home=None,
+    distiller=None,
+    repository_rules=(RuleFiles("Cursor rules", (".cursor/rules/**/*.mdc", ".cursorrules")),),
     hooks=(
         HookSpec("sessionStart"),
         HookSpec("beforeSubmitPrompt"),

@@ -15,7 +15,10 @@ import re
 
 from agent_memory_client.clients.base import (
     Adapter,
+    Distiller,
+    Home,
     HookSpec,
+    RuleFiles,
     at,
     change_of,
     claude_shaped,
@@ -30,7 +33,14 @@ from agent_memory_client.shell import exit_code_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
+
+    from agent_memory_client.history.distill import Headless
+    from agent_memory_client.install.files import ConfigFile
+
+NAME = "gemini-cli"
 
 EDITING_TOOLS = frozenset({"replace", "write_file", "edit"})
 READING_TOOLS = frozenset({"read_file"})
@@ -66,7 +76,7 @@ def searched_path(tool_input: dict[str, Any]) -> str:
 
 
 def events(hook: str, payload: dict[str, Any]) -> list[Event]:
-    base = session_of(payload, "gemini-cli")
+    base = session_of(payload, NAME)
     tool = payload.get("tool_name")
     tool_input = tool_input_of(payload)
     if hook == "SessionStart":
@@ -101,8 +111,52 @@ def render(hook: str, answer: Answer) -> dict[str, Any] | None:
     return claude_shaped(hook, answer, decision="deny")
 
 
+def home() -> Path:
+    """~/.gemini: its settings, its sessions (tmp/) and the person's GEMINI.md."""
+    from pathlib import Path
+
+    return Path.home() / ".gemini"
+
+
+def hook_settings(program: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Our hooks as settings.json and the extension's hooks/hooks.json declare them (a
+    test holds integrations/gemini to this), its timeouts in milliseconds; `program`:
+    how a hook runs this client half (default: found from here)."""
+    from agent_memory_client.install.entries import matcher_groups
+    from agent_memory_client.ours import SERVER_NAME
+
+    def handler(command: str) -> dict[str, Any]:
+        return {"name": SERVER_NAME, "type": "command", "command": command, "timeout": 5000}
+
+    return matcher_groups(ADAPTER, handler, program)
+
+
+def config_files(project: Path | None) -> list[ConfigFile]:
+    """settings.json in ~/.gemini or the project's .gemini: the hooks and the server, which
+    is handed the bridge's variables by name (`${NAME}`: Gemini CLI redacts a key)."""
+    from agent_memory_client.install.entries import mcp_server
+    from agent_memory_client.install.files import JsonFile, McpEntry
+    from agent_memory_client.ours import SERVER_NAME
+
+    settings = (project / ".gemini" if project else home()) / "settings.json"
+    return [JsonFile(settings, hook_settings(), McpEntry(SERVER_NAME, mcp_server(env="${name}")))]
+
+
+def headless(binary: str, work: Path, scratch: Path, env: Mapping[str, str]) -> Headless:
+    from agent_memory_client.history.distill import gemini_cli
+
+    return gemini_cli(binary, work, scratch, env)
+
+
 ADAPTER = Adapter(
-    name="gemini",
+    name=NAME,
+    alias="gemini",
+    label="Gemini CLI",
+    reader="agent_memory_client.history.gemini",
+    install=config_files,
+    home=Home(home, rules=(RuleFiles("GEMINI.md", ("GEMINI.md",)),)),
+    distiller=Distiller("gemini", "AGENT_MEMORY_GEMINI", headless),
+    repository_rules=(RuleFiles("GEMINI.md", ("GEMINI.md",)),),
     hooks=(
         HookSpec("SessionStart"),  # a lifecycle matcher is an exact string: every source
         HookSpec("BeforeAgent"),

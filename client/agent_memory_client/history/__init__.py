@@ -3,11 +3,11 @@
 A developer who installs agent-memory after months of agent sessions has, on disk, what it
 would have learned: each client keeps its sessions as JSON (claude_code.py, codex.py,
 gemini.py, copilot.py, opencode.py and cursor.py read them, changing nothing). A session is
-replayed as the moments the live hooks see (loop.py's events), and three rules make drafts
+replayed as the moments the live hooks see (loop/events.py), and three rules make drafts
 of it, no model involved (capture.py):
 
 - **fix**: a command failed with a real error, something changed (a file edited, a command
-  run, the command itself), the same work passed: drafting.py's rule, which the live hooks
+  run, the command itself), the same work passed: drafting/'s rule, which the live hooks
   run too;
 - **instruction**: the user stated a standing rule or corrected the agent's way of working,
   in a prompt or in an answer to the agent's own question: instructions.py;

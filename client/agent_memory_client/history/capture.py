@@ -1,11 +1,11 @@
 """A past session replayed as the live hooks saw it, and its drafts: the fix tracker the
-hooks run (drafting.py), the user's standing rules (instructions.py), the project's ways
+hooks run (drafting/), the user's standing rules (instructions.py), the project's ways
 (conventions.py), each with the untrusted input the session had read by then."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from agent_memory_client.drafting import Tracker, relative_path
 from agent_memory_client.history import Found, Moment
@@ -16,6 +16,7 @@ from agent_memory_client.protocol import EVIDENCE_CHARS
 from agent_memory_client.shell import plain, short
 
 if TYPE_CHECKING:
+    from agent_memory_client.drafting.tracker import Failure
     from agent_memory_client.history import Transcript
 
 T = TypeVar("T")  # where a draft comes from: a session, as the import or a bench names it
@@ -44,7 +45,7 @@ def candidates_of(
 
 def outsider_reads(transcript: Transcript, repo: str) -> Iterator[tuple[Moment, list[str]]]:
     """Each moment of a session with the outsider sources it read: provenance.py's rule, and
-    what came from outside remembered across the session (outside.py) as the live hooks
+    what came from outside remembered across the session (outside/) as the live hooks
     remember it across their calls."""
     outside = Outside()
     for moment in transcript.moments:
@@ -188,7 +189,7 @@ def _said(kind: str, text: str, at: str, anchor: str, sources: list[str]) -> lis
     ]
 
 
-def _ended(failure: dict[str, Any], passed: str, anchor: str, at: str, sources: list[str]) -> Found:
+def _ended(failure: Failure, passed: str, anchor: str, at: str, sources: list[str]) -> Found:
     """A failure a pass ended that the rules draft nothing of (the task's own, most often):
     a candidate."""
     error = failure["error"] or failure["tail"]

@@ -9,7 +9,7 @@ line (seen in files of 2.1.7 to 2.1.332). An entry of type `user` or `assistant`
 - a tool call: an `assistant` message's `tool_use` block (`id`, `name`, `input`);
 - its result: a later `user` message's `tool_result` block (`tool_use_id`, `is_error`,
   `content`); a shell command (`Bash`, `PowerShell`) failed when `is_error` is true, or when
-  a pipe hid a failure its output shows (shell.py); a cancelled call is neither;
+  a pipe hid a failure its output shows (shell/); a cancelled call is neither;
 - a subagent's calls: in `progress` entries (`data.message`, 2.1.x until about 2.1.100,
   `parentToolUseID` the call that started it), or in the session's own folder
   (`<session>/subagents/agent-<agentId>.jsonl`, later versions); a background agent's are
@@ -59,8 +59,10 @@ _CONTEXT = re.compile(
 _REJECTED = re.compile(r"tool use was rejected.*?the user said:\s*(.+)", re.DOTALL | re.IGNORECASE)
 
 
-def default_root() -> Path:
-    return Path.home() / ".claude"
+def recognises(head: str) -> int:
+    """How surely a file is of this format, from its first bytes (history/formats.py): 1,
+    a sign that others' files may carry too (a `sessionId`); 0, none."""
+    return 1 if '"sessionId"' in head or '"type":"user"' in head or '"parentUuid"' in head else 0
 
 
 def transcript_files(root: Path) -> list[Path]:

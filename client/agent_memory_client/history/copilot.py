@@ -28,8 +28,11 @@ QUESTION_TOOLS = frozenset({"ask_user"})
 READING_TOOLS = frozenset({"view"})
 
 
-def default_root() -> Path:
-    return Path.home() / ".copilot"
+def recognises(head: str) -> int:
+    """How surely a file is of this format, from its first bytes (history/formats.py): 2,
+    a sign of this format alone; 0, none."""
+    first = head.lstrip().splitlines()[0] if head.strip() else ""
+    return 2 if '"session.start"' in first else 0
 
 
 def transcript_files(root: Path) -> list[Path]:

@@ -1,6 +1,7 @@
-"""Which client wrote a transcript file, from its first bytes, and its reader: for
-`import-history --file` and the benchmark (bench/capture.py), which meet files of every
-client. A `.gz` file is read through gzip."""
+"""Which client wrote a transcript file, from its first bytes (each reader's `recognises`),
+and its reader (each client's adapter names it): for `import-history --file` and the
+benchmark (bench/capture.py), which meet files of every client. A `.gz` file is read
+through gzip. And what several readers share: JSON Lines, a message's text."""
 
 from __future__ import annotations
 
@@ -51,37 +52,23 @@ def whole_text(path: Path) -> str:
 
 
 def client_of(path: Path) -> str | None:
-    """The client whose format the file is in; None for an unknown one."""
+    """The client whose format the file is in: the reader that recognises its first bytes
+    most surely (each reader's `recognises`); None for an unknown one."""
+    from agent_memory_client.clients import ADAPTERS
+
     with open_text(path) as file:
         head = file.read(HEAD_BYTES)
-    first = head.lstrip().splitlines()[0] if head.strip() else ""
-    if '"session_meta"' in head or '"response_item"' in head[:5_000]:
-        return "codex"
-    if '"session.start"' in first:
-        return "copilot-cli"
-    if first.startswith('{"role"'):
-        return "cursor"
-    if '"projectHash"' in head[:2_000]:
-        return "gemini-cli"
-    if head.lstrip().startswith("{") and '"info"' in head[:400] and '"messages"' in head:
-        return "opencode"
-    if '"sessionId"' in head or '"type":"user"' in head or '"parentUuid"' in head:
-        return "claude-code"
-    return None
+    sureness = {adapter.name: adapter.reading().recognises(head) for adapter in ADAPTERS}
+    best = max(sureness, key=lambda name: sureness[name])
+    return best if sureness[best] else None
 
 
 def reader_of(client: str) -> Callable[[Path], Transcript | None]:
-    from agent_memory_client.history import claude_code, codex, copilot, cursor, gemini, opencode
+    """The reader of `client`'s transcripts (by its name or alias)."""
+    from agent_memory_client.clients import named
 
-    readers: dict[str, Callable[[Path], Transcript | None]] = {
-        "claude-code": claude_code.read,
-        "codex": codex.read,
-        "gemini-cli": gemini.read,
-        "copilot-cli": copilot.read,
-        "opencode": opencode.read,
-        "cursor": cursor.read,
-    }
-    return readers[client]
+    read: Callable[[Path], Transcript | None] = named(client).reading().read
+    return read
 
 
 def read_any(path: Path) -> Transcript | None:

@@ -22,6 +22,16 @@ EDITING_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
 READING_TOOL, SEARCH_TOOL = "read", "grep"
 
 
+def recognises(head: str) -> int:
+    """How surely a file is of this format, from its first bytes (history/formats.py): 2,
+    a sign of this format alone; 0, none."""
+    return (
+        2
+        if head.lstrip().startswith("{") and '"info"' in head[:400] and '"messages"' in head
+        else 0
+    )
+
+
 def read(path: Path) -> Transcript | None:
     try:
         whole = json.loads(whole_text(path))

@@ -56,6 +56,9 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _BOLD_ONLY = re.compile(r"^(?:\*\*|__)[^*_]{1,80}(?:\*\*|__):?$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
+# Front matter: at most this many lines, each a YAML key (`globs: app/**/*.py`, `applyTo:`).
+FRONT_MATTER_LINES = 200
+_FRONT_MATTER_KEY = re.compile(r"^[A-Za-z_][\w.-]*\s*:(?:\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,12 +244,31 @@ def readable(text: str) -> list[str]:
     text = without_section(text.removeprefix("\ufeff"))
     text = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[0].strip() == "---":  # front matter (a Cursor rule's, a Copilot one's)
-        for end in range(1, min(len(lines), 200)):
-            if lines[end].strip() in ("---", "..."):
-                lines[: end + 1] = [""] * (end + 1)
-                break
+    end = front_matter_end(lines)
+    if end:
+        lines[: end + 1] = [""] * (end + 1)
     return lines
+
+
+def front_matter_end(lines: list[str]) -> int:
+    """The line that closes the file's front matter (a Cursor rule's, a Copilot one's), or 0
+    for none: a first line `---`, a closing `---` (or `...`) within FRONT_MATTER_LINES, and
+    between them YAML's `key: value` lines (a key's indented or listed values under it).
+    A file that opens with a horizontal rule and goes on in Markdown has none."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    keyed = False
+    for end in range(1, min(len(lines), FRONT_MATTER_LINES)):
+        line = lines[end]
+        if line.strip() in ("---", "..."):
+            return end if keyed else 0
+        if _FRONT_MATTER_KEY.match(line):
+            keyed = True
+        elif line.strip() and not line.lstrip().startswith("#"):
+            under_a_key = keyed and (line[:1].isspace() or line.startswith("- "))
+            if not under_a_key:
+                return 0
+    return 0
 
 
 def rules_in(text: str) -> list[Rule]:

@@ -4,52 +4,25 @@ it: a repository's by its path in the repository, a person's from `~`."""
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
+from agent_memory_client.clients import ADAPTERS
+
 MAX_FILES_A_PATTERN = 50  # a folder of rules (.cursor/rules/) read at most this many files
 NAME_CHARS = 200  # a draft's client_session (the server's SESSION_ID_CHARS)
 
-# A repository's own, by the client whose file it is: (source, patterns under its top).
-PROJECT_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("CLAUDE.md", ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", ".claude/rules/**/*.md")),
-    ("AGENTS.md", ("AGENTS.md", "AGENTS.override.md")),
-    ("GEMINI.md", ("GEMINI.md",)),
-    ("Cursor rules", (".cursor/rules/**/*.mdc", ".cursorrules")),
-    (
-        "Copilot instructions",
-        (".github/copilot-instructions.md", ".github/instructions/**/*.instructions.md"),
-    ),
-)
-AUTO_MEMORY = "Claude Code auto memory"  # ~/.claude/projects/<its folder>/memory/*.md
-CODEX_MEMORIES = "Codex memories"  # ~/.codex/memories/*.md
-# Codex's own working files there: the raw notes its MEMORY.md is consolidated from.
-CODEX_NOT_MEMORIES = frozenset({"raw_memories.md"})
-
-
-@dataclass(frozen=True, slots=True)
-class Homes:
-    """The clients' own folders (each its default unless the person names another)."""
-
-    claude: Path
-    codex: Path
-    gemini: Path
-
-    @classmethod
-    def default(cls) -> Homes:
-        home = Path.home()
-        codex = os.environ.get("CODEX_HOME")
-        return cls(home / ".claude", Path(codex) if codex else home / ".codex", home / ".gemini")
+# The clients' own folders whose rules are read, by client name (each adapter's Home: its
+# default unless the person names another).
+Homes = dict[str, Path]
 
 
 @dataclass(frozen=True, slots=True)
 class RuleFile:
     path: Path  # where it is read from
     name: str  # as a draft names it: "CLAUDE.md", "~/.claude/CLAUDE.md"
-    source: str  # which kind of file: PROJECT_FILES' names, AUTO_MEMORY, ...
+    source: str  # which kind of file: an adapter's RuleFiles' source
 
 
 def found(root: Path, pattern: str) -> list[Path]:
@@ -73,43 +46,38 @@ def named(path: Path) -> str:
     return text if len(text) <= NAME_CHARS else "…" + text[-(NAME_CHARS - 1) :]
 
 
-def project_folder(top: Path) -> str:
-    """Claude Code's folder for a checkout under ~/.claude/projects: the path with every
-    character but a letter or a digit a dash (as its 2.1 releases name it)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", str(top))
-
-
 def project_files(top: Path, homes: Homes) -> list[RuleFile]:
-    """A repository's files agents read, and Claude Code's auto memory of its checkout."""
+    """A repository's files agents read (each adapter's repository_rules), and the rules a
+    client keeps for its checkout in its own folder (Home.checkout_rules: Claude Code's
+    auto memory)."""
     files = [
-        RuleFile(path, path.relative_to(top).as_posix(), source)
-        for source, patterns in PROJECT_FILES
-        for pattern in patterns
-        for path in found(top, pattern)
+        RuleFile(path, path.relative_to(top).as_posix(), rules.source)
+        for adapter in ADAPTERS
+        for rules in adapter.repository_rules
+        for pattern in rules.patterns
+        for path in found(top / rules.under, pattern)
+        if path.name not in rules.skip
     ]
-    folder = project_folder(top.resolve())
-    # A long path's folder is cut at 200 characters and given a hash: any folder so cut.
-    projects = homes.claude / "projects"
-    memory_dirs = [projects / folder / "memory"]
-    if len(folder) > 200 and projects.is_dir():
-        memory_dirs = sorted(p / "memory" for p in projects.glob(f"{folder[:200]}-*"))
-    for memory in memory_dirs:
-        files += [RuleFile(p, named(p), AUTO_MEMORY) for p in found(memory, "*.md")]
-    return files
+    return files + [
+        RuleFile(path, named(path), rules.source)
+        for adapter in ADAPTERS
+        if adapter.home is not None and adapter.name in homes
+        for rules in adapter.home.checkout_rules
+        for folder in rules.folders(homes[adapter.name], top.resolve())
+        for pattern in rules.patterns
+        for path in found(folder, pattern)
+    ]
 
 
 def user_files(homes: Homes) -> list[RuleFile]:
-    """A person's own files, which every session of theirs reads, in any repository."""
-    wanted = [
-        ("CLAUDE.md", homes.claude, ("CLAUDE.md", "rules/**/*.md")),
-        ("AGENTS.md", homes.codex, ("AGENTS.md", "AGENTS.override.md")),
-        (CODEX_MEMORIES, homes.codex / "memories", ("*.md",)),
-        ("GEMINI.md", homes.gemini, ("GEMINI.md",)),
-    ]
+    """A person's own files, which every session of theirs reads, in any repository: the
+    rules each client's adapter says its folder holds (Home.rules)."""
     return [
-        RuleFile(path, named(path), source)
-        for source, root, patterns in wanted
-        for pattern in patterns
-        for path in found(root, pattern)
-        if not (source == CODEX_MEMORIES and path.name in CODEX_NOT_MEMORIES)
+        RuleFile(path, named(path), rules.source)
+        for adapter in ADAPTERS
+        if adapter.home is not None and adapter.name in homes
+        for rules in adapter.home.rules
+        for pattern in rules.patterns
+        for path in found(homes[adapter.name] / rules.under, pattern)
+        if path.name not in rules.skip
     ]
