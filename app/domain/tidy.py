@@ -130,6 +130,20 @@ def kept_first(memories: Iterable[Candidate]) -> list[Candidate]:
     return sorted(memories, key=lambda m: (-m.access_count, m.created_at, str(m.id)))
 
 
+def each_pair_once(pairs: Sequence[NearPair]) -> list[NearPair]:
+    """Each pair once, its lower id first, whichever side read it: a pair is near when
+    either memory has the other among its nearest (a cluster of many restatements has more
+    members than any one memory's nearest), so both reads of it come in."""
+    seen: set[tuple[UUID, UUID]] = set()
+    once: list[NearPair] = []
+    for pair in pairs:
+        first, second = sorted((pair.first, pair.second), key=lambda m: m.id)
+        if (first.id, second.id) not in seen:
+            seen.add((first.id, second.id))
+            once.append(NearPair(first, second, pair.similarity))
+    return once
+
+
 def pair_proposals(pairs: Sequence[NearPair]) -> list[Proposal]:
     """Merge proposals, a cluster each (pairs that merge, joined), and replace proposals,
     a pair each: the newer kept first."""

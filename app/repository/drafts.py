@@ -160,7 +160,7 @@ class DraftRepository:
 
 # Which drafts say what a live memory already says, in its repository or globally (the
 # content's hash, through the dedup key): those an import passes over. One lookup each,
-# as the store's batch check makes it (app/repository/memories.py).
+# as the store's batch check makes it (app/repository/memory_writes.py).
 _HELD = """
 SELECT n.ord
 FROM unnest(:texts::text[], :source_repos::text[]) WITH ORDINALITY AS n(text, source_repo, ord)

@@ -54,7 +54,7 @@ FROM {nearest} n
 JOIN page p ON p.ord = n.ord
 JOIN memories m ON m.tenant_id = :tenant_id AND m.id = p.id
 JOIN memories near ON near.tenant_id = :tenant_id AND near.id = n.id
-WHERE n.id > p.id AND n.vector_similarity >= :min_similarity
+WHERE n.id <> p.id AND n.vector_similarity >= :min_similarity
 ORDER BY m.id, n.vector_similarity DESC
 """
 
@@ -157,7 +157,8 @@ class TidyRepository:
         min_similarity: float,
     ) -> tuple[list[NearPair], UUID | None]:
         """The near pairs of a page of a repository's live memories (each memory's `nearest`
-        others), and the page's last id (None: none left)."""
+        others: a pair read from both sides comes twice, once from each page it is on, and
+        domain.tidy.each_pair_once keeps one), and the page's last id (None: none left)."""
         conn = await self._uow.connection()
         values = {**self._scope(source_repo), "after": after, "limit": limit}
         last = await conn.fetchval(*named(_LAST_OF_PAGE, values))

@@ -21,7 +21,7 @@ from app.domain.inputs.learning import (
     learning,
     strategy_attempt,
 )
-from app.domain.inputs.retry import RetryRequest, retry_draft
+from app.domain.inputs.retry import RetryRequest, retry_request
 from app.domain.inputs.search import hint_query
 from app.domain.learning import learned_memory
 from app.domain.memory import Memory, NewMemory, StoreOutcome, outcome_note
@@ -186,7 +186,7 @@ class LearningService:
         """The diff is CPU work bounded in time (see domain.retry), done in a worker thread
         so the event loop keeps serving."""
         self._memories.actor.require("write")
-        cleaned = retry_draft(request)
+        cleaned = retry_request(request)
         return await asyncio.to_thread(retry_context, cleaned)
 
 

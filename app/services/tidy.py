@@ -25,6 +25,7 @@ from app.domain.tidy import (
     SHOWN_BY_DEFAULT,
     NearPair,
     ProposalEntry,
+    each_pair_once,
     pair_proposals,
     retire_proposal,
 )
@@ -66,7 +67,7 @@ async def compute_proposals(runtime: Runtime, tenant_id: str) -> Computed:
     pairs: list[NearPair] = []
     for source_repo, _ in scopes:
         pairs += await _paged_pairs(runtime, tenant_id, source_repo)
-    proposals = pair_proposals(pairs)
+    proposals = pair_proposals(each_pair_once(pairs))
     async with unit_of_work(runtime.database, tenant_id) as uow:
         repo = TidyRepository(uow)
         stale = await repo.stale_unread(RETIRE_AFTER_DAYS, MAX_RETIRE)

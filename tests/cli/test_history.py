@@ -1,5 +1,5 @@
 """`agent-memory import-history`: past sessions of every client become drafts by the rules
-the live hooks run (drafting.py's fix tracker), the user's own rules, and the project's
+the live hooks run (drafting/'s fix tracker), the user's own rules, and the project's
 conventions; filed under the session's repository (never a folder's name), with the
 untrusted input read before. Each class of miss and false alarm met in the real sessions of
 the development corpus (../shared/data/sessions, bench/capture.py) has a test here named by

@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.export_files import NDJSON_BODY, export_file
 from tests.helpers.keys import admin_and_agent
-from tests.helpers.tidy import OPPOSED, SAME
+from tests.helpers.tidy import CLUSTER, FIFTH, OPPOSED, SAME
 
 pytestmark = pytest.mark.citus
 
@@ -74,6 +74,19 @@ async def test_proposals_are_found_and_never_applied_on_their_own(
     assert await db.fetchval(live) == 6
     # Computed again: nothing new.
     assert (await api.post("/proposals/refresh")).json()["saved"] == 0
+
+
+async def test_a_memory_none_of_its_twins_reads_is_in_their_merge(api: httpx.AsyncClient) -> None:
+    """Five memories say one thing; four of them are nearer each other than to the fifth,
+    stored last (the highest id), so none of the four reads it among its nearest. It reads
+    them: a pair is near when either memory has the other among its nearest, so the merge
+    names all five, and no pair is proposed twice."""
+    restated = await imported(api, *CLUSTER)
+    restated += await imported(api, FIFTH)
+    computed = (await api.post("/proposals/refresh")).json()
+    assert computed["found"] == {"merge": 1, "replace": 0, "retire": 0, "unwritten": 0}
+    (merge,) = await proposals(api, "merge")
+    assert sorted(merge["memory_ids"]) == sorted(restated)
 
 
 async def test_accepting_merges_and_undo_puts_it_back(

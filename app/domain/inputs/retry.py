@@ -58,7 +58,7 @@ def as_sent(field: str, rule: Callable[[], T]) -> T:
         raise InvalidInputError(detail, field=field) from exc
 
 
-def retry_draft(request: RetryRequest) -> RetryRequest:
+def retry_request(request: RetryRequest) -> RetryRequest:
     def files(items: Sequence[FileState], name: str) -> list[FileState]:
         listed = as_sent(name, lambda: bounded_list(items, "files", LIST_ITEMS["files"]))
         cleaned = []
