@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from agent_memory_client.protocol import FETCH_PROGRAMS
-from agent_memory_client.protocol import SOURCE_CHARS as MAX_SOURCE_CHARS
+from agent_memory_client.protocol import FETCH_PROGRAMS, SOURCE_CHARS
 from app.domain.errors import InvalidInputError
 from app.domain.memory import Memory
 from app.domain.text import one_line
@@ -47,6 +46,7 @@ KNOWN_REASONS = (READ_UNTRUSTED, RUNS_DOWNLOADED_CODE, SENDS_DATA_OUT)
 APPROVED_AT = "approved_at"  # set in its provenance when a person approves a held memory
 
 MAX_SOURCES = 20  # kept per memory, and per session (its newest)
+MAX_SOURCE_CHARS = SOURCE_CHARS  # the client cuts its own to the same length
 MAX_SOURCES_A_CALL = 20
 
 # --- The rule for commands that fetch and run code, or send data out ---------------------
