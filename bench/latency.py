@@ -753,6 +753,8 @@ async def serve_and_measure(
     under "stores", in the run's own repository."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+    if tree is not None:  # that tree's own client half, not the one installed from this tree
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), str(tree / "client")])
     server = subprocess.Popen(  # noqa: ASYNC220 - started once, outside the timed part
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env=env, cwd=tree
     )
