@@ -33,7 +33,8 @@ from app.repository.rows import (
 from app.repository.sql import named
 
 # The near-duplicate statement's plan does not depend on its values: which scope it reads
-# is decided inside it (the count, each branch gated by it). Left to the planner, it was
+# is decided inside memory_nearest(), whose static statements for a repository (migration
+# 0053) keep a plan per connection by this setting too. Left to the planner, it was
 # planned again on every call, where one generic plan per connection answers faster with
 # the same rows (docs/benchmarks.md, issue 69). Set for the transaction a store writes in,
 # as the search sets it for its own; not on Citus, whose coordinator plans a routed

@@ -133,10 +133,12 @@ def search_settings(distributed: bool, timeout_ms: int) -> dict[str, str]:
     settings = {"statement_timeout": str(timeout_ms)}
     if not distributed:
         # Planning this statement is a fair share of a search (docs/search.md, "How search
-        # works"), and its plan does not depend on the values: the parts whose plan does are planned
-        # inside its two readers on every call. So one plan per connection serves every
-        # search of the same shape. (On Citus, memory_search_on_worker() keeps it so on
-        # the worker; the call itself is routed by its tenant.)
+        # works"), and its plan does not depend on the values: the parts whose plan does are
+        # chosen inside its two readers on every call. So one plan per connection serves
+        # every search of the same shape; and the readers' static statements (a
+        # repository's nearest, migration 0053) keep theirs by this setting too. (On
+        # Citus, memory_search_on_worker() keeps it so on the worker; the call itself is
+        # routed by its tenant.)
         settings["plan_cache_mode"] = "force_generic_plan"
     return settings
 

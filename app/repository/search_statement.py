@@ -28,7 +28,9 @@ Vector side: the `candidates` nearest by cosine distance, through HNSW with pgve
 iterative scan (so filtered queries still fill up), or, for a scope small beside the graph,
 by an exact read of the scope's vectors from one range of an index:
 memory_vector_candidates() reads them through memory_nearest(), the one read of the nearest
-within a scope, which chooses and plans on every call, on the search's own values.
+within a scope, which chooses on every call, on the search's own values (a repository's
+count and exact read on one PostgreSQL are static statements whose plans the connection
+keeps; every other read is planned on the call: docs/search.md).
 
 similarity = alpha * vector_similarity + (1 - alpha) * keyword_score; either side missing
 contributes 0. retention = e^(-t / (strength_days * (1 + access_count))), 1 for pinned
@@ -292,9 +294,11 @@ def _counts() -> list[str]:
 
 
 # What is returned: the ranked rows with the access counts as this search left them (as the
-# ranking read them when uncounted), and the counts.
-_RETURNED_ACCESS = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
-_OUTPUT = f"""SELECT {memory_columns(_RETURNED_ACCESS)},
+# ranking read them when uncounted), and the counts; each row's integrity as `checked` found
+# it (hashing a row's text is a fair share of the statement: not twice).
+_RETURNED = {name: f"coalesce(c.{name}, {expr})" for name, expr in RANKED_ACCESS.items()}
+_RETURNED["intact"] = "r.intact"
+_OUTPUT = f"""SELECT {memory_columns(_RETURNED)},
        r.score, r.similarity, r.vector_similarity, r.keyword_score, r.decayed_score,
        n.keyword_candidates, n.vector_candidates, n.vectors_fit, n.below_floor,
        n.quarantined_ids

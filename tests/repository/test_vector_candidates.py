@@ -359,3 +359,87 @@ async def test_a_repository_is_counted_and_ranked_without_reading_its_rows(
         # The table as the tests after this one expect it (their plans are a small
         # table's): without 4,500 deleted rows, and its statistics without them.
         await db.execute("VACUUM ANALYZE memories")
+
+
+async def test_a_repositorys_read_keeps_one_plan_for_every_filter(db: asyncpg.Connection) -> None:
+    """On one PostgreSQL a repository's count and exact read are static statements, whose
+    plan a connection keeps (migration 0053). One plan, made for any values, serves every
+    filter in turn: each finds the exact nearest of its scope, ranks the index's entries
+    without reading the scope's rows, and never walks the graph. So it does where the
+    tenants are many and small, and the plan is made for a tenant of two rows."""
+    rng = random.Random(61)
+    rows = []  # (content, repo, type, trust, vector)
+    for i in range(4500):
+        repo = "api" if i < 400 else None if i < 500 else f"repo-{i % 40}"
+        kind, level = rng.choice(["decision", "learning"]), rng.choice(["agent", "user"])
+        rows.append((f"kept plan {i}", repo, kind, level, unit(rng)))
+    try:
+        await db.executemany(
+            "INSERT INTO memories (tenant_id, content, content_hash, source_repo, memory_type,"
+            " trust_level, embedding) VALUES ($1, $2, memory_content_hash($2), $3, $4, $5, $6)",
+            [(TENANT, *row) for row in rows],
+        )
+        await db.execute("VACUUM ANALYZE memories")  # every page visible: index-only reads
+        await each_filter_read_by_one_plan(db, rows)
+        # 3,000 tenants of two rows (one in a repository): the average tenant, which a
+        # plan made for any tenant is made for, is two rows.
+        await db.execute(
+            "INSERT INTO memories (tenant_id, content, content_hash, source_repo)"
+            " SELECT $1 || (g / 2), 'small ' || g, memory_content_hash('small ' || g),"
+            " CASE WHEN g % 2 = 0 THEN 'api' END FROM generate_series(0, 5999) g",
+            SMALL_TENANTS,
+        )
+        await db.execute("VACUUM ANALYZE memories")  # and the kept plans are made again
+        await each_filter_read_by_one_plan(db, rows)
+    finally:
+        await db.execute("DELETE FROM memories WHERE tenant_id = $1", TENANT)
+        await db.execute("DELETE FROM memories WHERE tenant_id LIKE $1 || '%'", SMALL_TENANTS)
+        await db.execute("VACUUM ANALYZE memories")  # as test_a_repository_is_counted_...
+
+
+SMALL_TENANTS = "vector-scope-small-"
+
+
+async def each_filter_read_by_one_plan(
+    db: asyncpg.Connection, rows: list[tuple[str, str | None, str, str, list[float]]]
+) -> None:
+    """Filters in turn on this connection, as the service's searches and stores run (one
+    generic plan): each the exact nearest of its scope, its rows read one by one, the
+    graph not at all."""
+    exact = await factor_for_bound(db, 1000)  # the table over the bound, each scope within
+    before = await hnsw_scans(db)
+    for n, (types, trust, with_global) in enumerate(
+        [
+            (None, None, True),
+            (["decision"], None, True),
+            (None, ["user"], False),
+            (["learning"], ["agent"], True),
+            (None, None, False),
+            (None, None, True),
+        ]
+    ):
+        query = unit(random.Random(70 + n))
+        kept = {
+            content: vector
+            for content, repo, kind, level, vector in rows
+            if (repo == "api" or (with_global and repo is None))
+            and (types is None or kind in types)
+            and (trust is None or level in trust)
+        }
+        async with db.transaction():
+            await db.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            await db.execute(f"SET LOCAL app.vector_exact_factor = {exact}")
+            read_before = await db.fetchval(HEAP_BLOCKS)
+            found = await db.fetch(
+                FILTERED_CALL, query, TENANT, "api", types, None, trust, with_global
+            )
+            read = await db.fetchval(HEAP_BLOCKS) - read_before
+        names = dict(
+            await db.fetch(
+                "SELECT id, content FROM memories WHERE id = ANY($1)", [r["id"] for r in found]
+            )
+        )
+        assert [names[r["id"]] for r in found] == exact_top(kept, query), (types, trust)
+        # The ten candidates' rows, each a lookup of its page: not the scope's rows.
+        assert read <= 2 * 10, (types, trust, read)
+    assert await hnsw_scans(db) == before
