@@ -408,6 +408,19 @@ async def each_filter_read_by_one_plan(
     graph not at all."""
     exact = await factor_for_bound(db, 1000)  # the table over the bound, each scope within
     before = await hnsw_scans(db)
+    # The statements each call ran, as auto_explain names them: the static count and read
+    # (their text as the function writes them), not the EXECUTEd ones planned per call.
+    ran: list[str] = []
+    await db.execute(
+        "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;"
+        " SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;"
+        " SET client_min_messages = notice"
+    )
+
+    def listen(_: object, message: Any) -> None:
+        ran.append(message.message)
+
+    db.add_log_listener(listen)
     for n, (types, trust, with_global) in enumerate(
         [
             (None, None, True),
@@ -442,4 +455,16 @@ async def each_filter_read_by_one_plan(
         assert [names[r["id"]] for r in found] == exact_top(kept, query), (types, trust)
         # The ten candidates' rows, each a lookup of its page: not the scope's rows.
         assert read <= 2 * 10, (types, trust, read)
+        assert any(STATIC_COUNT in text for text in ran), (types, trust)
+        assert any(STATIC_READ in text for text in ran), (types, trust)
+        ran.clear()
+    db.remove_log_listener(listen)
+    await db.execute("SET auto_explain.log_min_duration = -1; RESET client_min_messages")
     assert await hnsw_scans(db) == before
+
+
+# The static statements' own words (migrations/sql/memory_nearest/0053.sql): the count's
+# bound and the read's ranking name the function's variables, where the EXECUTEd ones
+# name their parameter, ($1).
+STATIC_COUNT = "LIMIT search.exact_bound + 1) repo_rows"
+STATIC_READ = "AND public.memory_entry_matches(m, filters)"
